@@ -1,0 +1,1 @@
+"""agentcore: the agent loop for Python."""

@@ -1,0 +1,85 @@
+"""The exceptions agentcore raises, split by who is at fault.
+
+```
+AgentCoreError
+├── UsageError (ValueError)             the caller used the API wrongly
+│   ├── ConfigError                     a config option or hook of the wrong shape
+│   ├── ToolDefinitionError             an invalid tool: bad schema, duplicate name, bad signature
+│   ├── MessageFormatError              not a message, or malformed message JSON
+│   └── AgentBusyError                  Agent.prompt/continue_/reset while a run is active
+├── ModelError (LookupError)            the model layer cannot serve a request
+│   ├── UnknownApiError                 no adapter is registered for a model's `api`
+│   ├── ModelNotFoundError              no catalogue entry for a provider/model id
+│   ├── MissingApiKeyError              no API key given and none in the environment
+│   └── MissingExtraError (ImportError) the provider SDK extra is not installed
+└── ToolError                           raised by a tool to report a failure to the model
+```
+
+Failures of a request, the network or the model *during* a run are not exceptions: they end the
+model's stream with an `error` event and become an assistant message with `stop_reason="error"`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentBusyError",
+    "AgentCoreError",
+    "ConfigError",
+    "MessageFormatError",
+    "MissingApiKeyError",
+    "MissingExtraError",
+    "ModelError",
+    "ModelNotFoundError",
+    "ToolDefinitionError",
+    "ToolError",
+    "UnknownApiError",
+    "UsageError",
+]
+
+
+class AgentCoreError(Exception):
+    """Root of every exception agentcore raises on purpose."""
+
+
+class UsageError(AgentCoreError, ValueError):
+    """The caller used the API wrongly; the message says what was expected."""
+
+
+class ConfigError(UsageError):
+    """A configuration option or hook has the wrong shape."""
+
+
+class ToolDefinitionError(UsageError):
+    """A tool cannot be used as defined: invalid JSON Schema, duplicate name, bad signature."""
+
+
+class MessageFormatError(UsageError):
+    """An object is not a message, or message JSON is malformed."""
+
+
+class AgentBusyError(UsageError):
+    """An `Agent` method that needs an idle agent was called while a run is active."""
+
+
+class ModelError(AgentCoreError, LookupError):
+    """The model layer cannot serve a request (raised before anything is sent)."""
+
+
+class UnknownApiError(ModelError):
+    """No provider adapter is registered for the model's `api`."""
+
+
+class ModelNotFoundError(ModelError):
+    """No catalogue entry matches the provider and model id."""
+
+
+class MissingApiKeyError(ModelError):
+    """No API key was given and the provider's environment variable is not set."""
+
+
+class MissingExtraError(ModelError, ImportError):
+    """The provider SDK is not installed; the message names the extra to install."""
+
+
+class ToolError(AgentCoreError):
+    """Raised by a tool to report a failure; its text becomes the error result."""

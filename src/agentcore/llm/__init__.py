@@ -1,0 +1,181 @@
+"""The model layer: models, one streaming protocol, and the provider adapters behind it."""
+
+from __future__ import annotations
+
+from ._partial_json import parse_partial_json as parse_partial_json
+from .builder import MessageBuilder as MessageBuilder
+from .events import (
+    AssistantMessageEvent as AssistantMessageEvent,
+)
+from .events import (
+    DoneEvent as DoneEvent,
+)
+from .events import (
+    ErrorEvent as ErrorEvent,
+)
+from .events import (
+    StartEvent as StartEvent,
+)
+from .events import (
+    TextDeltaEvent as TextDeltaEvent,
+)
+from .events import (
+    TextEndEvent as TextEndEvent,
+)
+from .events import (
+    TextStartEvent as TextStartEvent,
+)
+from .events import (
+    ThinkingDeltaEvent as ThinkingDeltaEvent,
+)
+from .events import (
+    ThinkingEndEvent as ThinkingEndEvent,
+)
+from .events import (
+    ThinkingStartEvent as ThinkingStartEvent,
+)
+from .events import (
+    ToolCallDeltaEvent as ToolCallDeltaEvent,
+)
+from .events import (
+    ToolCallEndEvent as ToolCallEndEvent,
+)
+from .events import (
+    ToolCallStartEvent as ToolCallStartEvent,
+)
+from .model import (
+    InputKind as InputKind,
+)
+from .model import (
+    Model as Model,
+)
+from .model import (
+    ModelCost as ModelCost,
+)
+from .model import (
+    OpenAICompletionsCompat as OpenAICompletionsCompat,
+)
+from .models import (
+    calculate_cost as calculate_cost,
+)
+from .models import (
+    get_model as get_model,
+)
+from .models import (
+    get_models as get_models,
+)
+from .models import (
+    get_providers as get_providers,
+)
+from .models import (
+    register_model as register_model,
+)
+from .registry import (
+    ApiProvider as ApiProvider,
+)
+from .registry import (
+    StreamFn as StreamFn,
+)
+from .registry import (
+    complete as complete,
+)
+from .registry import (
+    complete_simple as complete_simple,
+)
+from .registry import (
+    get_api_provider as get_api_provider,
+)
+from .registry import (
+    register_api_provider as register_api_provider,
+)
+from .registry import (
+    stream as stream,
+)
+from .registry import (
+    stream_simple as stream_simple,
+)
+from .registry import (
+    unregister_api_providers as unregister_api_providers,
+)
+from .stream import AssistantMessageEventStream as AssistantMessageEventStream
+from .types import (
+    CacheRetention as CacheRetention,
+)
+from .types import (
+    Context as Context,
+)
+from .types import (
+    OnPayload as OnPayload,
+)
+from .types import (
+    OnResponse as OnResponse,
+)
+from .types import (
+    ResponseInfo as ResponseInfo,
+)
+from .types import (
+    SimpleStreamOptions as SimpleStreamOptions,
+)
+from .types import (
+    StreamOptions as StreamOptions,
+)
+from .types import (
+    ThinkingBudgets as ThinkingBudgets,
+)
+from .types import (
+    ThinkingLevel as ThinkingLevel,
+)
+from .types import (
+    Tool as Tool,
+)
+from .types import (
+    Transport as Transport,
+)
+
+__all__ = [
+    "ApiProvider",
+    "AssistantMessageEvent",
+    "AssistantMessageEventStream",
+    "CacheRetention",
+    "Context",
+    "DoneEvent",
+    "ErrorEvent",
+    "InputKind",
+    "MessageBuilder",
+    "Model",
+    "ModelCost",
+    "OnPayload",
+    "OnResponse",
+    "OpenAICompletionsCompat",
+    "ResponseInfo",
+    "SimpleStreamOptions",
+    "StartEvent",
+    "StreamFn",
+    "StreamOptions",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
+    "ThinkingBudgets",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingLevel",
+    "ThinkingStartEvent",
+    "Tool",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+    "Transport",
+    "calculate_cost",
+    "complete",
+    "complete_simple",
+    "get_api_provider",
+    "get_model",
+    "get_models",
+    "get_providers",
+    "parse_partial_json",
+    "register_api_provider",
+    "register_model",
+    "stream",
+    "stream_simple",
+    "unregister_api_providers",
+]

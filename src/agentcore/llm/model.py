@@ -1,0 +1,90 @@
+"""`Model`: what a request is sent to, and the per-API quirks of the server behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+__all__ = ["InputKind", "Model", "ModelCost", "OpenAICompletionsCompat"]
+
+InputKind: TypeAlias = Literal["text", "image"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCost:
+    """Prices in USD per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenAICompletionsCompat:
+    """Quirks of an OpenAI Chat Completions server, as flags rather than URL checks.
+
+    Attributes:
+        supports_developer_role: send the system prompt as a `developer` message to reasoning
+            models (OpenAI does; most compatible servers only know `system`).
+        max_tokens_field: which request field carries the output limit.
+        supports_usage_in_streaming: send `stream_options.include_usage` to get token usage.
+        supports_reasoning_effort: the server understands `reasoning_effort`.
+        reasoning_effort_map: rewrites our thinking level into the server's effort value.
+        requires_tool_result_name: tool messages must carry the tool's `name`.
+        thinking_format: where reasoning arrives: `reasoning_content` (DeepSeek, llama.cpp, vLLM),
+            `reasoning` (OpenRouter, Groq) or `none`.
+        requires_thinking_as_text: replay earlier thinking as plain text.
+        supports_strict_mode: the server accepts `strict` on tool definitions.
+        supports_store: the server accepts `store`.
+    """
+
+    supports_developer_role: bool = False
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    supports_usage_in_streaming: bool = True
+    supports_reasoning_effort: bool = False
+    reasoning_effort_map: Mapping[str, str] = field(default_factory=dict)
+    requires_tool_result_name: bool = False
+    thinking_format: Literal["reasoning_content", "reasoning", "none"] = "reasoning_content"
+    requires_thinking_as_text: bool = True
+    supports_strict_mode: bool = False
+    supports_store: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Model:
+    """A model at a provider, and how to reach it.
+
+    Attributes:
+        id: the provider's model id, sent in requests.
+        name: a display name.
+        api: the wire protocol (`openai-completions`, `openai-responses`, `anthropic-messages`,
+            `google-generative-ai`, `faux`, ...); selects the adapter.
+        provider: the provider id (catalogue owner, API-key environment variable).
+        base_url: the endpoint; empty means the SDK's default.
+        reasoning: the model can think before answering.
+        input: the input kinds it accepts.
+        cost: prices per million tokens.
+        context_window: the maximum tokens of a request, prompt and answer together.
+        max_tokens: the maximum output tokens.
+        headers: extra HTTP headers for every request.
+        compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`).
+    """
+
+    id: str
+    api: str
+    provider: str
+    name: str = ""
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[InputKind] = field(default_factory=lambda: ["text"])
+    cost: ModelCost = field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: Mapping[str, str] = field(default_factory=dict)
+    compat: object | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.id)

@@ -1,0 +1,1 @@
+"""Provider adapters, one module per wire protocol, imported lazily by the registry."""

@@ -1,0 +1,116 @@
+"""What a request carries: the context, the tools, and the stream options."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ..messages import Message
+
+if TYPE_CHECKING:
+    from ..abort import AbortSignal
+    from .model import Model
+
+__all__ = [
+    "CacheRetention",
+    "Context",
+    "OnPayload",
+    "OnResponse",
+    "ResponseInfo",
+    "SimpleStreamOptions",
+    "StreamOptions",
+    "ThinkingBudgets",
+    "ThinkingLevel",
+    "Tool",
+    "Transport",
+]
+
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+CacheRetention: TypeAlias = Literal["none", "short", "long"]
+Transport: TypeAlias = Literal["sse", "websocket", "auto"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A tool as the model sees it: a name, a description and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Context:
+    """One request's input: the system prompt, the transcript and the tools offered."""
+
+    system_prompt: str = ""
+    messages: list[Message] = field(default_factory=list)
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseInfo:
+    """The HTTP status and headers of a provider response, before its body is read."""
+
+    status: int
+    headers: Mapping[str, str]
+
+
+OnPayload: TypeAlias = Callable[[Any, "Model"], Any | Awaitable[Any]]
+"""Sees the request body right before it is sent; a non-None return value replaces it."""
+
+OnResponse: TypeAlias = Callable[[ResponseInfo, "Model"], Awaitable[None] | None]
+"""Sees the status and headers of each response."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBudgets:
+    """Token budgets per thinking level, for APIs that take a budget rather than an effort."""
+
+    minimal: int = 1024
+    low: int = 2048
+    medium: int = 8192
+    high: int = 16384
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamOptions:
+    """Options of one request; every field is optional.
+
+    Attributes:
+        temperature: sampling temperature.
+        max_tokens: the output limit (default: the model's).
+        signal: aborts the request; the stream then ends with `stop_reason="aborted"`.
+        api_key: overrides the provider's environment variable.
+        headers: extra HTTP headers, merged over the model's.
+        session_id: prompt-cache affinity key, for providers that support it.
+        on_payload: sees, and may replace, the request body.
+        on_response: sees the status and headers of each response.
+        transport: `sse`, `websocket` or `auto`, for providers that offer a choice.
+        max_retry_delay_ms: a server-requested retry wait longer than this fails at once
+            (0 = no cap).
+        cache_retention: how long prompt-cache entries should live, where the API lets us say.
+        metadata: provider metadata (e.g. Anthropic's `user_id`).
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    headers: Mapping[str, str] | None = None
+    session_id: str | None = None
+    on_payload: OnPayload | None = None
+    on_response: OnResponse | None = None
+    transport: Transport = "auto"
+    max_retry_delay_ms: int = 60_000
+    cache_retention: CacheRetention = "short"
+    metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimpleStreamOptions(StreamOptions):
+    """`StreamOptions` plus a provider-neutral thinking level and budgets."""
+
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: ThinkingBudgets | None = None
