@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._env import get_env_api_key as get_env_api_key
 from ._partial_json import parse_partial_json as parse_partial_json
 from .builder import MessageBuilder as MessageBuilder
 from .events import (
@@ -70,6 +71,7 @@ from .models import (
 from .models import (
     register_model as register_model,
 )
+from .overflow import is_context_overflow as is_context_overflow
 from .registry import (
     ApiProvider as ApiProvider,
 )
@@ -169,9 +171,11 @@ __all__ = [
     "complete",
     "complete_simple",
     "get_api_provider",
+    "get_env_api_key",
     "get_model",
     "get_models",
     "get_providers",
+    "is_context_overflow",
     "parse_partial_json",
     "register_api_provider",
     "register_model",
