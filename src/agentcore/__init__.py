@@ -1,1 +1,241 @@
-"""agentcore: the agent loop for Python."""
+"""agentcore: the agent loop for Python.
+
+Hand it prompts, a context (system prompt, messages, tools) and a configuration; it streams the
+model's answer, runs the tools the model calls, feeds the results back, and repeats until the
+model is done, publishing every step as an event.
+"""
+
+from __future__ import annotations
+
+from ._event_stream import EventStream as EventStream
+from ._loop import (
+    agent_loop as agent_loop,
+)
+from ._loop import (
+    agent_loop_continue as agent_loop_continue,
+)
+from ._loop import (
+    run_agent_loop as run_agent_loop,
+)
+from ._loop import (
+    run_agent_loop_continue as run_agent_loop_continue,
+)
+from .abort import (
+    AbortController as AbortController,
+)
+from .abort import (
+    AbortSignal as AbortSignal,
+)
+from .abort import (
+    cancel_on_abort as cancel_on_abort,
+)
+from .config import (
+    AfterToolCallContext as AfterToolCallContext,
+)
+from .config import (
+    AfterToolCallResult as AfterToolCallResult,
+)
+from .config import (
+    AgentContext as AgentContext,
+)
+from .config import (
+    AgentLoopConfig as AgentLoopConfig,
+)
+from .config import (
+    BeforeToolCallContext as BeforeToolCallContext,
+)
+from .config import (
+    BeforeToolCallResult as BeforeToolCallResult,
+)
+from .config import (
+    NextTurn as NextTurn,
+)
+from .config import (
+    PrepareNextTurnContext as PrepareNextTurnContext,
+)
+from .config import (
+    default_convert_to_llm as default_convert_to_llm,
+)
+from .errors import (
+    AgentBusyError as AgentBusyError,
+)
+from .errors import (
+    AgentCoreError as AgentCoreError,
+)
+from .errors import (
+    ConfigError as ConfigError,
+)
+from .errors import (
+    MessageFormatError as MessageFormatError,
+)
+from .errors import (
+    MissingApiKeyError as MissingApiKeyError,
+)
+from .errors import (
+    MissingExtraError as MissingExtraError,
+)
+from .errors import (
+    ModelError as ModelError,
+)
+from .errors import (
+    ModelNotFoundError as ModelNotFoundError,
+)
+from .errors import (
+    ToolDefinitionError as ToolDefinitionError,
+)
+from .errors import (
+    ToolError as ToolError,
+)
+from .errors import (
+    UnknownApiError as UnknownApiError,
+)
+from .errors import (
+    UsageError as UsageError,
+)
+from .events import (
+    AgentEndEvent as AgentEndEvent,
+)
+from .events import (
+    AgentEvent as AgentEvent,
+)
+from .events import (
+    AgentStartEvent as AgentStartEvent,
+)
+from .events import (
+    MessageEndEvent as MessageEndEvent,
+)
+from .events import (
+    MessageStartEvent as MessageStartEvent,
+)
+from .events import (
+    MessageUpdateEvent as MessageUpdateEvent,
+)
+from .events import (
+    ToolExecutionEndEvent as ToolExecutionEndEvent,
+)
+from .events import (
+    ToolExecutionStartEvent as ToolExecutionStartEvent,
+)
+from .events import (
+    ToolExecutionUpdateEvent as ToolExecutionUpdateEvent,
+)
+from .events import (
+    TurnEndEvent as TurnEndEvent,
+)
+from .events import (
+    TurnStartEvent as TurnStartEvent,
+)
+from .messages import (
+    AgentMessage as AgentMessage,
+)
+from .messages import (
+    AssistantMessage as AssistantMessage,
+)
+from .messages import (
+    Cost as Cost,
+)
+from .messages import (
+    ImageContent as ImageContent,
+)
+from .messages import (
+    Message as Message,
+)
+from .messages import (
+    StopReason as StopReason,
+)
+from .messages import (
+    TextContent as TextContent,
+)
+from .messages import (
+    ThinkingContent as ThinkingContent,
+)
+from .messages import (
+    ToolCall as ToolCall,
+)
+from .messages import (
+    ToolResultMessage as ToolResultMessage,
+)
+from .messages import (
+    Usage as Usage,
+)
+from .messages import (
+    UserMessage as UserMessage,
+)
+from .tools import (
+    AgentTool as AgentTool,
+)
+from .tools import (
+    AgentToolResult as AgentToolResult,
+)
+from .tools import (
+    ToolExecutionMode as ToolExecutionMode,
+)
+from .tools import (
+    ToolUpdateCallback as ToolUpdateCallback,
+)
+from .tools import (
+    tool as tool,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbortController",
+    "AbortSignal",
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "AgentBusyError",
+    "AgentContext",
+    "AgentCoreError",
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentLoopConfig",
+    "AgentMessage",
+    "AgentStartEvent",
+    "AgentTool",
+    "AgentToolResult",
+    "AssistantMessage",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "ConfigError",
+    "Cost",
+    "EventStream",
+    "ImageContent",
+    "Message",
+    "MessageEndEvent",
+    "MessageFormatError",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "MissingApiKeyError",
+    "MissingExtraError",
+    "ModelError",
+    "ModelNotFoundError",
+    "NextTurn",
+    "PrepareNextTurnContext",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolExecutionEndEvent",
+    "ToolExecutionMode",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolResultMessage",
+    "ToolUpdateCallback",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "UnknownApiError",
+    "Usage",
+    "UsageError",
+    "UserMessage",
+    "__version__",
+    "agent_loop",
+    "agent_loop_continue",
+    "cancel_on_abort",
+    "default_convert_to_llm",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+    "tool",
+]

@@ -1,0 +1,258 @@
+"""`EventStream`: a run's events as an iterator, with the run's result at the end.
+
+The run (the producer) pushes events into a buffer; the consumer drains it. A push never blocks and
+never switches tasks, and a consumer that finds events waiting takes them without suspending, so
+a burst of deltas costs a deque append and a pop each.
+
+Where the producer runs:
+- Under a running event loop, in a task of its own, started on first use (iteration, `result()`
+  or `async with`). It cannot be a child of the consumer's task group: `async for` over a stream
+  gives the stream no scope to open one in, and an async generator that yields from inside a task
+  group breaks cancellation. So the stream owns the task itself, through the event loop's native
+  spawn (the only place in agentcore that does so). `aclose()` and leaving `async with` cancel it
+  and wait for it; a stream dropped without either is cancelled when garbage-collected. The
+  producer never raises into the loop: its failures are stored and re-raised to the consumer.
+- With no running event loop (plain synchronous code), on a background thread with its own event
+  loop; iterate with a plain `for`, get the result with `result_sync()`, and stop it early with
+  `close()` or a `with` block.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import weakref
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
+
+import anyio
+import sniffio
+
+from .abort import _threadsafe_caller
+
+__all__ = ["EventStream"]
+
+E = TypeVar("E")
+R = TypeVar("R")
+
+Producer = Callable[[Callable[[Any], None]], Awaitable[Any]]
+"""`async def producer(push) -> result`: pushes events, returns the stream's result."""
+
+_END = object()
+
+
+class _Channel:
+    """The buffer between producer and consumer, and the producer's outcome."""
+
+    __slots__ = ("buffer", "cancel", "done", "error", "finished", "result", "waiter")
+
+    def __init__(self) -> None:
+        self.buffer: deque[Any] = deque()
+        self.waiter: anyio.Event | None = None
+        self.finished = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done: anyio.Event | None = None
+        self.cancel: Callable[[], None] | None = None
+
+    def push(self, event: Any) -> None:
+        self.buffer.append(event)
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            waiter.set()
+
+
+async def _produce(channel: _Channel, producer: Producer) -> None:
+    call = _threadsafe_caller()
+    with anyio.CancelScope() as scope:
+        channel.cancel = lambda: call(scope.cancel)
+        try:
+            channel.result = await producer(channel.push)
+        except Exception as exc:
+            channel.error = exc
+    if scope.cancelled_caught and channel.error is None:
+        channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
+    channel.finished = True
+    channel.cancel = None
+    channel.push(_END)
+    assert channel.done is not None
+    channel.done.set()
+
+
+def _spawn(channel: _Channel, producer: Producer) -> None:
+    channel.done = anyio.Event()
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        trio.lowlevel.spawn_system_task(_produce, channel, producer)
+    else:
+        import asyncio
+
+        task = asyncio.get_running_loop().create_task(_produce(channel, producer))
+        _running_tasks.add(task)
+        task.add_done_callback(_running_tasks.discard)
+
+
+_running_tasks: set[Any] = set()  # strong references, so running producers are not collected
+
+
+def _cancel(channel: _Channel) -> None:
+    if channel.cancel is not None:
+        channel.cancel()
+
+
+class EventStream(Generic[E, R]):
+    """Events of a run as they happen; `await result()` gives the run's result.
+
+    Use `async for event in stream`, then `await stream.result()`; or `async with stream:` to be
+    sure the run stops when you leave. From synchronous code, use `for` and `result_sync()`.
+    """
+
+    __slots__ = ("__weakref__", "_channel", "_producer", "_started", "_sync_queue", "_thread")
+
+    def __init__(self, producer: Producer) -> None:
+        self._producer = producer
+        self._channel = _Channel()
+        self._started = False
+        self._thread: threading.Thread | None = None
+        self._sync_queue: queue.SimpleQueue[Any] | None = None
+
+    # -- async use -------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if not self._started:
+            if self._thread is not None:
+                raise RuntimeError("this EventStream is being read synchronously")
+            self._started = True
+            _spawn(self._channel, self._producer)
+            weakref.finalize(self, _cancel, self._channel)
+
+    def __aiter__(self) -> Self:
+        self._start()
+        return self
+
+    async def __anext__(self) -> E:
+        channel = self._channel
+        while True:
+            if channel.buffer:
+                event = channel.buffer.popleft()
+                if event is _END:
+                    channel.buffer.appendleft(_END)
+                    raise StopAsyncIteration
+                return event  # type: ignore[no-any-return]
+            waiter = channel.waiter = anyio.Event()
+            await waiter.wait()
+
+    async def result(self) -> R:
+        """Wait for the run to finish and return its result (the messages of `agent_end`).
+
+        Raises:
+            the producer's exception, if the run itself failed (agentcore's loop does not).
+        """
+        self._start()
+        assert self._channel.done is not None
+        await self._channel.done.wait()
+        if self._channel.error is not None:
+            raise self._channel.error
+        return self._channel.result  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        """Stop the run if it is still going, and wait until it has stopped."""
+        if not self._started:
+            self._started = True
+            self._channel.finished = True
+            return
+        _cancel(self._channel)
+        if self._channel.done is not None:
+            with anyio.CancelScope(shield=True):
+                await self._channel.done.wait()
+
+    async def __aenter__(self) -> Self:
+        self._start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- sync use --------------------------------------------------------------------------
+
+    def _start_thread(self) -> queue.SimpleQueue[Any]:
+        if self._sync_queue is not None:
+            return self._sync_queue
+        if self._started:
+            raise RuntimeError("this EventStream is being read asynchronously")
+        q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._sync_queue = q
+        channel = self._channel
+
+        async def main() -> None:
+            call = _threadsafe_caller()
+            with anyio.CancelScope() as scope:
+                channel.cancel = lambda: call(scope.cancel)
+                try:
+                    channel.result = await self._producer(q.put)
+                except Exception as exc:
+                    channel.error = exc
+            if scope.cancelled_caught and channel.error is None:
+                channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
+            channel.cancel = None
+            channel.finished = True
+
+        def run() -> None:
+            try:
+                anyio.run(main)
+            finally:
+                q.put(_END)
+
+        self._thread = threading.Thread(target=run, name="agentcore-run", daemon=True)
+        self._thread.start()
+        return q
+
+    def __iter__(self) -> Iterator[E]:
+        q = self._start_thread()
+        while True:
+            event = q.get()
+            if event is _END:
+                q.put(_END)
+                return
+            yield event
+
+    def result_sync(self) -> R:
+        """From synchronous code: wait for the run (reading the rest) and return its result."""
+        for _ in self:
+            pass
+        assert self._thread is not None
+        self._thread.join()
+        if self._channel.error is not None:
+            raise self._channel.error
+        return self._channel.result  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """From synchronous code: stop the run if it is still going, and wait for its thread."""
+        if self._thread is None:
+            return
+        while self._channel.cancel is None and not self._channel.finished:
+            if not self._thread.is_alive():
+                break
+            threading.Event().wait(0.001)
+        _cancel(self._channel)
+        self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

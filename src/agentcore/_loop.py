@@ -1,0 +1,484 @@
+"""The agent loop: ask the model, run the tools it calls, feed the results back, repeat.
+
+Data flows one way: model events come in through the stream function, agent events go out through
+`emit`, which the loop awaits (so a slow consumer slows the run instead of piling up events).
+
+A run is a sequence of turns. A turn is one model answer plus the tool calls it requested. The run
+goes on while tool results need an answer or steering/follow-up messages are queued, and ends with
+`agent_end` whatever happens:
+
+- A hook, `convert_to_llm` or the stream function raising, or `emit` raising, ends the run with an
+  assistant message of `stop_reason="error"` carrying the exception text (`"aborted"` if the run's
+  signal fired), inside a turn of its own if the failure came between turns.
+- An abort during streaming keeps the partial message (`stop_reason="aborted"`); during tools,
+  every call still gets one result and the run ends after that turn's `turn_end`; queued steering
+  and follow-up messages are not polled after an abort, so they are never lost.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from . import _tool_execution
+from ._event_stream import EventStream
+from .abort import AbortController, AbortSignal
+from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
+from .errors import ConfigError, MessageFormatError
+from .events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .llm.registry import StreamFn, call_stream_fn
+from .llm.types import Context, SimpleStreamOptions
+from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
+
+__all__ = [
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]
+
+Emit = Callable[[AgentEvent], Awaitable[None] | None]
+
+
+async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call a sync or async hook and return its (awaited) result."""
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+def _check_prompts(prompts: Any) -> list[AgentMessage]:
+    if isinstance(prompts, str | bytes) or not isinstance(prompts, Sequence):
+        raise MessageFormatError(
+            "prompts must be a list of messages (e.g. [UserMessage(content='hi')]), "
+            f"got {type(prompts).__name__}"
+        )
+    for i, message in enumerate(prompts):
+        if not isinstance(getattr(message, "role", None), str):
+            raise MessageFormatError(
+                f"prompts[{i}] is not a message: expected an object with a `role` "
+                f"(UserMessage, ...), got {type(message).__name__}"
+            )
+    return list(prompts)
+
+
+def _check_continue(context: AgentContext) -> None:
+    if not context.messages:
+        raise ConfigError("cannot continue: the transcript has no messages")
+    last = context.messages[-1]
+    if getattr(last, "role", None) == "assistant":
+        raise ConfigError(
+            "cannot continue from an assistant message: add a user or tool-result message first"
+        )
+
+
+def _check_call(context: Any, config: Any, emit: Any = None) -> None:
+    if not isinstance(context, AgentContext):
+        raise ConfigError(f"context must be an AgentContext, got {type(context).__name__}")
+    if not isinstance(config, AgentLoopConfig):
+        raise ConfigError(f"config must be an AgentLoopConfig, got {type(config).__name__}")
+    if emit is not None and not callable(emit):
+        raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
+
+
+class _SinkError(Exception):
+    """Raised inside the run when `emit` failed, to end the run through the failure path."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(_error_text(cause))
+        self.cause = cause
+
+
+class _Run:
+    """The state of one run. `run()` never raises (outer cancellation aside)."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        emit: Emit,
+        signal: AbortSignal | None,
+        stream_fn: StreamFn | None,
+    ) -> None:
+        if stream_fn is None:
+            from .llm.registry import stream_simple
+
+            stream_fn = stream_simple
+        self.config = config
+        self.emit_fn = emit
+        self.signal = signal if signal is not None else AbortController().signal
+        self.stream_fn: StreamFn = stream_fn
+        self.system_prompt = context.system_prompt
+        self.messages: list[AgentMessage] = list(context.messages)
+        self.tools = list(context.tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.model = config.model
+        self.reasoning = config.reasoning
+        self.new_messages: list[AgentMessage] = []
+        self.in_turn = False
+        self.open_message: AgentMessage | None = None
+        self.partial_event: Any = None
+        self.sink_error: BaseException | None = None
+        self.failing = False
+        self._options: SimpleStreamOptions | None = None
+
+    # -- emitting --------------------------------------------------------------------------
+
+    async def emit(self, event: AgentEvent) -> None:
+        """Deliver an event; a raising sink is remembered, and the run then fails."""
+        try:
+            result = self.emit_fn(event)
+            if result is not None:
+                await result
+        except Exception as exc:
+            if self.sink_error is None:
+                self.sink_error = exc
+
+    def check_sink(self) -> None:
+        if self.sink_error is not None and not self.failing:
+            raise _SinkError(self.sink_error)
+
+    async def turn_start(self) -> None:
+        self.in_turn = True
+        await self.emit(TurnStartEvent())
+
+    async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
+        self.in_turn = False
+        await self.emit(TurnEndEvent(message=message, tool_results=results))
+
+    async def add_message(self, message: AgentMessage) -> None:
+        """A complete message joins the transcript, with its start and end events."""
+        self.open_message = message
+        await self.emit(MessageStartEvent(message=message))
+        self.messages.append(message)
+        self.new_messages.append(message)
+        await self.emit(MessageEndEvent(message=message))
+        self.open_message = None
+
+    def context(self) -> AgentContext:
+        return AgentContext(
+            system_prompt=self.system_prompt, messages=list(self.messages), tools=self.tools
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def run(self, prompts: list[AgentMessage] | None, poll_steering: bool = True) -> None:
+        try:
+            await self.emit(AgentStartEvent())
+            await self.turn_start()
+            for prompt in prompts or ():
+                await self.add_message(prompt)
+            self.check_sink()
+            await self.loop(poll_steering)
+        except Exception as exc:
+            await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
+        await self.emit(AgentEndEvent(messages=list(self.new_messages)))
+
+    async def poll(self, hook: Callable[[], Any] | None) -> list[AgentMessage]:
+        if hook is None or self.signal.aborted:
+            return []
+        messages = await call_hook(hook)
+        return _check_prompts(messages or [])
+
+    async def loop(self, poll_steering: bool) -> None:
+        config = self.config
+        pending = await self.poll(config.get_steering_messages) if poll_steering else []
+        first = True
+        while True:
+            more_tools = True
+            while more_tools or pending:
+                if not first:
+                    await self.turn_start()
+                first = False
+                for message in pending:
+                    await self.add_message(message)
+                pending = []
+                self.check_sink()
+                message = await self.stream_assistant()
+                if message.stop_reason in ("error", "aborted"):
+                    await self.turn_end(message, [])
+                    return
+                calls = message.tool_calls
+                results: list[ToolResultMessage] = []
+                more_tools = False
+                if calls:
+                    if message.stop_reason == "length":
+                        results = await _tool_execution.fail_truncated(self, calls)
+                        more_tools = True
+                    else:
+                        results, terminate = await _tool_execution.execute_batch(
+                            self, message, calls
+                        )
+                        more_tools = not terminate
+                await self.turn_end(message, results)
+                self.check_sink()
+                if self.signal.aborted:
+                    return
+                if config.prepare_next_turn is not None or config.should_stop_after_turn:
+                    turn = PrepareNextTurnContext(
+                        message=message,
+                        tool_results=results,
+                        context=self.context(),
+                        new_messages=list(self.new_messages),
+                    )
+                    if config.prepare_next_turn is not None:
+                        self.apply(await self.call_ctx_hook("prepare_next_turn", turn))
+                    if config.should_stop_after_turn is not None and await self.call_ctx_hook(
+                        "should_stop_after_turn", turn
+                    ):
+                        return
+                pending = await self.poll(config.get_steering_messages)
+            pending = await self.poll(config.get_follow_up_messages)
+            if not pending:
+                return
+
+    async def call_ctx_hook(self, name: str, ctx: Any) -> Any:
+        fn = getattr(self.config, name)
+        if hook_arity(name, fn) == 2:
+            return await call_hook(fn, ctx, self.signal)
+        return await call_hook(fn, ctx)
+
+    def apply(self, turn: Any) -> None:
+        if turn is None:
+            return
+        if not isinstance(turn, NextTurn):
+            raise ConfigError(
+                f"prepare_next_turn returned {type(turn).__name__}; expected NextTurn or None"
+            )
+        if turn.context is not None:
+            self.system_prompt = turn.context.system_prompt
+            self.messages = list(turn.context.messages)
+            self.tools = list(turn.context.tools)
+            self.tools_by_name = {t.name: t for t in self.tools}
+        if turn.model is not None:
+            self.model = turn.model
+            self._options = None
+        if turn.thinking_level is not None:
+            self.reasoning = turn.thinking_level
+            self._options = None
+
+    def options(self) -> SimpleStreamOptions:
+        if self._options is None:
+            c = self.config
+            self._options = SimpleStreamOptions(
+                temperature=c.temperature,
+                max_tokens=c.max_tokens,
+                signal=self.signal,
+                api_key=c.api_key,
+                headers=c.headers,
+                session_id=c.session_id,
+                on_payload=c.on_payload,
+                on_response=c.on_response,
+                transport=c.transport,
+                max_retry_delay_ms=c.max_retry_delay_ms,
+                cache_retention=c.cache_retention,
+                metadata=c.metadata,
+                reasoning=None if self.reasoning == "off" else self.reasoning,
+                thinking_budgets=c.thinking_budgets,
+            )
+        return self._options
+
+    async def stream_assistant(self) -> AssistantMessage:
+        config = self.config
+        messages: Sequence[AgentMessage] = self.messages
+        if config.transform_context is not None:
+            if hook_arity("transform_context", config.transform_context) == 2:
+                messages = await call_hook(config.transform_context, list(messages), self.signal)
+            else:
+                messages = await call_hook(config.transform_context, list(messages))
+        llm_messages = await call_hook(config.convert_to_llm, messages)
+        context = Context(
+            system_prompt=self.system_prompt,
+            messages=list(llm_messages),
+            tools=[t.llm_tool for t in self.tools],
+        )
+        options = self.options()
+        if config.get_api_key is not None:
+            key = await call_hook(config.get_api_key, self.model.provider)
+            if key:
+                options = replace(options, api_key=key)
+        stream = await call_stream_fn(self.stream_fn, self.model, context, options)
+        started = False
+        try:
+            async for event in stream:
+                if event.type == "done" or event.type == "error":
+                    break
+                if event.type == "start":
+                    started = True
+                    self.partial_event = event
+                    self.open_message = event.partial
+                    await self.emit(MessageStartEvent(message=event.partial))
+                elif started:
+                    self.partial_event = event
+                    await self.emit(MessageUpdateEvent(assistant_message_event=event))
+                if self.sink_error is not None:
+                    break
+            self.check_sink()
+            final = await stream.result()
+        finally:
+            await stream.aclose()
+        if not started:
+            self.open_message = final
+            await self.emit(MessageStartEvent(message=final))
+        self.messages.append(final)
+        self.new_messages.append(final)
+        self.partial_event = None
+        await self.emit(MessageEndEvent(message=final))
+        self.open_message = None
+        return final
+
+    # -- failure ---------------------------------------------------------------------------
+
+    async def fail(self, exc: BaseException) -> None:
+        """End the run with an error (or aborted) assistant message, keeping events well nested."""
+        self.failing = True
+        text = _error_text(exc)
+        reason: StopReason = "aborted" if self.signal.aborted else "error"
+        if not self.in_turn:
+            await self.turn_start()
+        open_message = self.open_message
+        base: AssistantMessage | None = None
+        if self.partial_event is not None:
+            base = self.partial_event.partial
+        elif open_message is not None and open_message not in self.new_messages:
+            # a complete message whose start was emitted but which never joined the transcript
+            self.messages.append(open_message)
+            self.new_messages.append(open_message)
+            await self.emit(MessageEndEvent(message=open_message))
+        elif open_message is not None:
+            await self.emit(MessageEndEvent(message=open_message))
+        model = self.model
+        message = AssistantMessage(
+            content=list(base.content) if base is not None else [],
+            api=base.api if base is not None else model.api,
+            provider=base.provider if base is not None else model.provider,
+            model=base.model if base is not None else model.id,
+            usage=base.usage if base is not None else AssistantMessage().usage,
+            stop_reason=reason,
+            error_message=text,
+        )
+        if base is None:
+            await self.emit(MessageStartEvent(message=message))
+        self.messages.append(message)
+        self.new_messages.append(message)
+        await self.emit(MessageEndEvent(message=message))
+        self.open_message = None
+        self.partial_event = None
+        await self.turn_end(message, [])
+
+
+# --- entry points ------------------------------------------------------------------------------
+
+
+async def run_agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Run the loop with new prompts, awaiting `emit` for every event.
+
+    Returns the messages the run added (prompts included), as in `agent_end`.
+
+    Raises:
+        MessageFormatError: `prompts` is not a list of messages.
+        ConfigError: `context` or `config` is not of the expected type.
+    """
+    checked = _check_prompts(prompts)
+    _check_call(context, config, emit)
+    run = _Run(context, config, emit, signal, stream_fn)
+    await run.run(checked)
+    return run.new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    poll_steering: bool = True,
+) -> list[AgentMessage]:
+    """Continue from the transcript as it is (its last message must not be an assistant's).
+
+    Raises:
+        ConfigError (a ValueError): the transcript is empty or ends with an assistant message.
+    """
+    _check_call(context, config, emit)
+    _check_continue(context)
+    run = _Run(context, config, emit, signal, stream_fn)
+    await run.run(None, poll_steering)
+    return run.new_messages
+
+
+def agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Start a run with new prompts and stream its events.
+
+    ```python
+    async with agent_loop([UserMessage(content="hi")], context, config) as events:
+        async for event in events:
+            ...
+        messages = await events.result()
+    ```
+
+    Raises at once (before any event): `MessageFormatError` for prompts that are not messages,
+    `ConfigError` for a context or config of the wrong type.
+    """
+    checked = _check_prompts(prompts)
+    _check_call(context, config)
+
+    async def produce(push: Callable[[Any], None]) -> list[AgentMessage]:
+        run = _Run(context, config, push, signal, stream_fn)
+        await run.run(checked)
+        return run.new_messages
+
+    return EventStream(produce)
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Continue a run from the transcript as it is, streaming its events.
+
+    Raises:
+        ConfigError (a ValueError): at once, when the transcript is empty or ends with an
+            assistant message.
+    """
+    _check_call(context, config)
+    _check_continue(context)
+
+    async def produce(push: Callable[[Any], None]) -> list[AgentMessage]:
+        run = _Run(context, config, push, signal, stream_fn)
+        await run.run(None)
+        return run.new_messages
+
+    return EventStream(produce)

@@ -1,0 +1,262 @@
+"""Configuration of a run: `AgentContext`, `AgentLoopConfig`, and the hook payloads.
+
+Every hook may be a plain function or a coroutine function. Hooks that receive a context object
+(`before_tool_call`, `after_tool_call`, `prepare_next_turn`, `should_stop_after_turn`) and
+`transform_context` may take the run's `AbortSignal` as an optional second argument.
+Hooks return decisions as small frozen dataclasses, or None for "no change".
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeAlias
+
+from .errors import ConfigError, ToolDefinitionError
+from .llm.model import Model
+from .llm.types import (
+    CacheRetention,
+    OnPayload,
+    OnResponse,
+    ThinkingBudgets,
+    ThinkingLevel,
+    Transport,
+)
+from .messages import (
+    AgentMessage,
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultContent,
+    ToolResultMessage,
+    Usage,
+)
+from .tools import AgentTool, AgentToolResult, ToolExecutionMode
+
+__all__ = [
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "AgentContext",
+    "AgentLoopConfig",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "NextTurn",
+    "PrepareNextTurnContext",
+    "default_convert_to_llm",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentContext:
+    """What a run works on: the system prompt, the transcript so far and the tools.
+
+    Raises:
+        ToolDefinitionError: a tool is not an `AgentTool`, or a name is used twice.
+    """
+
+    system_prompt: str = ""
+    messages: Sequence[AgentMessage] = field(default_factory=list)
+    tools: Sequence[AgentTool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for t in self.tools:
+            if not isinstance(t, AgentTool):
+                raise ToolDefinitionError(
+                    f"AgentContext.tools must hold AgentTool objects (use @tool or AgentTool), "
+                    f"got {type(t).__name__}"
+                )
+            if t.name in seen:
+                raise ToolDefinitionError(f"tool name {t.name!r} is used twice in the context")
+            seen.add(t.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeforeToolCallContext:
+    """Passed to `before_tool_call`: `args` are the validated arguments `execute` will get."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    context: AgentContext
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeforeToolCallResult:
+    """Returned by `before_tool_call`: `block` the call (with `reason` as the error text);
+    `terminate` asks the run to stop after the batch (honoured for blocked calls)."""
+
+    block: bool = False
+    reason: str | None = None
+    terminate: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AfterToolCallContext:
+    """Passed to `after_tool_call`: the executed `result` and whether it is an error."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AfterToolCallResult:
+    """Returned by `after_tool_call`: each field that is not None replaces the executed value."""
+
+    content: list[ToolResultContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+    terminate: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrepareNextTurnContext:
+    """Passed to `prepare_next_turn` and `should_stop_after_turn` after each turn.
+
+    Attributes:
+        message: the turn's assistant message.
+        tool_results: the turn's tool results, in call order.
+        context: the context after this turn.
+        new_messages: what the run has added so far.
+    """
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextTurn:
+    """Returned by `prepare_next_turn`: each field that is not None applies from the next request
+    (`thinking_level="off"` turns reasoning off)."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    thinking_level: ThinkingLevel | None = None
+
+
+def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
+    """Keep user, assistant and tool-result messages; drop application-defined ones."""
+    return [m for m in messages if getattr(m, "role", None) in ("user", "assistant", "tool_result")]
+
+
+Hook: TypeAlias = Callable[..., Any]
+
+# hook name -> (min positional args, max positional args, description for errors)
+_HOOK_ARITY: dict[str, tuple[int, int, str]] = {
+    "before_tool_call": (1, 2, "(ctx: BeforeToolCallContext[, signal])"),
+    "after_tool_call": (1, 2, "(ctx: AfterToolCallContext[, signal])"),
+    "prepare_next_turn": (1, 2, "(ctx: PrepareNextTurnContext[, signal])"),
+    "should_stop_after_turn": (1, 2, "(ctx: PrepareNextTurnContext[, signal])"),
+    "convert_to_llm": (1, 1, "(messages)"),
+    "transform_context": (1, 2, "(messages[, signal])"),
+    "get_api_key": (1, 1, "(provider: str)"),
+    "get_steering_messages": (0, 0, "()"),
+    "get_follow_up_messages": (0, 0, "()"),
+    "on_payload": (2, 2, "(payload, model)"),
+    "on_response": (2, 2, "(response: ResponseInfo, model)"),
+}
+
+
+def hook_arity(name: str, fn: Hook) -> int:
+    """How many positional arguments to pass to hook `name`; checks its shape.
+
+    Raises:
+        ConfigError: `fn` is not callable or cannot take the hook's arguments.
+    """
+    low, high, shape = _HOOK_ARITY[name]
+    if not callable(fn):
+        raise ConfigError(f"{name} must be a function {shape}, got {type(fn).__name__}")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return high
+    for n in range(high, low - 1, -1):
+        try:
+            sig.bind(*range(n))
+        except TypeError:
+            continue
+        return n
+    raise ConfigError(f"{name} has the wrong shape: expected a function {shape}, got {fn!r}{sig}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentLoopConfig:
+    """How a run talks to the model and runs tools. Only `model` is required.
+
+    Attributes:
+        model: the model of every request (a `prepare_next_turn` hook may swap it).
+        reasoning: the thinking level ("off" sends none).
+        tool_execution: `PARALLEL` (default) or `SEQUENTIAL`.
+        max_parallel_tools: bound on concurrently running tools in parallel mode.
+        before_tool_call: may block a call. `(ctx) -> BeforeToolCallResult | None`.
+        after_tool_call: may rewrite a result. `(ctx) -> AfterToolCallResult | None`.
+        prepare_next_turn: may swap context, model, thinking level. `(ctx) -> NextTurn | None`.
+        should_stop_after_turn: ends the run after a turn when it returns True.
+        convert_to_llm: turns the transcript (with application messages) into model messages.
+        transform_context: prunes or rewrites the transcript before `convert_to_llm`.
+        get_api_key: resolves a key per request, `(provider) -> str | None`.
+        get_steering_messages: polled before the first request and after every turn.
+        get_follow_up_messages: polled when the agent would otherwise stop.
+        the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
+
+    Raises:
+        ConfigError: a hook or option of the wrong shape.
+    """
+
+    model: Model
+    reasoning: ThinkingLevel = "off"
+    session_id: str | None = None
+    on_payload: OnPayload | None = None
+    on_response: OnResponse | None = None
+    transport: Transport = "auto"
+    thinking_budgets: ThinkingBudgets | None = None
+    max_retry_delay_ms: int = 60_000
+    tool_execution: ToolExecutionMode = ToolExecutionMode.PARALLEL
+    max_parallel_tools: int | None = None
+    before_tool_call: Callable[..., BeforeToolCallResult | Awaitable[Any] | None] | None = None
+    after_tool_call: Callable[..., AfterToolCallResult | Awaitable[Any] | None] | None = None
+    prepare_next_turn: Callable[..., NextTurn | Awaitable[Any] | None] | None = None
+    should_stop_after_turn: Callable[..., bool | Awaitable[bool]] | None = None
+    convert_to_llm: Callable[..., list[Message] | Awaitable[list[Message]]] = default_convert_to_llm
+    transform_context: Callable[..., Any] | None = None
+    get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None
+    get_steering_messages: Callable[[], Any] | None = None
+    get_follow_up_messages: Callable[[], Any] | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key: str | None = None
+    headers: Mapping[str, str] | None = None
+    cache_retention: CacheRetention = "short"
+    metadata: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, Model):
+            raise ConfigError(
+                f"AgentLoopConfig.model must be an agentcore.llm.Model, got "
+                f"{type(self.model).__name__} (look one up with agentcore.llm.get_model)"
+            )
+        if not isinstance(self.tool_execution, ToolExecutionMode):
+            raise ConfigError(
+                f"tool_execution must be a ToolExecutionMode, got {self.tool_execution!r}"
+            )
+        if self.max_parallel_tools is not None and (
+            not isinstance(self.max_parallel_tools, int) or self.max_parallel_tools < 1
+        ):
+            raise ConfigError(
+                f"max_parallel_tools must be a positive integer or None, "
+                f"got {self.max_parallel_tools!r}"
+            )
+        levels = ("off", "minimal", "low", "medium", "high", "xhigh")
+        if self.reasoning not in levels:
+            raise ConfigError(f"reasoning must be one of {levels}, got {self.reasoning!r}")
+        for f in fields(self):
+            if f.name in _HOOK_ARITY and getattr(self, f.name) is not None:
+                hook_arity(f.name, getattr(self, f.name))

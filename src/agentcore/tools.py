@@ -1,0 +1,352 @@
+"""Tools the agent can call: `AgentTool`, its result type, and the `@tool` decorator.
+
+A tool has a name, a description and parameters (a JSON Schema dict or a Pydantic model class),
+and an `execute` that may be async or sync (a sync one runs in a worker thread, so it never blocks
+the event loop). Arguments are validated before `execute` sees them; a tool that raises, or that
+returns `is_error=True`, gives the model an error result it can react to.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import json
+import re
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, overload
+
+import pydantic
+
+from ._validation import ArgumentsValidator, json_schema_of
+from .abort import AbortSignal
+from .errors import ToolDefinitionError
+from .llm.types import Tool
+from .messages import ImageContent, TextContent, ToolResultContent, Usage
+
+__all__ = [
+    "AgentTool",
+    "AgentToolResult",
+    "ToolExecutionMode",
+    "ToolUpdateCallback",
+    "tool",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolExecutionMode(enum.StrEnum):
+    """How the tool calls of one answer run: all at once, or one after another."""
+
+    PARALLEL = "parallel"
+    SEQUENTIAL = "sequential"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentToolResult:
+    """What a tool returns.
+
+    Attributes:
+        content: text and image blocks for the model.
+        details: structured data for UIs and logs (not sent to the model).
+        usage: tokens the tool itself spent (e.g. a sub-agent), copied to the result message.
+        added_tool_names: tools that become available from this point of the transcript.
+        terminate: a hint that no further model call is needed; the run stops after the batch
+            when every result of the batch says so. Never stored in the transcript.
+        is_error: report a failure without raising.
+    """
+
+    content: list[ToolResultContent] = field(default_factory=list)
+    details: Any = None
+    usage: Usage | None = None
+    added_tool_names: list[str] | None = None
+    terminate: bool = False
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
+        """A result with one text block."""
+        return cls(content=[TextContent(text=text)], **kwargs)
+
+    @classmethod
+    def error(cls, text: str) -> AgentToolResult:
+        """An error result with one text block."""
+        return cls(content=[TextContent(text=text)], is_error=True)
+
+
+ToolUpdateCallback: TypeAlias = Callable[[AgentToolResult], None]
+"""Reports partial progress of a running tool; safe to call from a worker thread."""
+
+ExecuteFn: TypeAlias = Callable[
+    [str, Any, AbortSignal, ToolUpdateCallback], "AgentToolResult | Awaitable[AgentToolResult]"
+]
+
+
+class AgentTool:
+    """A tool the agent can call.
+
+    Either pass `execute`, or subclass and override `execute` (async or sync).
+
+    Args:
+        name: what the model calls it (letters, digits, `_` and `-`, at most 64).
+        description: what it does, for the model.
+        parameters: a JSON Schema dict for the arguments, or a Pydantic model class (then
+            `execute` receives a model instance).
+        execute: `(tool_call_id, args, signal, on_update) -> AgentToolResult`.
+        label: a human-readable name for UIs (default: `name`).
+        execution_mode: `SEQUENTIAL` makes every batch containing this tool run sequentially.
+        prepare_arguments: turns raw model arguments into the schema's shape before validation
+            (for old argument formats); returning None keeps them.
+
+    Raises:
+        ToolDefinitionError: an invalid name, schema or execute function.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any] | type[pydantic.BaseModel],
+        execute: ExecuteFn | None = None,
+        label: str | None = None,
+        execution_mode: ToolExecutionMode | None = None,
+        prepare_arguments: Callable[[Any], Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ToolDefinitionError(
+                f"invalid tool name {name!r}: use 1-64 letters, digits, '_' or '-'"
+            )
+        if not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        if execute is not None and not callable(execute):
+            raise ToolDefinitionError(f"tool {name!r}: execute must be callable")
+        if execute is None and type(self).execute is AgentTool.execute:
+            raise ToolDefinitionError(
+                f"tool {name!r}: pass execute=... or subclass AgentTool and override execute"
+            )
+        if execution_mode is not None and not isinstance(execution_mode, ToolExecutionMode):
+            raise ToolDefinitionError(
+                f"tool {name!r}: execution_mode must be a ToolExecutionMode, got {execution_mode!r}"
+            )
+        self.name = name
+        self.label = label or name
+        self.description = description
+        self.parameters = parameters
+        self.execution_mode = execution_mode
+        self._execute = execute
+        self._prepare = prepare_arguments
+        self.validator = ArgumentsValidator(name, parameters)
+        self.llm_tool = Tool(
+            name=name, description=description, parameters=json_schema_of(parameters)
+        )
+
+    def execute(
+        self,
+        tool_call_id: str,
+        args: Any,
+        signal: AbortSignal,
+        on_update: ToolUpdateCallback,
+    ) -> AgentToolResult | Awaitable[AgentToolResult]:
+        """Run the tool. Raise (or return `is_error=True`) to report a failure to the model."""
+        assert self._execute is not None
+        return self._execute(tool_call_id, args, signal, on_update)
+
+    def prepare_arguments(self, raw: Any) -> Any:
+        """Adapt raw model arguments before validation; None keeps them as they are."""
+        return self._prepare(raw) if self._prepare is not None else None
+
+    def is_async(self) -> bool:
+        """Whether `execute` is a coroutine function (else it runs in a worker thread)."""
+        target = self._execute if self._execute is not None else self.execute
+        return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)  # noqa: B004
+        )
+
+    def __repr__(self) -> str:
+        return f"AgentTool(name={self.name!r})"
+
+
+# --- @tool -----------------------------------------------------------------------------------
+
+_INJECTED_NAMES = ("on_update", "tool_call_id")
+
+
+def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The description and the per-argument docs of a Google-style docstring."""
+    doc = inspect.getdoc(fn) or ""
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = None
+    current = None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            section = "args"
+            continue
+        if stripped.endswith(":") and stripped[:-1] in ("Returns", "Raises", "Yields", "Example"):
+            section = "other"
+            continue
+        if section is None:
+            description.append(line)
+        elif section == "args" and stripped:
+            match = re.match(r"^(\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$", stripped)
+            if match and line.startswith((" ", "\t")) and not line.startswith("        "):
+                current = match.group(1)
+                params[current] = match.group(2)
+            elif current:
+                params[current] += " " + stripped
+    return "\n".join(description).strip(), params
+
+
+def _to_result(value: Any) -> AgentToolResult:
+    if isinstance(value, AgentToolResult):
+        return value
+    if value is None:
+        return AgentToolResult()
+    if isinstance(value, str):
+        return AgentToolResult.text(value)
+    if isinstance(value, TextContent | ImageContent):
+        return AgentToolResult(content=[value])
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, TextContent | ImageContent) for v in value)
+    ):
+        return AgentToolResult(content=list(value))
+    if isinstance(value, pydantic.BaseModel):
+        return AgentToolResult.text(value.model_dump_json(), details=value)
+    try:
+        return AgentToolResult.text(json.dumps(value, ensure_ascii=False), details=value)
+    except (TypeError, ValueError):
+        return AgentToolResult.text(str(value), details=value)
+
+
+def _build_tool(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    label: str | None,
+    execution_mode: ToolExecutionMode | None,
+) -> AgentTool:
+    tool_name = name or fn.__name__
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read type hints ({exc})") from exc
+    doc, param_docs = _doc_parts(fn)
+    fields: dict[str, Any] = {}
+    injected: dict[str, str] = {}
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is AbortSignal or (param.name == "signal" and annotation in (Any, None)):
+            injected[param.name] = "signal"
+            continue
+        if param.name in _INJECTED_NAMES:
+            injected[param.name] = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: *args/**kwargs cannot be described to a model; "
+                "declare each argument"
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: positional-only argument {param.name!r} is not supported"
+            )
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            annotation,
+            pydantic.Field(default, description=param_docs.get(param.name)),
+        )
+    try:
+        model = pydantic.create_model(f"{tool_name}_arguments", **fields)
+        model.model_json_schema()
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: its argument types cannot be turned into a JSON Schema ({exc})"
+        ) from exc
+    argument_names = list(fields)
+    is_async = inspect.iscoroutinefunction(fn)
+
+    def call(
+        tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
+    ) -> Any:
+        values = {"signal": signal, "on_update": on_update, "tool_call_id": tool_call_id}
+        kwargs = {k: getattr(args, k) for k in argument_names}
+        kwargs.update({param: values[kind] for param, kind in injected.items()})
+        return fn(**kwargs)
+
+    if is_async:
+
+        async def execute(
+            tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
+        ) -> AgentToolResult:
+            return _to_result(await call(tool_call_id, args, signal, on_update))
+
+        return AgentTool(
+            name=tool_name,
+            description=description if description is not None else doc,
+            parameters=model,
+            execute=execute,
+            label=label,
+            execution_mode=execution_mode,
+        )
+
+    def execute_sync(
+        tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
+    ) -> AgentToolResult:
+        return _to_result(call(tool_call_id, args, signal, on_update))
+
+    return AgentTool(
+        name=tool_name,
+        description=description if description is not None else doc,
+        parameters=model,
+        execute=execute_sync,
+        label=label,
+        execution_mode=execution_mode,
+    )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> AgentTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    label: str | None = None,
+    execution_mode: ToolExecutionMode | None = None,
+) -> Callable[[Callable[..., Any]], AgentTool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    label: str | None = None,
+    execution_mode: ToolExecutionMode | None = None,
+) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
+    """Build an `AgentTool` from a typed function, with or without arguments.
+
+    The schema comes from the signature (via Pydantic), the description from the docstring
+    (argument docs from its `Args:` section). A parameter annotated `AbortSignal` (or named
+    `signal`), `on_update` or `tool_call_id` is injected, not shown to the model. The function may
+    be async or sync (sync ones run in a worker thread). It may return an `AgentToolResult`, a
+    `str` (one text block), content blocks, or any JSON-serialisable value (as JSON text).
+
+    ```python
+    @tool
+    def add(a: int, b: int) -> str:
+        "Add two integers."
+        return str(a + b)
+    ```
+    """
+    if fn is not None:
+        return _build_tool(fn, name, description, label, execution_mode)
+
+    def decorate(f: Callable[..., Any]) -> AgentTool:
+        return _build_tool(f, name, description, label, execution_mode)
+
+    return decorate
