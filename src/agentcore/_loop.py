@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+import anyio
+
 from . import _tool_execution
 from ._event_stream import EventStream
 from .abort import AbortController, AbortSignal
@@ -137,6 +139,7 @@ class _Run:
         self.partial_event: Any = None
         self.sink_error: BaseException | None = None
         self.failing = False
+        self.emit_lock: anyio.Lock | None = None
         self._options: SimpleStreamOptions | None = None
 
     # -- emitting --------------------------------------------------------------------------
@@ -144,9 +147,15 @@ class _Run:
     async def emit(self, event: AgentEvent) -> None:
         """Deliver an event; a raising sink is remembered, and the run then fails."""
         try:
-            result = self.emit_fn(event)
-            if result is not None:
-                await result
+            if self.emit_lock is not None:  # tools are running concurrently: one event at a time
+                async with self.emit_lock:
+                    result = self.emit_fn(event)
+                    if result is not None:
+                        await result
+            else:
+                result = self.emit_fn(event)
+                if result is not None:
+                    await result
         except Exception as exc:
             if self.sink_error is None:
                 self.sink_error = exc

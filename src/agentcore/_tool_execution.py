@@ -321,46 +321,50 @@ async def execute_batch(
         for c in calls
     )
     results: list[ToolResultMessage] = []
-    async with anyio.create_task_group() as group:
-        batch.group = group
-        if sequential:
-            for item in items:
-                await batch.start(item)
-                if await batch.prepare(item):
-                    await batch.execute(item)
-                await batch.end(item)
-                results.append(await batch.publish(item))
-        else:
-            prepared: list[_Call] = []
-            for item in items:
-                await batch.start(item)
-                if await batch.prepare(item):
-                    prepared.append(item)
-                else:
+    run.emit_lock = anyio.Lock()
+    try:
+        async with anyio.create_task_group() as group:
+            batch.group = group
+            if sequential:
+                for item in items:
+                    await batch.start(item)
+                    if await batch.prepare(item):
+                        await batch.execute(item)
                     await batch.end(item)
-            if len(prepared) == 1:
-                await batch.run_one(prepared[0])
-            elif prepared:
-                limit = run.config.max_parallel_tools
-                if limit is None or limit >= len(prepared):
-                    async with anyio.create_task_group() as jobs:
-                        for item in prepared:
-                            jobs.start_soon(batch.run_one, item)
-                else:
-                    limiter = anyio.CapacityLimiter(limit)
+                    results.append(await batch.publish(item))
+            else:
+                prepared: list[_Call] = []
+                for item in items:
+                    await batch.start(item)
+                    if await batch.prepare(item):
+                        prepared.append(item)
+                    else:
+                        await batch.end(item)
+                if len(prepared) == 1:
+                    await batch.run_one(prepared[0])
+                elif prepared:
+                    limit = run.config.max_parallel_tools
+                    if limit is None or limit >= len(prepared):
+                        async with anyio.create_task_group() as jobs:
+                            for item in prepared:
+                                jobs.start_soon(batch.run_one, item)
+                    else:
+                        limiter = anyio.CapacityLimiter(limit)
 
-                    async def bounded(item: _Call) -> None:
-                        async with limiter:
-                            await batch.run_one(item)
+                        async def bounded(item: _Call) -> None:
+                            async with limiter:
+                                await batch.run_one(item)
 
-                    async with anyio.create_task_group() as jobs:
-                        for item in prepared:
-                            jobs.start_soon(bounded, item)
-            for item in items:
-                results.append(await batch.publish(item))
-        batch.group_closing = True
-        if batch.pump_wakeup is not None:
-            batch.pump_wakeup.set()
+                        async with anyio.create_task_group() as jobs:
+                            for item in prepared:
+                                jobs.start_soon(bounded, item)
+                for item in items:
+                    results.append(await batch.publish(item))
+            batch.group_closing = True
+            if batch.pump_wakeup is not None:
+                batch.pump_wakeup.set()
+    finally:
+        run.emit_lock = None
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
     return results, terminate
 
