@@ -996,3 +996,111 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_registered_as_the_builtin_adapter() -> None:
     assert get_api_provider(API) is google.PROVIDER
+
+
+async def test_connection_refused(replay_server: ReplayServer) -> None:
+    with ReplayServer() as closed:
+        url = closed.base_url("/v1beta")
+    model = gemini(replay_server, base_url=url)
+    _, message = await run(google.stream(model, ask(), opts(max_retry_delay_ms=1)))
+    assert message.stop_reason == "error"
+    assert message.error_message is not None
+    assert message.error_message.startswith("connection to Gemini failed before the response")
+
+
+async def test_drop_before_the_first_event_is_retried(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(sse("text", drop_after=0), sse("text"))
+    events, message = await run(
+        google.stream(gemini(replay_server), ask(), opts(max_retry_delay_ms=1))
+    )
+    assert message.text == "Hello, world!"
+    assert len(replay_server.requests) == 2
+    assert [e.type for e in events].count("start") == 1
+
+
+async def test_on_response_failure_is_an_error_terminal(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(sse("text"))
+
+    def on_response(info: ResponseInfo, model: Model) -> None:
+        raise RuntimeError("hook broke")
+
+    _, message = await run(
+        google.stream(gemini(replay_server), ask(), opts(on_response=on_response))
+    )
+    assert message.stop_reason == "error"
+    assert message.error_message == "RuntimeError: hook broke"
+
+
+async def test_leaving_early_releases_the_connection(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(sse("text", delay=5.0), sse("text"))
+    model = gemini(replay_server)
+    started = time.monotonic()
+    async with google.stream(model, ask(), opts()) as stream:
+        async for event in stream:
+            if event.type == "text_delta":
+                break
+    assert time.monotonic() - started < 3
+    _, message = await run(google.stream(model, ask(), opts()))
+    assert message.text == "Hello, world!"
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(sse("tool_call"), sse("text", delay=5.0))
+    model = gemini(replay_server)
+    _, message = await run(google.stream(model, ask(), opts()))
+    assert message.stop_reason == "tool_use"
+
+    controller = AbortController()
+    stream = google.stream(model, ask(), opts(signal=controller.signal))
+    async for event in stream:
+        if event.type == "text_delta":
+            controller.abort()
+    assert (await stream.result()).stop_reason == "aborted"
+
+
+async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
+    from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
+
+    @tool
+    def get_weather(city: str, units: str = "kelvin") -> str:
+        """Current weather for a city."""
+        return f"{city}: 18 degrees {units}"
+
+    replay_server.enqueue(sse("tool_call"), sse("text"))
+    events: list[Any] = []
+    messages = await run_agent_loop(
+        [UserMessage(content="Weather in Paris?")],
+        AgentContext(system_prompt="You are terse.", tools=[get_weather]),
+        AgentLoopConfig(model=gemini(replay_server), api_key=KEY, reasoning="low"),
+        events.append,
+    )
+
+    assert [m.role for m in messages] == ["user", "assistant", "tool_result", "assistant"]
+    call = messages[1].tool_calls[0]
+    result = messages[2]
+    assert isinstance(result, ToolResultMessage)
+    assert result.tool_call_id == call.id
+    assert result.content == [TextContent(text="Paris: 18 degrees celsius")]
+    assert messages[3].text == "Hello, world!"
+    assert events[0].type == "agent_start" and events[-1].type == "agent_end"
+
+    first, second = (snake(r.json) for r in replay_server.requests)
+    assert first["generation_config"]["thinking_config"] == {
+        "include_thoughts": True,
+        "thinking_budget": 2048,
+    }
+    assert [d["name"] for d in first["tools"][0]["function_declarations"]] == ["get_weather"]
+    assert [c["role"] for c in second["contents"]] == ["user", "model", "user"]
+    assert second["contents"][1]["parts"][-1] == {
+        "function_call": {"name": "get_weather", "args": {"city": "Paris", "units": "celsius"}},
+        "thought_signature": b64url(b"sig-call"),
+    }
+    assert second["contents"][2]["parts"] == [
+        {
+            "function_response": {
+                "name": "get_weather",
+                "response": {"output": "Paris: 18 degrees celsius"},
+            }
+        }
+    ]

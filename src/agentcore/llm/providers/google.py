@@ -31,13 +31,14 @@ import json
 import re
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import anyio
 import httpx
+import pydantic
 
 from ...abort import cancel_on_abort
 from ...messages import (
@@ -101,17 +102,6 @@ _BUDGETS_25: tuple[tuple[str, ThinkingBudgets], ...] = (
 _DYNAMIC_BUDGET = -1
 """Lets the model decide how long to think (models without a known budget range)."""
 
-_BLOCKED_REASONS = {
-    "SAFETY",
-    "RECITATION",
-    "LANGUAGE",
-    "OTHER",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "MALFORMED_FUNCTION_CALL",
-}
-
 
 # --- the request --------------------------------------------------------------------------------
 
@@ -126,9 +116,8 @@ def _requires_tool_call_id(model_id: str) -> bool:
 
 
 def _valid_signature(signature: str | None) -> bool:
-    return (
-        bool(signature) and len(signature or "") % 4 == 0 and bool(_BASE64.match(signature or ""))
-    )
+    """Whether a stored signature can be sent back (the SDK decodes it as base64)."""
+    return signature is not None and len(signature) % 4 == 0 and bool(_BASE64.match(signature))
 
 
 def thinking_config(
@@ -344,12 +333,12 @@ def _classify(errors: ModuleType) -> Callable[[BaseException], RetryInfo | None]
     return classify
 
 
-def _describe(exc: BaseException, errors: ModuleType | None, streaming: bool) -> str:
+def _describe(exc: BaseException, errors: ModuleType, streaming: bool) -> str:
     """The error text of a failed request."""
-    if errors is not None and isinstance(exc, errors.APIError):
-        text = exc.message or json.dumps(exc.details)
-        return f"Gemini API error {exc.code} {exc.status or ''}: {text}".replace("  ", " ")
-    if errors is not None and isinstance(exc, errors.UnknownApiResponseError):
+    if isinstance(exc, errors.APIError):
+        status = f" {exc.status}" if exc.status else ""
+        return f"Gemini API error {exc.code}{status}: {exc.message or json.dumps(exc.details)}"
+    if isinstance(exc, errors.UnknownApiResponseError):
         return f"malformed stream event from Gemini: {exc}"
     if isinstance(exc, httpx.TimeoutException):
         return f"the Gemini request timed out ({type(exc).__name__})"
@@ -358,7 +347,7 @@ def _describe(exc: BaseException, errors: ModuleType | None, streaming: bool) ->
         return f"connection to Gemini failed {where}: {type(exc).__name__}: {exc}"
     if isinstance(exc, RetryDelayTooLong):
         return str(exc)
-    if type(exc).__name__ == "ValidationError":
+    if isinstance(exc, pydantic.ValidationError):
         what = "response from Gemini" if streaming else "request payload"
         return f"malformed {what}: {exc}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
@@ -460,17 +449,13 @@ class _Translator:
         """The closing events and the terminal one, once the stream has ended."""
         events = self.close()
         reason = self.finish_reason
-        if reason is None:
-            if self.block_reason is not None:
-                events.append(
-                    self.builder.error("error", f"Gemini blocked the prompt: {self.block_reason}")
-                )
-            else:
-                events.append(
-                    self.builder.error(
-                        "error", "the Gemini stream ended without a finish reason (truncated)"
-                    )
-                )
+        if reason is None and self.block_reason is not None:
+            events.append(
+                self.builder.error("error", f"Gemini blocked the prompt: {self.block_reason}")
+            )
+        elif reason is None:
+            truncated = "the Gemini stream ended without a finish reason (truncated)"
+            events.append(self.builder.error("error", truncated))
         elif reason == "STOP":
             has_calls = any(
                 self.builder.kind(i) == "tool_call" for i in range(self.builder.block_count)
@@ -500,6 +485,65 @@ def _usage(model: Model, metadata: Any) -> Usage:
     return calculate_cost(model, usage)
 
 
+_ABORTED = "request was aborted"
+
+
+def _aborted(options: StreamOptions) -> bool:
+    return options.signal is not None and options.signal.aborted
+
+
+async def _request(
+    genai: ModuleType,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    thinking: dict[str, Any] | None,
+) -> tuple[str, list[Any], Any]:
+    """The arguments of `generate_content_stream`, after `on_payload` had its say."""
+    payload: Any = build_payload(model, context, options, thinking)
+    if options.on_payload is not None:
+        replaced = options.on_payload(payload, model)
+        if inspect.isawaitable(replaced):
+            replaced = await replaced
+        if replaced is not None:
+            payload = replaced
+    return _sdk_args(genai.types, payload)
+
+
+def _client(
+    genai: ModuleType, model: Model, options: StreamOptions, api_key: str, http: Any
+) -> Any:
+    types = genai.types
+    base_url, api_version = _split_base_url(model.base_url)
+    return genai.Client(
+        api_key=api_key,
+        http_options=types.HttpOptions(
+            base_url=base_url,
+            api_version=api_version,
+            headers={**model.headers, **(options.headers or {})},
+            timeout=REQUEST_TIMEOUT_MS,
+            retry_options=types.HttpRetryOptions(attempts=1),  # no retries: ours do it
+            httpx_async_client=http,
+            # the TLS context for the clients the SDK builds but never uses here
+            client_args={"verify": _ssl_context()},
+            async_client_args={"ssl": _ssl_context()},
+        ),
+    )
+
+
+def _reporter(options: StreamOptions, model: Model) -> Callable[[httpx.Response], Awaitable[None]]:
+    """An httpx response hook calling `on_response` with each response's status and headers."""
+
+    async def report(response: httpx.Response) -> None:
+        if options.on_response is not None:
+            info = ResponseInfo(status=response.status_code, headers=dict(response.headers.items()))
+            result = options.on_response(info, model)
+            if inspect.isawaitable(result):
+                await result
+
+    return report
+
+
 async def _events(
     genai: ModuleType,
     model: Model,
@@ -509,78 +553,40 @@ async def _events(
     thinking: dict[str, Any] | None,
 ) -> AsyncIterator[AssistantMessageEvent]:
     builder = MessageBuilder(model)
-    signal = options.signal
     errors: ModuleType = genai.errors
-    types: ModuleType = genai.types
     streams: list[Any] = []  # every SDK stream opened, closed at the end
-
-    def aborted() -> bool:
-        return signal is not None and signal.aborted
-
-    async def report(response: httpx.Response) -> None:
-        if options.on_response is not None:
-            info = ResponseInfo(status=response.status_code, headers=dict(response.headers.items()))
-            result = options.on_response(info, model)
-            if inspect.isawaitable(result):
-                await result
-
     http = httpx.AsyncClient(
-        verify=_ssl_context(),
-        timeout=REQUEST_TIMEOUT_MS / 1000,
-        event_hooks={"response": [report]},
+        verify=_ssl_context(), event_hooks={"response": [_reporter(options, model)]}
     )
     try:
+        opened: tuple[Any, Any] | None = None
         try:
-            payload: Any = build_payload(model, context, options, thinking)
-            if options.on_payload is not None:
-                replaced = options.on_payload(payload, model)
-                if inspect.isawaitable(replaced):
-                    replaced = await replaced
-                if replaced is not None:
-                    payload = replaced
-            model_id, contents, config = _sdk_args(types, payload)
-            base_url, api_version = _split_base_url(model.base_url)
-            client = genai.Client(
-                api_key=api_key,
-                http_options=types.HttpOptions(
-                    base_url=base_url,
-                    api_version=api_version,
-                    headers={**model.headers, **(options.headers or {})},
-                    timeout=REQUEST_TIMEOUT_MS,
-                    retry_options=types.HttpRetryOptions(attempts=1),
-                    httpx_async_client=http,
-                    client_args={"verify": _ssl_context()},
-                    async_client_args={"ssl": _ssl_context()},
-                ),
-            )
+            model_id, contents, config = await _request(genai, model, context, options, thinking)
+            client = _client(genai, model, options, api_key, http)
 
             async def send() -> tuple[Any, Any]:
-                stream = await client.aio.models.generate_content_stream(
+                # the SDK sends the request when its stream is first read
+                sdk_stream = await client.aio.models.generate_content_stream(
                     model=model_id, contents=contents, config=config
                 )
-                streams.append(stream)
-                try:
-                    return stream, await anext(stream)
-                except StopAsyncIteration:
-                    return stream, None
+                streams.append(sdk_stream)
+                return sdk_stream, await anext(sdk_stream, None)
 
-            opened: tuple[Any, Any] | None = None
-            with cancel_on_abort(signal):
+            with cancel_on_abort(options.signal):
                 opened = await retry_request(
                     send,
-                    signal=signal,
+                    signal=options.signal,
                     max_retry_delay_ms=options.max_retry_delay_ms,
                     classify=_classify(errors),
                 )
         except RequestAborted:
-            opened = None
+            pass
         except Exception as exc:
-            if not aborted():
-                yield builder.error("error", _describe(exc, errors, False))
+            if not _aborted(options):
+                yield builder.error("error", _describe(exc, errors, streaming=False))
                 return
-            opened = None
-        if opened is None or aborted():
-            yield builder.error("aborted", "request was aborted")
+        if opened is None or _aborted(options):
+            yield builder.error("aborted", _ABORTED)
             return
 
         sdk_stream, chunk = opened
@@ -589,27 +595,22 @@ async def _events(
         while chunk is not None:
             try:
                 events = translator.feed(chunk)
-            except Exception as exc:
-                yield builder.error(
-                    "error", f"malformed response from Gemini: {_describe(exc, errors, True)}"
-                )
+            except Exception as exc:  # a chunk the translation does not expect
+                yield builder.error("error", f"unexpected Gemini response: {exc!r}")
                 return
             for event in events:
                 yield event
-            chunk = None
             failure: Exception | None = None
-            with cancel_on_abort(signal):
+            with cancel_on_abort(options.signal):
                 try:
-                    chunk = await anext(sdk_stream)
-                except StopAsyncIteration:
-                    pass
+                    chunk = await anext(sdk_stream, None)
                 except Exception as exc:
                     failure = exc
-            if aborted():
-                yield builder.error("aborted", "request was aborted")
+            if _aborted(options):
+                yield builder.error("aborted", _ABORTED)
                 return
             if failure is not None:
-                yield builder.error("error", _describe(failure, errors, True))
+                yield builder.error("error", _describe(failure, errors, streaming=True))
                 return
         for event in translator.finish():
             yield event
