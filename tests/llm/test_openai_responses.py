@@ -577,6 +577,21 @@ async def test_abort_during_retry_wait(replay_server: ReplayServer) -> None:
     assert len(replay_server.requests) == 1
 
 
+async def test_leaving_early_closes_the_stream(replay_server: ReplayServer) -> None:
+    chunks = split_sse(load_fixture(API, "text"))
+    replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [30.0] * len(chunks)))
+    with anyio.fail_after(5):
+        async with openai_responses.stream(
+            make_model(replay_server), context(), StreamOptions(api_key="k")
+        ) as stream:
+            async for event in stream:
+                if event.type == "text_delta":
+                    break
+        message = await stream.result()
+    assert message.stop_reason == "error"
+    assert message.text == "Hello"
+
+
 # -- request options ------------------------------------------------------------------------
 
 
@@ -1032,3 +1047,102 @@ def test_registered_as_the_openai_responses_adapter() -> None:
     assert provider.api == API
     assert provider.stream is openai_responses.stream
     assert provider.stream_simple is openai_responses.stream_simple
+
+
+# -- more failures --------------------------------------------------------------------------
+
+
+async def test_transient_5xx_are_retried(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(
+        ScriptedResponse.json({"error": {"message": "boom", "type": "server_error"}}, status=500),
+        ScriptedResponse(
+            status=502,
+            headers={"content-type": "text/html", "retry-after": "0"},
+            chunks=[b"<html>bad gateway</html>"],
+        ),
+        fixture_response("text"),
+    )
+    message = await openai_responses.stream(
+        make_model(replay_server), context(), StreamOptions(api_key="k", max_retry_delay_ms=50)
+    ).result()
+    assert message.stop_reason == "stop"
+    assert len(replay_server.requests) == 3
+
+
+async def test_error_status_with_a_text_body(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(
+        ScriptedResponse(
+            status=403, headers={"content-type": "text/plain"}, chunks=[b"region not supported"]
+        )
+    )
+    message = await openai_responses.stream(
+        make_model(replay_server), context(), StreamOptions(api_key="k")
+    ).result()
+    assert message.stop_reason == "error"
+    assert message.error_message == "403 region not supported"
+
+
+async def test_unreachable_server() -> None:
+    model = make_model(base_url="http://127.0.0.1:9/v1")
+    events, message = await collect(
+        openai_responses.stream(model, context(), StreamOptions(api_key="k", max_retry_delay_ms=10))
+    )
+    assert [e.type for e in events] == ["error"]
+    assert (message.error_message or "").startswith("could not connect")
+
+
+# -- an agent run through the adapter -------------------------------------------------------
+
+
+async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
+    from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
+
+    @tool
+    def get_weather(city: str, unit: str = "celsius", days: int = 1) -> str:
+        """Current weather for a city."""
+        return f"{city}: 18 degrees {unit} for {days} days"
+
+    replay_server.enqueue(fixture_response("tool_call"), fixture_response("text"))
+    events: list[Any] = []
+    messages = await run_agent_loop(
+        [UserMessage(content="Weather in Paris?")],
+        AgentContext(system_prompt="You are terse.", tools=[get_weather]),
+        AgentLoopConfig(model=make_model(replay_server), api_key="k", reasoning="low"),
+        events.append,
+    )
+
+    assert [m.role for m in messages] == ["user", "assistant", "tool_result", "assistant"]
+    result = messages[2]
+    assert isinstance(result, ToolResultMessage)
+    assert result.tool_call_id == "call_abc123|fc_call_01"
+    assert result.content == [TextContent(text="Paris: 18 degrees celsius for 3 days")]
+    assert messages[3].text == "Hello! How can I help you today?"  # type: ignore[union-attr]
+    assert events[0].type == "agent_start" and events[-1].type == "agent_end"
+
+    first, second = (r.json for r in replay_server.requests)
+    assert first["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert [t["name"] for t in first["tools"]] == ["get_weather"]
+    assert second["input"][-2:] == [
+        {
+            "type": "function_call",
+            "call_id": "call_abc123",
+            "name": "get_weather",
+            "arguments": '{"city": "Paris", "unit": "celsius", "days": 3}',
+            "id": "fc_call_01",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "call_abc123",
+            "output": "Paris: 18 degrees celsius for 3 days",
+        },
+    ]
+
+
+async def test_on_payload_returning_a_non_dict(replay_server: ReplayServer) -> None:
+    options = StreamOptions(api_key="k", on_payload=lambda payload, model: "nope")
+    events, message = await collect(
+        openai_responses.stream(make_model(replay_server), context(), options)
+    )
+    assert [e.type for e in events] == ["error"]
+    assert "on_payload returned str" in (message.error_message or "")
+    assert replay_server.requests == []

@@ -28,7 +28,7 @@ import json
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -72,6 +72,7 @@ __all__ = [
     "PROVIDER",
     "OpenAIResponsesOptions",
     "build_payload",
+    "convert_messages",
     "normalize_tool_call_id",
     "stream",
     "stream_simple",
@@ -599,7 +600,7 @@ def _classify(sdk: ModuleType) -> Any:
     return classify
 
 
-def _failure_text(sdk: ModuleType, exc: BaseException) -> str:
+def _failure_text(sdk: ModuleType, exc: BaseException, *, started: bool) -> str:
     """What went wrong, in words, for the error terminal."""
     if isinstance(exc, sdk.APIStatusError):
         body = exc.body
@@ -612,10 +613,13 @@ def _failure_text(sdk: ModuleType, exc: BaseException) -> str:
         return f"malformed server-sent event: invalid JSON in the data field ({exc})"
     if isinstance(exc, _Malformed):
         return f"malformed server-sent event: {exc}"
+    if isinstance(exc, sdk.APITimeoutError):
+        return "the request timed out" + (" mid-stream" if started else "")
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__
-        detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-        return f"{exc.message}{detail}"
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        what = "the connection was lost mid-stream" if started else "could not connect"
+        return f"{what}{detail}"
     if isinstance(exc, sdk.APIError):
         return str(exc.message)
     text = str(exc)
@@ -637,6 +641,7 @@ async def _events(
     signal = options.signal
     client: Any = None
     events: Any = None
+    started = False
     try:
         payload: Any = build_payload(model, context, options)
         if options.on_payload is not None:
@@ -645,6 +650,10 @@ async def _events(
                 replaced = await replaced
             if replaced is not None:
                 payload = replaced
+        if not isinstance(payload, Mapping):
+            raise TypeError(
+                f"on_payload returned {type(payload).__name__}; expected a dict (or None)"
+            )
         client = sdk.AsyncOpenAI(
             api_key=api_key,
             base_url=model.base_url or None,
@@ -681,6 +690,7 @@ async def _events(
         iterator = events.__aiter__()
         translator = _Translator(model, builder)
         yield builder.start()
+        started = True
         while True:
             data: Any = None
             ended = False
@@ -714,7 +724,9 @@ async def _events(
         reason: Literal["error", "aborted"] = (
             "aborted" if signal is not None and signal.aborted else "error"
         )
-        yield builder.error(reason, _ABORTED if reason == "aborted" else _failure_text(sdk, exc))
+        yield builder.error(
+            reason, _ABORTED if reason == "aborted" else _failure_text(sdk, exc, started=started)
+        )
     finally:
         with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
             if events is not None:
@@ -756,8 +768,7 @@ def stream_simple(
     base = {f.name: getattr(options, f.name) for f in fields(StreamOptions)}
     effort: ReasoningEffort | None = None
     if model.reasoning and options.reasoning is not None and options.reasoning != "off":
-        level = clamp_level(options.reasoning, supports_xhigh(model))
-        effort = level  # type: ignore[assignment]
+        effort = cast(ReasoningEffort, clamp_level(options.reasoning, supports_xhigh(model)))
     return stream(model, context, OpenAIResponsesOptions(**base, reasoning_effort=effort))
 
 
