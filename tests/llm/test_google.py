@@ -1077,12 +1077,14 @@ async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
     )
 
     assert [m.role for m in messages] == ["user", "assistant", "tool_result", "assistant"]
-    call = messages[1].tool_calls[0]
-    result = messages[2]
+    turn, result, answer = messages[1:]
+    assert isinstance(turn, AssistantMessage)
     assert isinstance(result, ToolResultMessage)
+    assert isinstance(answer, AssistantMessage)
+    call = turn.tool_calls[0]
     assert result.tool_call_id == call.id
     assert result.content == [TextContent(text="Paris: 18 degrees celsius")]
-    assert messages[3].text == "Hello, world!"
+    assert answer.text == "Hello, world!"
     assert events[0].type == "agent_start" and events[-1].type == "agent_end"
 
     first, second = (snake(r.json) for r in replay_server.requests)
@@ -1104,3 +1106,44 @@ async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
             }
         }
     ]
+
+
+def _events_body(*parts_per_chunk: list[dict[str, Any]], finish: str = "STOP") -> list[bytes]:
+    chunks = []
+    for i, parts in enumerate(parts_per_chunk):
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+        if i == len(parts_per_chunk) - 1:
+            candidate["finishReason"] = finish
+        chunks.append(f"data: {json.dumps({'candidates': [candidate]})}\r\n\r\n".encode())
+    return chunks
+
+
+async def test_thought_flag_and_signature_updates(replay_server: ReplayServer) -> None:
+    sig_a, sig_b = b64url(b"sig-a"), b64url(b"sig-b")
+    replay_server.enqueue(
+        ScriptedResponse.sse(
+            _events_body(
+                [{"text": "one", "thought": True, "thoughtSignature": sig_a}],
+                [{"text": " two", "thought": True}],  # no signature: the last one stays
+                [{"text": " three", "thought": True, "thoughtSignature": sig_b}],  # renewed
+                [{"text": "signed text", "thought": False, "thoughtSignature": sig_a}],
+                [{"text": "", "thoughtSignature": ""}],  # empty part, empty signature
+            )
+        )
+    )
+    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    assert message.content == [
+        ThinkingContent(thinking="one two three", thinking_signature=sig_b),
+        TextContent(text="signed text", text_signature=sig_a),
+    ]
+
+
+async def test_signature_on_a_trailing_empty_text_part(replay_server: ReplayServer) -> None:
+    sig = b64url(b"late")
+    replay_server.enqueue(
+        ScriptedResponse.sse(
+            _events_body([{"text": "Answer."}], [{"text": "", "thoughtSignature": sig}])
+        )
+    )
+    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    assert message.content == [TextContent(text="Answer.", text_signature=sig)]

@@ -516,6 +516,7 @@ def _client(
     types = genai.types
     base_url, api_version = _split_base_url(model.base_url)
     return genai.Client(
+        vertexai=False,  # whatever GOOGLE_GENAI_USE_VERTEXAI says: this is the Gemini API
         api_key=api_key,
         http_options=types.HttpOptions(
             base_url=base_url,
@@ -558,6 +559,7 @@ async def _events(
     http = httpx.AsyncClient(
         verify=_ssl_context(), event_hooks={"response": [_reporter(options, model)]}
     )
+    client: Any = None
     try:
         opened: tuple[Any, Any] | None = None
         try:
@@ -615,15 +617,17 @@ async def _events(
         for event in translator.finish():
             yield event
     finally:
-        await _close(streams, http)
+        await _close(client, streams, http)
 
 
-async def _close(streams: list[Any], http: httpx.AsyncClient) -> None:
+async def _close(client: Any, streams: list[Any], http: httpx.AsyncClient) -> None:
     with anyio.CancelScope(shield=True):
         for sdk_stream in streams:
             with contextlib.suppress(Exception):  # a broken stream: closed with the client below
                 await sdk_stream.aclose()
         await http.aclose()
+    if client is not None:
+        client.close()  # the sync httpx client the SDK made for itself
 
 
 # --- entry points -------------------------------------------------------------------------------
