@@ -1,0 +1,187 @@
+"""Shared fixtures and helpers of the agent-layer tests.
+
+Tests run under asyncio by default; a few take `anyio_backend` as a parameter to also run under
+trio (`@pytest.mark.parametrize("anyio_backend", BACKENDS)`). The model is always the `faux`
+provider or a small scripted stream function; agentcore's own code is never mocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    EventStream,
+    ToolResultMessage,
+    UserMessage,
+    agent_loop,
+    agent_loop_continue,
+)
+from agentcore.abort import AbortSignal
+from agentcore.llm import AssistantMessageEvent, AssistantMessageEventStream, Context, Model
+from agentcore.llm.types import SimpleStreamOptions
+from agentcore.testing import FauxProvider, check_well_formed, event_types
+
+BACKENDS = ["asyncio", "trio"]
+"""Parametrize `anyio_backend` with this to run a test under both backends."""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Most agent-layer tests run under asyncio only; see `BACKENDS` for the trio subset."""
+    return "asyncio"
+
+
+def user(text: str = "hi") -> UserMessage:
+    """A user message."""
+    return UserMessage(content=text)
+
+
+@dataclass
+class Run:
+    """What one run produced: its events and `result()`."""
+
+    events: list[AgentEvent]
+    result: list[AgentMessage]
+
+    @property
+    def types(self) -> list[str]:
+        return event_types(self.events)
+
+    def of(self, kind: str) -> list[Any]:
+        """The events of one type."""
+        return [e for e in self.events if e.type == kind]
+
+    @property
+    def end(self) -> Any:
+        return self.events[-1]
+
+    def compact(self) -> list[str]:
+        """Event types with consecutive `message_update`s folded into one `message_update…`."""
+        out: list[str] = []
+        for kind in self.types:
+            if kind == "message_update" and out and out[-1] == "message_update…":
+                continue
+            out.append("message_update…" if kind == "message_update" else kind)
+        return out
+
+
+async def collect(stream: EventStream[AgentEvent, list[AgentMessage]]) -> Run:
+    """Read a stream to its end and check the invariants every run must hold."""
+    events: list[AgentEvent] = []
+    async with stream:
+        async for event in stream:
+            events.append(event)
+        result = await stream.result()
+    check_well_formed(events)
+    assert events[-1].type == "agent_end"
+    assert result == events[-1].messages  # type: ignore[union-attr]
+    return Run(events, result)
+
+
+async def run(
+    prompts: Sequence[AgentMessage] | str,
+    context: AgentContext | None = None,
+    config: AgentLoopConfig | None = None,
+    *,
+    faux: FauxProvider | None = None,
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> Run:
+    """`agent_loop` over `prompts` (a string is one user message), collected."""
+    if isinstance(prompts, str):
+        prompts = [user(prompts)]
+    if config is None:
+        assert faux is not None, "pass a config or a faux provider"
+        config = AgentLoopConfig(model=faux.model)
+    return await collect(
+        agent_loop(prompts, context or AgentContext(), config, signal=signal, stream_fn=stream_fn)
+    )
+
+
+async def run_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    *,
+    signal: AbortSignal | None = None,
+    stream_fn: Any = None,
+) -> Run:
+    """`agent_loop_continue`, collected."""
+    return await collect(agent_loop_continue(context, config, signal=signal, stream_fn=stream_fn))
+
+
+def make_tool(
+    name: str,
+    execute: Callable[..., Any],
+    parameters: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> AgentTool:
+    """An `AgentTool` with a permissive object schema by default."""
+    return AgentTool(
+        name=name,
+        description=f"the {name} tool",
+        parameters=parameters if parameters is not None else {"type": "object"},
+        execute=execute,
+        **kwargs,
+    )
+
+
+def echo_tool(name: str = "echo", *, log: list[tuple[str, Any]] | None = None) -> AgentTool:
+    """An async tool returning its arguments as text (and logging each call)."""
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        if log is not None:
+            log.append((tool_call_id, args))
+        return AgentToolResult.text(f"{name}:{args}")
+
+    return make_tool(name, execute)
+
+
+def texts(message: AssistantMessage | ToolResultMessage | Any) -> str:
+    """The text of a message's text blocks."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(b, "text", "") for b in content)
+
+
+@dataclass
+class Recorder:
+    """A stream function that answers from a list of event lists or messages, and records each
+    request's context and options."""
+
+    script: list[Callable[[Context, SimpleStreamOptions], AssistantMessageEventStream]]
+    contexts: list[Context] = field(default_factory=list)
+    options: list[SimpleStreamOptions] = field(default_factory=list)
+    models: list[Model] = field(default_factory=list)
+
+    def __call__(
+        self, model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
+        self.models.append(model)
+        self.contexts.append(context)
+        self.options.append(options)
+        step = self.script.pop(0)
+        return step(context, options)
+
+
+def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMessageEventStream]:
+    """A script step replaying ready-made protocol events."""
+    items = list(events)
+    return lambda context, options: AssistantMessageEventStream.from_events(items)
+
+
+async def agen(items: Iterable[Any]) -> AsyncIterator[Any]:
+    """An async iterator over `items`."""
+    for item in items:
+        yield item
