@@ -8,6 +8,7 @@ ping and error events).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import sys
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from agentcore.abort import AbortController
 from agentcore.errors import MissingApiKeyError, MissingExtraError
-from agentcore.llm import get_api_provider
+from agentcore.llm import get_api_provider, get_model
 from agentcore.llm import stream as llm_stream
 from agentcore.llm.events import AssistantMessageEvent
 from agentcore.llm.model import Model, ModelCost
@@ -1162,3 +1163,85 @@ def test_any_rechunking_gives_the_same_message(name: str) -> None:
             assert _comparable(message) == _comparable(expected)
 
         check()
+
+
+# --- the catalogue and the agent loop --------------------------------------------------------
+
+
+async def test_catalogue_models_through_the_adapter(replay_server: ReplayServer) -> None:
+    opus = dataclasses.replace(
+        get_model("anthropic", "claude-opus-4-6"), base_url=replay_server.url
+    )
+    body, _ = await simple_request(replay_server, opus, reasoning="xhigh")
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "max"}
+    sonnet = dataclasses.replace(
+        get_model("anthropic", "claude-sonnet-4-5"), base_url=replay_server.url
+    )
+    body, _ = await simple_request(replay_server, sonnet, reasoning="high")
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 16_384}
+    # claude-opus-4-5 is deprecated in the SDK: no DeprecationWarning (an error in this suite)
+    old = dataclasses.replace(get_model("anthropic", "claude-opus-4-5"), base_url=replay_server.url)
+    replay_server.enqueue(ScriptedResponse.sse(fixture("text")))
+    _, message = await collect(adapter.stream(old, context(), StreamOptions(api_key="k")))
+    assert message.stop_reason == "stop"
+    assert message.usage.cost.input == pytest.approx(25 * old.cost.input / 1e6)
+
+
+async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
+    from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
+
+    @tool
+    def get_weather(location: str, unit: str = "celsius") -> str:
+        """Current weather at a place."""
+        return f"{location}: 64 degrees {unit}"
+
+    replay_server.enqueue(
+        ScriptedResponse.sse(fixture("tool_call")), ScriptedResponse.sse(fixture("thinking"))
+    )
+    events: list[Any] = []
+    messages = await run_agent_loop(
+        [UserMessage(content="Weather in San Francisco?")],
+        AgentContext(system_prompt="You are terse.", tools=[get_weather]),
+        AgentLoopConfig(model=make_model(replay_server), api_key="k", reasoning="low"),
+        events.append,
+    )
+    assert [m.role for m in messages] == ["user", "assistant", "tool_result", "assistant"]
+    result = messages[2]
+    assert isinstance(result, ToolResultMessage) and not result.is_error
+    assert result.tool_call_id == "toolu_01T1x1fJ34qAmk2tNTrN7Up6"
+    assert result.content == [TextContent(text="San Francisco, CA: 64 degrees fahrenheit")]
+    assert messages[3].text.startswith("The greatest common divisor")  # type: ignore[union-attr]
+    assert events[0].type == "agent_start" and events[-1].type == "agent_end"
+
+    first, second = (r.json for r in replay_server.requests)
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert [t["name"] for t in first["tools"]] == ["get_weather"]
+    assert first["system"][0]["text"] == "You are terse."
+    assert second["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Okay, let me check the weather for San Francisco, CA:"},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                    "name": "get_weather",
+                    "input": {"location": "San Francisco, CA", "unit": "fahrenheit"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                    "content": "San Francisco, CA: 64 degrees fahrenheit",
+                    "is_error": False,
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
+    ]
+    # the first answer did not think, so budget thinking is off inside its tool loop
+    assert second["thinking"] == {"type": "disabled"}

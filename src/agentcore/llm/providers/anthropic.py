@@ -18,15 +18,19 @@ typed server-sent events are fed to a `MessageBuilder`:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import re
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.to_thread
+import httpx
 
 from ...abort import cancel_on_abort
 from ...messages import (
@@ -65,7 +69,15 @@ from ..thinking import (
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions, ThinkingLevel
 
-__all__ = ["PROVIDER", "AnthropicOptions", "build_payload", "stream", "stream_simple"]
+__all__ = [
+    "PROVIDER",
+    "AnthropicOptions",
+    "build_payload",
+    "convert_messages",
+    "stream",
+    "stream_simple",
+    "supports_adaptive_thinking",
+]
 
 API = "anthropic-messages"
 
@@ -542,6 +554,24 @@ class _Translator:
         return []
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every request: loading the CA bundle takes tens of milliseconds, which
+    a client made per request would otherwise spend blocking the event loop."""
+    return httpx.create_ssl_context()
+
+
+async def _client(sdk: Any, api_key: str, model: Model, headers: dict[str, str]) -> Any:
+    context = await anyio.to_thread.run_sync(_ssl_context)  # cached after the first call
+    return sdk.AsyncAnthropic(
+        api_key=api_key,
+        base_url=model.base_url or None,
+        max_retries=0,
+        default_headers=headers,
+        http_client=sdk.DefaultAsyncHttpxClient(verify=context),
+    )
+
+
 async def _call(hook: Any, *args: Any) -> Any:
     result = hook(*args)
     if inspect.isawaitable(result):
@@ -606,12 +636,7 @@ async def _events(
             replaced = await _call(options.on_payload, payload, model)
             if replaced is not None:
                 payload = replaced
-        client = sdk.AsyncAnthropic(
-            api_key=api_key,
-            base_url=model.base_url or None,
-            max_retries=0,
-            default_headers=_headers(model, options, payload),
-        )
+        client = await _client(sdk, api_key, model, _headers(model, options, payload))
         with cancel_on_abort(signal) as scope:
             response, iterator, event = await retry_request(
                 lambda: _open(sdk, client, payload, model, options),
