@@ -1,0 +1,570 @@
+"""The OpenAI Chat Completions adapter (`api="openai-completions"`).
+
+Serves OpenAI and every server that speaks its Chat Completions wire format: llama.cpp's
+llama-server, vLLM, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, xAI, Mistral, Together,
+Cerebras, ... Their differences are flags on the model's `OpenAICompletionsCompat`, never URL
+checks (the one exception: `prompt_cache_key`, which only OpenAI itself accepts).
+
+The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
+429/5xx/connection failures before any output) and its stream is translated chunk by chunk:
+
+* `delta.content` becomes text, `delta.reasoning_content` / `reasoning` / `reasoning_text`
+  becomes thinking (the field name is kept as the block's signature, so a later request to the
+  same model can send the reasoning back in the field it came from);
+* `delta.tool_calls` become tool-call blocks keyed by their `index`: the first fragment of a call
+  carries its id and name, later ones only argument text, and several calls may interleave;
+* `finish_reason` gives the stop reason and the usage chunk (`choices: []`) the token counts.
+
+A stream that ends without a `finish_reason`, breaks off, or carries malformed JSON ends with an
+`error` terminal that keeps what arrived.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+
+from ...abort import cancel_on_abort
+from ...messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from .._env import resolve_api_key
+from .._retry import (
+    RequestAborted,
+    RetryDelayTooLong,
+    RetryInfo,
+    is_retryable_status,
+    parse_retry_after,
+    retry_request,
+)
+from .._sdk import import_sdk
+from ..builder import MessageBuilder
+from ..events import AssistantMessageEvent
+from ..model import Model, OpenAICompletionsCompat
+from ..models import calculate_cost
+from ..registry import ApiProvider
+from ..stream import AssistantMessageEventStream
+from ..thinking import clamp_level, supports_xhigh
+from ..transform import normalize_id_openai, sanitize_surrogates, transform_messages
+from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions, ThinkingLevel
+
+__all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_IMAGE_NOTE = "Attached image(s) from tool result:"
+_ABORTED = "request was aborted"
+
+_StopReason = Literal["stop", "length", "tool_use"]
+
+
+def _compat(model: Model) -> OpenAICompletionsCompat:
+    return model.compat if isinstance(model.compat, OpenAICompletionsCompat) else _DEFAULT_COMPAT
+
+
+_DEFAULT_COMPAT = OpenAICompletionsCompat()
+
+
+def _is_openai(model: Model) -> bool:
+    return urlsplit(model.base_url or "https://api.openai.com").hostname == "api.openai.com"
+
+
+# --- request ----------------------------------------------------------------------------------
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"},
+    }
+
+
+def _user_message(message: UserMessage, images: bool) -> dict[str, Any] | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": sanitize_surrogates(block.text)})
+        elif images:
+            parts.append(_image_part(block))
+    if not parts:
+        return None
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return {"role": "user", "content": parts[0]["text"]}
+    return {"role": "user", "content": parts}
+
+
+def _assistant_message(
+    message: AssistantMessage, compat: OpenAICompletionsCompat
+) -> dict[str, Any] | None:
+    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    out: dict[str, Any] = {"role": "assistant"}
+    if thinking:
+        reasoning = "\n\n".join(b.thinking for b in thinking)
+        if compat.requires_thinking_as_text:
+            texts.insert(0, reasoning)
+        elif thinking[0].thinking_signature in _REASONING_FIELDS:
+            out[str(thinking[0].thinking_signature)] = sanitize_surrogates(reasoning)
+    calls = message.tool_calls
+    if not texts and not calls:
+        return None
+    out["content"] = sanitize_surrogates("".join(texts)) if texts else None
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in calls
+        ]
+    return out
+
+
+def _tool_message(
+    message: ToolResultMessage, compat: OpenAICompletionsCompat
+) -> tuple[dict[str, Any], list[ImageContent]]:
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+    images = [b for b in message.content if isinstance(b, ImageContent)]
+    if not text and images:
+        text = "(see attached image)"
+    out: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": message.tool_call_id,
+        "content": sanitize_surrogates(text),
+    }
+    if compat.requires_tool_result_name:
+        out["name"] = message.tool_name
+    return out, images
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The `messages` of a request: the system prompt, then the transcript as `model` sees it.
+
+    Images from consecutive tool results follow them in one user message (tool messages cannot
+    carry images); images are dropped for models without image input.
+    """
+    compat = _compat(model)
+    images_ok = "image" in model.input
+    out: list[dict[str, Any]] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        out.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+    pending_images: list[ImageContent] = []
+
+    def flush_images() -> None:
+        if pending_images and images_ok:
+            parts = [{"type": "text", "text": _IMAGE_NOTE}]
+            parts.extend(_image_part(image) for image in pending_images)
+            out.append({"role": "user", "content": parts})
+        pending_images.clear()
+
+    messages: list[Message] = transform_messages(context.messages, model, normalize_id_openai)
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            converted, images = _tool_message(message, compat)
+            out.append(converted)
+            pending_images.extend(images)
+            continue
+        flush_images()
+        item = (
+            _user_message(message, images_ok)
+            if isinstance(message, UserMessage)
+            else _assistant_message(message, compat)
+        )
+        if item is not None:
+            out.append(item)
+    flush_images()
+    return out
+
+
+def build_payload(
+    model: Model, context: Context, options: StreamOptions, *, reasoning: ThinkingLevel | None
+) -> dict[str, Any]:
+    """The request body for `model`, before `on_payload` sees it."""
+    compat = _compat(model)
+    payload: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context),
+        "stream": True,
+    }
+    if compat.supports_usage_in_streaming:
+        payload["stream_options"] = {"include_usage": True}
+    if compat.supports_store:
+        payload["store"] = False
+    payload[compat.max_tokens_field] = options.max_tokens or model.max_tokens
+    if options.temperature is not None:
+        payload["temperature"] = options.temperature
+    if context.tools:
+        tools = []
+        for tool in context.tools:
+            function: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+            }
+            if compat.supports_strict_mode:
+                function["strict"] = False
+            tools.append({"type": "function", "function": function})
+        payload["tools"] = tools
+    if reasoning and reasoning != "off" and model.reasoning and compat.supports_reasoning_effort:
+        level = clamp_level(reasoning, supports_xhigh(model))
+        payload["reasoning_effort"] = compat.reasoning_effort_map.get(level, level)
+    if options.session_id and options.cache_retention != "none" and _is_openai(model):
+        payload["prompt_cache_key"] = options.session_id
+        if options.cache_retention == "long":
+            payload["prompt_cache_retention"] = "24h"
+    if options.metadata and isinstance(options.metadata.get("user_id"), str):
+        payload["user"] = options.metadata["user_id"]
+    return payload
+
+
+# --- response ---------------------------------------------------------------------------------
+
+
+def _usage(model: Model, raw: Any) -> Usage:
+    def number(value: Any) -> int:
+        return value if isinstance(value, int) else 0
+
+    prompt = number(_get(raw, "prompt_tokens"))
+    details = _get(raw, "prompt_tokens_details")
+    cached = number(_get(details, "cached_tokens")) or number(_get(raw, "prompt_cache_hit_tokens"))
+    usage = Usage(
+        input=max(0, prompt - cached),
+        output=number(_get(raw, "completion_tokens")),
+        cache_read=cached,
+    )
+    return calculate_cost(model, usage)
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _map_finish(reason: str) -> _StopReason | None:
+    """Our stop reason for a `finish_reason`; None for one that means failure."""
+    if reason == "length":
+        return "length"
+    if reason in ("tool_calls", "function_call"):
+        return "tool_use"
+    if reason == "content_filter":
+        return None
+    return "stop"
+
+
+def _status_text(exc: Any) -> str:
+    """`<status> <the server's message>`, e.g. `400 the request exceeds the context size`."""
+    body = exc.body
+    message = body.get("message") if isinstance(body, Mapping) else body
+    if isinstance(message, str) and message.strip():
+        return f"{exc.status_code} {message.strip()}"
+    if body is None or body == "":
+        return f"{exc.status_code} status code (no body)"
+    return f"{exc.status_code} {json.dumps(body, default=str)}"
+
+
+def _describe(exc: BaseException, sdk: Any) -> str:
+    """The `error_message` for a failed request or stream."""
+    if isinstance(exc, sdk.APIStatusError):
+        return _status_text(exc)
+    if isinstance(exc, RetryDelayTooLong):
+        return str(exc)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON in a server event ({exc.msg} at {exc.pos}): {exc.doc[:200]!r}"
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__
+        detail = f": {cause}" if cause is not None and str(cause) else ""
+        return f"connection error{detail}"
+    if isinstance(exc, sdk.APIError):
+        return f"server error in the stream: {exc.message}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
+
+
+class _Translator:
+    """Feeds chunks to a `MessageBuilder` and returns the events to yield."""
+
+    def __init__(self, model: Model, compat: OpenAICompletionsCompat) -> None:
+        self.model = model
+        self.builder = MessageBuilder(model)
+        self.fields = (
+            (compat.thinking_format, *(f for f in _REASONING_FIELDS if f != compat.thinking_format))
+            if compat.thinking_format != "none"
+            else _REASONING_FIELDS
+        )
+        self.current: int | None = None  # the open text or thinking block
+        self.calls: dict[int, int] = {}  # stream tool-call index -> content index
+        self.call_ids: dict[int, str] = {}
+        self.finish_reason: str | None = None
+
+    def _close_current(self, events: list[AssistantMessageEvent]) -> None:
+        if self.current is not None and self.builder.is_open(self.current):
+            if self.builder.kind(self.current) == "text":
+                events.append(self.builder.text_end(self.current))
+            else:
+                events.append(self.builder.thinking_end(self.current))
+        self.current = None
+
+    def _append(
+        self, kind: str, delta: str, signature: str | None, events: list[AssistantMessageEvent]
+    ) -> None:
+        builder = self.builder
+        if self.current is None or builder.kind(self.current) != kind:
+            self._close_current(events)
+            start = (
+                builder.text_start()
+                if kind == "text"
+                else builder.thinking_start(signature=signature)
+            )
+            self.current = start.content_index
+            events.append(start)
+        if kind == "text":
+            events.append(builder.text_delta(self.current, delta))
+        else:
+            events.append(builder.thinking_delta(self.current, delta))
+
+    def feed(self, chunk: Any) -> list[AssistantMessageEvent]:
+        events: list[AssistantMessageEvent] = []
+        usage = _get(chunk, "usage") or _get(_get(chunk, "x_groq"), "usage")
+        if usage is not None:
+            self.builder.set_usage(_usage(self.model, usage))
+        for choice in _get(chunk, "choices") or []:
+            if (_get(choice, "index") or 0) != 0:
+                continue
+            delta = _get(choice, "delta")
+            if delta is not None:
+                self._feed_delta(delta, events)
+            reason = _get(choice, "finish_reason")
+            if reason:
+                self.finish_reason = str(reason)
+        return events
+
+    def _feed_delta(self, delta: Any, events: list[AssistantMessageEvent]) -> None:
+        for name in self.fields:
+            value = _get(delta, name)
+            if isinstance(value, str) and value:
+                self._append("thinking", value, name, events)
+                break
+        content = _get(delta, "content")
+        if isinstance(content, str) and content:
+            self._append("text", content, None, events)
+        for position, call in enumerate(_get(delta, "tool_calls") or []):
+            index = _get(call, "index")
+            key = index if isinstance(index, int) else position
+            function = _get(call, "function")
+            call_id = _get(call, "id") or ""
+            name = _get(function, "name") or ""
+            arguments = _get(function, "arguments") or ""
+            if call_id:
+                self.call_ids[key] = call_id
+            block = self.calls.get(key)
+            if block is None:
+                self._close_current(events)
+                start = self.builder.toolcall_start(id=call_id, name=name)
+                block = self.calls[key] = start.content_index
+                events.append(start)
+            elif call_id or name:
+                self.builder.set_tool_call(block, id=call_id or None, name=name or None)
+            if isinstance(arguments, str) and arguments:
+                events.append(self.builder.toolcall_delta(block, arguments))
+            elif isinstance(arguments, Mapping):  # a server that sends parsed arguments
+                events.append(self.builder.toolcall_delta(block, json.dumps(arguments)))
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        """Close every open block (a tool call that got no id from the server gets one)."""
+        for key, block in self.calls.items():
+            if self.builder.is_open(block) and not self.call_ids.get(key):
+                self.builder.set_tool_call(block, id=f"call_{secrets.token_hex(12)}")
+        self.current = None
+        return self.builder.close_open_blocks()
+
+
+# --- the stream -------------------------------------------------------------------------------
+
+
+async def _events(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    *,
+    reasoning: ThinkingLevel | None,
+    sdk: Any,
+    api_key: str,
+) -> AsyncIterator[AssistantMessageEvent]:
+    compat = _compat(model)
+    translator = _Translator(model, compat)
+    builder = translator.builder
+    signal = options.signal
+
+    def aborted() -> bool:
+        return signal is not None and signal.aborted
+
+    try:
+        payload: Any = build_payload(model, context, options, reasoning=reasoning)
+        if options.on_payload is not None:
+            replaced = options.on_payload(payload, model)
+            if inspect.isawaitable(replaced):
+                replaced = await replaced
+            if replaced is not None:
+                payload = replaced
+    except Exception as exc:  # a failing hook or an unserialisable context
+        yield builder.error("error", f"could not build the request: {_describe(exc, sdk)}")
+        return
+
+    client = sdk.AsyncOpenAI(
+        api_key=api_key,
+        base_url=model.base_url or None,
+        max_retries=0,
+        default_headers={**model.headers, **(options.headers or {})},
+    )
+    stream: Any = None
+    try:
+
+        async def report(status: int, headers: Mapping[str, str]) -> None:
+            if options.on_response is not None:
+                result = options.on_response(ResponseInfo(status=status, headers=headers), model)
+                if inspect.isawaitable(result):
+                    await result
+
+        async def send() -> Any:
+            try:
+                opened = await client.post(
+                    "/chat/completions",
+                    cast_to=sdk.types.chat.ChatCompletionChunk,
+                    body=payload,
+                    stream=True,
+                    stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
+                )
+            except sdk.APIStatusError as exc:
+                await report(exc.status_code, dict(exc.response.headers))
+                raise
+            await report(opened.response.status_code, dict(opened.response.headers))
+            return opened
+
+        def classify(exc: BaseException) -> RetryInfo | None:
+            if isinstance(exc, sdk.APIStatusError):
+                if not is_retryable_status(exc.status_code):
+                    return None
+                body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+                return RetryInfo(delay=parse_retry_after(dict(exc.response.headers), body))
+            if isinstance(exc, sdk.APIConnectionError):
+                return RetryInfo()
+            return None
+
+        try:
+            with cancel_on_abort(signal) as scope:
+                stream = await retry_request(
+                    send,
+                    signal=signal,
+                    max_retry_delay_ms=options.max_retry_delay_ms,
+                    classify=classify,
+                )
+        except RequestAborted:
+            yield builder.error("aborted", _ABORTED)
+            return
+        except Exception as exc:
+            yield builder.error("aborted" if aborted() else "error", _describe(exc, sdk))
+            return
+        if scope.cancelled_caught or aborted():
+            yield builder.error("aborted", _ABORTED)
+            return
+
+        yield builder.start()
+        iterator = aiter(stream)
+        failure: str | None = None
+        while True:
+            chunk: Any = None
+            try:
+                with cancel_on_abort(signal) as scope:
+                    chunk = await anext(iterator)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:
+                failure = _describe(exc, sdk)
+                break
+            if scope.cancelled_caught or aborted():
+                break
+            try:
+                events = translator.feed(chunk)
+            except Exception as exc:  # an unexpected chunk shape
+                failure = f"malformed chunk from the server: {_describe(exc, sdk)}"
+                break
+            for event in events:
+                yield event
+
+        if aborted():
+            yield builder.error("aborted", _ABORTED)
+            return
+        if failure is None and translator.finish_reason is None:
+            failure = "stream ended before the response finished (no finish_reason received)"
+        if failure is not None:
+            yield builder.error("error", failure)
+            return
+        for event in translator.finish():
+            yield event
+        reason = _map_finish(str(translator.finish_reason))
+        if reason is None:
+            yield builder.error(
+                "error",
+                f"the provider stopped the answer (finish_reason: {translator.finish_reason})",
+            )
+            return
+        if reason == "stop" and translator.calls:
+            reason = "tool_use"
+        yield builder.done(reason)
+    finally:
+        with anyio.CancelScope(shield=True):  # release the connection even when cancelled
+            if stream is not None:
+                await stream.close()
+            await client.close()
+
+
+def _fallback(model: Model) -> AssistantMessage:
+    return AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+
+
+def _open(
+    model: Model, context: Context, options: StreamOptions, reasoning: ThinkingLevel | None
+) -> AssistantMessageEventStream:
+    sdk = import_sdk("openai", "openai")
+    api_key = resolve_api_key(model, options)
+    events = _events(model, context, options, reasoning=reasoning, sdk=sdk, api_key=api_key)
+    return AssistantMessageEventStream(events, fallback=_fallback(model))
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """Stream one Chat Completions request (no reasoning effort is sent).
+
+    Raises:
+        MissingExtraError: the `openai` package is not installed.
+        MissingApiKeyError: no key in the options or the provider's environment variable.
+    """
+    return _open(model, context, options, None)
+
+
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
+    """Like `stream`, sending `reasoning_effort` for `options.reasoning` where the model and
+    server support it."""
+    return _open(model, context, options, options.reasoning)
+
+
+PROVIDER = ApiProvider(api="openai-completions", stream=stream, stream_simple=stream_simple)
