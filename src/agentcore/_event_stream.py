@@ -37,16 +37,28 @@ __all__ = ["EventStream"]
 E = TypeVar("E")
 R = TypeVar("R")
 
-Producer = Callable[[Callable[[Any], None]], Awaitable[Any]]
+Producer = Callable[[Callable[[Any], Awaitable[None] | None]], Awaitable[Any]]
 """`async def producer(push) -> result`: pushes events, returns the stream's result."""
 
 _END = object()
+_HIGH_WATER = 1024  # a producer this far ahead of its consumer waits...
+_LOW_WATER = 256  # ...until the consumer has caught up to here
 
 
 class _Channel:
     """The buffer between producer and consumer, and the producer's outcome."""
 
-    __slots__ = ("buffer", "cancel", "done", "error", "finished", "result", "waiter")
+    __slots__ = (
+        "buffer",
+        "cancel",
+        "done",
+        "drained",
+        "error",
+        "finished",
+        "result",
+        "unbounded",
+        "waiter",
+    )
 
     def __init__(self) -> None:
         self.buffer: deque[Any] = deque()
@@ -56,13 +68,28 @@ class _Channel:
         self.error: BaseException | None = None
         self.done: anyio.Event | None = None
         self.cancel: Callable[[], None] | None = None
+        self.drained: anyio.Event | None = None
+        self.unbounded = False
 
-    def push(self, event: Any) -> None:
+    def push(self, event: Any) -> Awaitable[None] | None:
+        """Buffer an event; returns an awaitable when the producer should wait for the consumer
+        (back-pressure), so that memory and garbage-collection work stay bounded."""
         self.buffer.append(event)
         waiter = self.waiter
         if waiter is not None:
             self.waiter = None
             waiter.set()
+        if len(self.buffer) > _HIGH_WATER and not self.unbounded:
+            self.drained = anyio.Event()
+            return self.drained.wait()
+        return None
+
+    def release(self) -> None:
+        """Let a waiting producer go on (the consumer caught up, or stopped reading)."""
+        drained = self.drained
+        if drained is not None:
+            self.drained = None
+            drained.set()
 
 
 async def _produce(channel: _Channel, producer: Producer) -> None:
@@ -97,6 +124,13 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
 
 
 _running_tasks: set[Any] = set()  # strong references, so running producers are not collected
+
+
+def _put(q: queue.SimpleQueue[Any]) -> Callable[[Any], None]:
+    def put(event: Any) -> None:
+        q.put(event)
+
+    return put
 
 
 def _cancel(channel: _Channel) -> None:
@@ -142,6 +176,8 @@ class EventStream(Generic[E, R]):
                 if event is _END:
                     channel.buffer.appendleft(_END)
                     raise StopAsyncIteration
+                if channel.drained is not None and len(channel.buffer) <= _LOW_WATER:
+                    channel.release()
                 return event  # type: ignore[no-any-return]
             waiter = channel.waiter = anyio.Event()
             await waiter.wait()
@@ -154,6 +190,8 @@ class EventStream(Generic[E, R]):
         """
         self._start()
         assert self._channel.done is not None
+        self._channel.unbounded = True  # nobody may be reading: keep every event, never block
+        self._channel.release()
         await self._channel.done.wait()
         if self._channel.error is not None:
             raise self._channel.error
@@ -166,6 +204,8 @@ class EventStream(Generic[E, R]):
             self._channel.finished = True
             return
         _cancel(self._channel)
+        self._channel.unbounded = True
+        self._channel.release()
         if self._channel.done is not None:
             with anyio.CancelScope(shield=True):
                 await self._channel.done.wait()
@@ -198,7 +238,7 @@ class EventStream(Generic[E, R]):
             with anyio.CancelScope() as scope:
                 channel.cancel = lambda: call(scope.cancel)
                 try:
-                    channel.result = await self._producer(q.put)
+                    channel.result = await self._producer(_put(q))
                 except Exception as exc:
                     channel.error = exc
             if scope.cancelled_caught and channel.error is None:

@@ -18,11 +18,13 @@ goes on while tool results need an answer or steering/follow-up messages are que
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from . import _tool_execution
 from ._event_stream import EventStream
@@ -100,6 +102,40 @@ def _check_call(context: Any, config: Any, emit: Any = None) -> None:
         raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
 
 
+class _EmitLock:
+    """A FIFO lock that, unlike anyio.Lock, does not yield to the event loop when it is free."""
+
+    __slots__ = ("_locked", "_waiters")
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._locked:
+            self._locked = True
+            return
+        event = anyio.Event()
+        self._waiters.append(event)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self._release()  # ownership was handed to us as we were cancelled: pass it on
+            else:
+                self._waiters.remove(event)
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # hand ownership over
+        else:
+            self._locked = False
+
+
 class _SinkError(Exception):
     """Raised inside the run when `emit` failed, to end the run through the failure path."""
 
@@ -126,6 +162,7 @@ class _Run:
         self.config = config
         self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
+        self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
         self.stream_fn: StreamFn = stream_fn
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
@@ -139,7 +176,8 @@ class _Run:
         self.partial_event: Any = None
         self.sink_error: BaseException | None = None
         self.failing = False
-        self.emit_lock: anyio.Lock | None = None
+        self.emit_lock = _EmitLock()
+        self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
 
     # -- emitting --------------------------------------------------------------------------
@@ -147,14 +185,10 @@ class _Run:
     async def emit(self, event: AgentEvent) -> None:
         """Deliver an event; a raising sink is remembered, and the run then fails."""
         try:
-            if self.emit_lock is not None:  # tools are running concurrently: one event at a time
+            result = self.emit_fn(event)
+            if result is not None:
+                # an async sink: deliver one event at a time even while tools run concurrently
                 async with self.emit_lock:
-                    result = self.emit_fn(event)
-                    if result is not None:
-                        await result
-            else:
-                result = self.emit_fn(event)
-                if result is not None:
                     await result
         except Exception as exc:
             if self.sink_error is None:
@@ -189,16 +223,18 @@ class _Run:
     # -- the run ---------------------------------------------------------------------------
 
     async def run(self, prompts: list[AgentMessage] | None, poll_steering: bool = True) -> None:
-        try:
-            await self.emit(AgentStartEvent())
-            await self.turn_start()
-            for prompt in prompts or ():
-                await self.add_message(prompt)
-            self.check_sink()
-            await self.loop(poll_steering)
-        except Exception as exc:
-            await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
-        await self.emit(AgentEndEvent(messages=list(self.new_messages)))
+        # One task group for the whole run: parallel tools and the update pump are its tasks.
+        async with anyio.create_task_group() as self.group:
+            try:
+                await self.emit(AgentStartEvent())
+                await self.turn_start()
+                for prompt in prompts or ():
+                    await self.add_message(prompt)
+                self.check_sink()
+                await self.loop(poll_steering)
+            except Exception as exc:
+                await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
+            await self.emit(AgentEndEvent(messages=list(self.new_messages)))
 
     async def poll(self, hook: Callable[[], Any] | None) -> list[AgentMessage]:
         if hook is None or self.signal.aborted:
@@ -462,7 +498,7 @@ def agent_loop(
     checked = _check_prompts(prompts)
     _check_call(context, config)
 
-    async def produce(push: Callable[[Any], None]) -> list[AgentMessage]:
+    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)
         await run.run(checked)
         return run.new_messages
@@ -485,7 +521,7 @@ def agent_loop_continue(
     _check_call(context, config)
     _check_continue(context)
 
-    async def produce(push: Callable[[Any], None]) -> list[AgentMessage]:
+    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)
         await run.run(None)
         return run.new_messages

@@ -83,11 +83,8 @@ class _Call:
 class _Batch:
     run: _Run
     message: AssistantMessage
-    group: Any = None
     updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
-    pump_wakeup: anyio.Event | None = None
     pump_running: bool = False
-    group_closing: bool = False
     loop_thread: int = field(default_factory=threading.get_ident)
 
     # -- updates -------------------------------------------------------------------------
@@ -109,30 +106,25 @@ class _Batch:
         self.updates.append((item, partial))
         if not self.pump_running:
             self.pump_running = True
-            self.group.start_soon(self.pump)
-        elif self.pump_wakeup is not None:
-            self.pump_wakeup.set()
+            self.run.group.start_soon(self.pump)
 
     async def pump(self) -> None:
-        while True:
-            while self.updates:
-                item, partial = self.updates.popleft()
-                call = item.call
-                await self.run.emit(
-                    ToolExecutionUpdateEvent(
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        args=call.arguments,
-                        partial_result=partial,
-                    )
+        """Emit queued updates in order; exits when the queue is empty."""
+        while self.updates:
+            item, partial = self.updates.popleft()
+            call = item.call
+            await self.run.emit(
+                ToolExecutionUpdateEvent(
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    args=call.arguments,
+                    partial_result=partial,
                 )
-                item.pending_updates -= 1
-                if item.pending_updates == 0 and item.drained is not None:
-                    item.drained.set()
-            if self.group_closing:
-                return
-            self.pump_wakeup = anyio.Event()
-            await self.pump_wakeup.wait()
+            )
+            item.pending_updates -= 1
+            if item.pending_updates == 0 and item.drained is not None:
+                item.drained.set()
+        self.pump_running = False
 
     # -- the pipeline --------------------------------------------------------------------
 
@@ -207,7 +199,7 @@ class _Batch:
         on_update = self.on_update_for(item)
         result: AgentToolResult | None = None
         is_error = False
-        with cancel_on_abort(run.signal) as scope:
+        with cancel_on_abort(run.abort_signal) as scope:
             try:
                 if tool.is_async():
                     value = await tool.execute(call.id, item.args, run.signal, on_update)  # type: ignore[misc]
@@ -321,52 +313,53 @@ async def execute_batch(
         for c in calls
     )
     results: list[ToolResultMessage] = []
-    run.emit_lock = anyio.Lock()
-    try:
-        async with anyio.create_task_group() as group:
-            batch.group = group
-            if sequential:
-                for item in items:
-                    await batch.start(item)
-                    if await batch.prepare(item):
-                        await batch.execute(item)
-                    await batch.end(item)
-                    results.append(await batch.publish(item))
+    if sequential:
+        for item in items:
+            await batch.start(item)
+            if await batch.prepare(item):
+                await batch.execute(item)
+            await batch.end(item)
+            results.append(await batch.publish(item))
+    else:
+        prepared: list[_Call] = []
+        for item in items:
+            await batch.start(item)
+            if await batch.prepare(item):
+                prepared.append(item)
             else:
-                prepared: list[_Call] = []
-                for item in items:
-                    await batch.start(item)
-                    if await batch.prepare(item):
-                        prepared.append(item)
-                    else:
-                        await batch.end(item)
-                if len(prepared) == 1:
-                    await batch.run_one(prepared[0])
-                elif prepared:
-                    limit = run.config.max_parallel_tools
-                    if limit is None or limit >= len(prepared):
-                        async with anyio.create_task_group() as jobs:
-                            for item in prepared:
-                                jobs.start_soon(batch.run_one, item)
-                    else:
-                        limiter = anyio.CapacityLimiter(limit)
-
-                        async def bounded(item: _Call) -> None:
-                            async with limiter:
-                                await batch.run_one(item)
-
-                        async with anyio.create_task_group() as jobs:
-                            for item in prepared:
-                                jobs.start_soon(bounded, item)
-                for item in items:
-                    results.append(await batch.publish(item))
-            batch.group_closing = True
-            if batch.pump_wakeup is not None:
-                batch.pump_wakeup.set()
-    finally:
-        run.emit_lock = None
+                await batch.end(item)
+        if len(prepared) == 1:
+            await batch.run_one(prepared[0])
+        elif prepared:
+            await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
+        for item in items:
+            results.append(await batch.publish(item))
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
     return results, terminate
+
+
+async def _run_concurrently(batch: _Batch, items: list[_Call], limit: int | None) -> None:
+    """Run prepared calls as tasks of the run's task group and wait for all of them."""
+    remaining = len(items)
+    all_done = anyio.Event()
+    limiter = anyio.CapacityLimiter(limit) if limit is not None and limit < len(items) else None
+
+    async def job(item: _Call) -> None:
+        nonlocal remaining
+        try:
+            if limiter is None:
+                await batch.run_one(item)
+            else:
+                async with limiter:
+                    await batch.run_one(item)
+        finally:
+            remaining -= 1
+            if remaining == 0:
+                all_done.set()
+
+    for item in items:
+        batch.run.group.start_soon(job, item)
+    await all_done.wait()
 
 
 async def fail_truncated(run: _Run, calls: list[ToolCall]) -> list[ToolResultMessage]:

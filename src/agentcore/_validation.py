@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Mapping
-from typing import Any
-
-import pydantic
-from jsonschema import exceptions as jsonschema_exceptions
-from jsonschema import validators
+from typing import TYPE_CHECKING, Any
 
 from .errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    import pydantic
+
+# pydantic and jsonschema are imported when the first tool needs them, not with agentcore.
 
 __all__ = ["ArgumentsError", "ArgumentsValidator", "json_schema_of"]
 
@@ -28,11 +30,17 @@ class ArgumentsError(Exception):
     """Arguments that do not match the tool's schema; the text is meant for the model."""
 
 
+def is_pydantic_model(value: object) -> bool:
+    """Whether `value` is a Pydantic model class (without importing pydantic needlessly)."""
+    module = sys.modules.get("pydantic")
+    return module is not None and isinstance(value, type) and issubclass(value, module.BaseModel)
+
+
 def json_schema_of(parameters: Mapping[str, Any] | type[pydantic.BaseModel]) -> dict[str, Any]:
     """The JSON Schema the model sees for a tool's parameters."""
-    if isinstance(parameters, type) and issubclass(parameters, pydantic.BaseModel):
-        return parameters.model_json_schema()
-    return dict(parameters)
+    if is_pydantic_model(parameters):
+        return parameters.model_json_schema()  # type: ignore[union-attr]
+    return dict(parameters)  # type: ignore[arg-type]
 
 
 def _coerce(value: Any, expected: list[str]) -> tuple[bool, Any]:
@@ -126,14 +134,17 @@ class ArgumentsValidator:
         self._tool = tool_name
         self._model: type[pydantic.BaseModel] | None = None
         self._validator: Any = None
-        if isinstance(parameters, type) and issubclass(parameters, pydantic.BaseModel):
-            self._model = parameters
+        if is_pydantic_model(parameters):
+            self._model = parameters  # type: ignore[assignment]
             return
         if not isinstance(parameters, Mapping):
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: parameters must be a JSON Schema dict or a Pydantic model "
                 f"class, got {type(parameters).__name__}"
             )
+        from jsonschema import exceptions as jsonschema_exceptions
+        from jsonschema import validators
+
         schema = dict(parameters)
         cls = validators.validator_for(schema)
         try:
@@ -161,7 +172,7 @@ class ArgumentsValidator:
         if self._model is not None:
             try:
                 return self._model.model_validate(arguments)
-            except pydantic.ValidationError as exc:
+            except sys.modules["pydantic"].ValidationError as exc:
                 problems = [
                     f"{_path(list(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
                 ]

@@ -147,17 +147,28 @@ def _suppress_value_error() -> Iterator[None]:
         yield
 
 
+class _NeverCancelled:
+    """Stands in for a cancel scope when there is no signal: nothing can cancel it."""
+
+    cancelled_caught = False
+    cancel_called = False
+
+
+_NEVER_CANCELLED: Any = _NeverCancelled()
+
+
 @contextmanager
 def cancel_on_abort(signal: AbortSignal | None) -> Iterator[anyio.CancelScope]:
     """A cancel scope that is cancelled when `signal` fires (also from another thread).
 
     After the block, `scope.cancelled_caught` tells whether the abort interrupted it. A
-    cancellation from an enclosing scope is not caught here and propagates.
+    cancellation from an enclosing scope is not caught here and propagates. With no signal,
+    nothing is set up and the returned stand-in reports `cancelled_caught = False`.
     """
+    if signal is None:
+        yield _NEVER_CANCELLED
+        return
     with anyio.CancelScope() as scope:
-        if signal is None:
-            yield scope
-            return
         if signal.aborted:
             scope.cancel()
             yield scope

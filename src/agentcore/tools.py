@@ -15,15 +15,16 @@ import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-import pydantic
-
-from ._validation import ArgumentsValidator, json_schema_of
+from ._validation import ArgumentsValidator, is_pydantic_model, json_schema_of
 from .abort import AbortSignal
 from .errors import ToolDefinitionError
 from .llm.types import Tool
 from .messages import ImageContent, TextContent, ToolResultContent, Usage
+
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = [
     "AgentTool",
@@ -215,7 +216,7 @@ def _to_result(value: Any) -> AgentToolResult:
         and all(isinstance(v, TextContent | ImageContent) for v in value)
     ):
         return AgentToolResult(content=list(value))
-    if isinstance(value, pydantic.BaseModel):
+    if is_pydantic_model(type(value)):
         return AgentToolResult.text(value.model_dump_json(), details=value)
     try:
         return AgentToolResult.text(json.dumps(value, ensure_ascii=False), details=value)
@@ -230,6 +231,8 @@ def _build_tool(
     label: str | None,
     execution_mode: ToolExecutionMode | None,
 ) -> AgentTool:
+    import pydantic
+
     tool_name = name or fn.__name__
     try:
         hints = typing.get_type_hints(fn, include_extras=True)

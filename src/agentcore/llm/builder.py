@@ -88,22 +88,41 @@ class _Block:
 
 
 class _Snapshot:
-    """The message at one moment: finished blocks by reference, open ones by chunk count."""
+    """The message at one moment: finished blocks by reference, open ones by chunk count.
 
-    __slots__ = ("_builder", "_message", "_n", "_open", "_usage")
+    Taking one is O(open blocks) and allocates one object in the common case of a single open
+    block; the message is built only if somebody reads `partial`.
+    """
+
+    __slots__ = ("_args", "_builder", "_count", "_index", "_message", "_more", "_n", "_usage")
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
         self._n = len(builder._blocks)
-        self._open = tuple((i, len(b.chunks), b.arguments) for i, b in builder._open.items())
         self._usage = builder.usage
         self._message: AssistantMessage | None = None
+        self._more: tuple[tuple[int, int, dict[str, Any]], ...] | None = None
+        open_blocks = builder._open
+        if not open_blocks:
+            self._index = -1
+        else:
+            if len(open_blocks) > 1:
+                self._more = tuple((i, len(b.chunks), b.arguments) for i, b in open_blocks.items())
+            index = builder._last_open
+            block = open_blocks.get(index)
+            if block is None:
+                index, block = next(iter(open_blocks.items()))
+            self._index = index
+            self._count = len(block.chunks)
+            self._args = block.arguments
 
     def message(self) -> AssistantMessage:
         if self._message is None:
             builder = self._builder
             content: list[AssistantContent] = list(builder._finals[: self._n])
-            for index, count, arguments in self._open:
+            if self._index >= 0:
+                content[self._index] = builder._blocks[self._index].content(self._count, self._args)
+            for index, count, arguments in self._more or ():
                 content[index] = builder._blocks[index].content(count, arguments)
             self._message = builder._message(content, self._usage, "stop", None)
         return self._message
@@ -126,6 +145,7 @@ class MessageBuilder:
         self._blocks: list[_Block] = []
         self._finals: list[Any] = []
         self._open: dict[int, _Block] = {}
+        self._last_open = -1
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -189,6 +209,7 @@ class MessageBuilder:
         self._blocks.append(block)
         self._finals.append(None)
         self._open[index] = block
+        self._last_open = index
         return index
 
     def _check_open(self, index: int, kind: str) -> _Block:

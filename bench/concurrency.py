@@ -1,0 +1,93 @@
+"""Concurrency: 1,000 runs at once, 3 tool turns each, the model taking 20 ms per answer.
+
+Prints wall time and peak memory of agentcore against the bare loop doing the same work
+(target: at most 2x its wall time).
+
+    .venv/bin/python bench/concurrency.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import subprocess
+import sys
+
+from common import MODEL, bare_loop, clock, scripted_stream_fn
+
+from agentcore import AgentContext, AgentLoopConfig, UserMessage, agent_loop, tool
+
+RUNS = 1000
+TURNS = 4  # 3 tool turns, then the answer
+DELAY = 0.020
+
+
+@tool
+async def noop(x: int) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+async def bare_noop(x: int) -> str:
+    return "ok"
+
+
+async def agentcore_all() -> float:
+    stream_fn = scripted_stream_fn(TURNS, delay=DELAY)
+    context = AgentContext(tools=[noop])
+    config = AgentLoopConfig(model=MODEL)
+
+    async def one() -> None:
+        events = agent_loop([UserMessage(content="go")], context, config, stream_fn=stream_fn)
+        async for _ in events:
+            pass
+        assert len(await events.result()) == 2 * TURNS
+
+    t0 = clock()
+    await asyncio.gather(*(one() for _ in range(RUNS)))
+    return clock() - t0
+
+
+async def bare_all() -> float:
+    stream_fn = scripted_stream_fn(TURNS, delay=DELAY)
+
+    async def one() -> None:
+        async for _ in bare_loop("go", {"noop": bare_noop}, stream_fn):
+            pass
+
+    t0 = clock()
+    await asyncio.gather(*(one() for _ in range(RUNS)))
+    return clock() - t0
+
+
+def child(which: str) -> None:
+    seconds = asyncio.run(agentcore_all() if which == "agentcore" else bare_all())
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{seconds} {peak_mb}")
+
+
+def measure(which: str) -> tuple[float, float]:
+    """Best wall time of 3 runs and the peak RSS, each in a fresh process."""
+    best = (float("inf"), 0.0)
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, __file__, which], capture_output=True, text=True, check=True
+        ).stdout.split()
+        best = min(best, (float(out[0]), float(out[1])))
+    return best
+
+
+def main() -> None:
+    bare_s, bare_mb = measure("bare")
+    ours_s, ours_mb = measure("agentcore")
+    print(f"{RUNS} runs x {TURNS - 1} tool turns, model latency {DELAY * 1000:.0f} ms")
+    print(f"bare asyncio loop : {bare_s:6.2f} s  peak RSS {bare_mb:6.0f} MB")
+    print(f"agentcore         : {ours_s:6.2f} s  peak RSS {ours_mb:6.0f} MB")
+    print(f"ratio             : {ours_s / bare_s:6.2f}x  (target <= 2x)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        child(sys.argv[1])
+    else:
+        main()
