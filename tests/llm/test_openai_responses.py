@@ -577,6 +577,7 @@ async def test_abort_during_retry_wait(replay_server: ReplayServer) -> None:
     assert len(replay_server.requests) == 1
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_leaving_early_closes_the_stream(replay_server: ReplayServer) -> None:
     chunks = split_sse(load_fixture(API, "text"))
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [30.0] * len(chunks)))
@@ -1146,3 +1147,28 @@ async def test_on_payload_returning_a_non_dict(replay_server: ReplayServer) -> N
     assert [e.type for e in events] == ["error"]
     assert "on_payload returned str" in (message.error_message or "")
     assert replay_server.requests == []
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio(replay_server: ReplayServer) -> None:
+    replay_server.enqueue(fixture_response("tool_calls"))
+    events, message = await collect(
+        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
+    )
+    check_protocol(events)
+    assert message.stop_reason == "tool_use" and len(message.tool_calls) == 2
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_abort_under_trio(replay_server: ReplayServer) -> None:
+    chunks = split_sse(load_fixture(API, "text"))
+    replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [10.0] * len(chunks)))
+    controller = AbortController()
+    stream = openai_responses.stream(
+        make_model(replay_server), context(), StreamOptions(api_key="k", signal=controller.signal)
+    )
+    with anyio.fail_after(3):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_abort_later, controller, 0.3)
+            message = await stream.result()
+    assert message.stop_reason == "aborted" and message.text == "Hello!"

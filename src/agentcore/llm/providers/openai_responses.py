@@ -81,6 +81,7 @@ __all__ = [
 API = "openai-responses"
 _ABORTED = "request was aborted"
 _CLOSE_TIMEOUT = 5.0
+_DRAIN_LIMIT = 1000
 
 ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
 ReasoningSummary = Literal["auto", "concise", "detailed"]
@@ -687,7 +688,6 @@ async def _events(
             yield builder.error("aborted", _ABORTED)
             return
         events = raw.parse(to=sdk.AsyncStream[object])
-        iterator = events.__aiter__()
         translator = _Translator(model, builder)
         yield builder.start()
         started = True
@@ -696,7 +696,7 @@ async def _events(
             ended = False
             with cancel_on_abort(signal) as scope:
                 try:
-                    data = await iterator.__anext__()
+                    data = await events.__anext__()
                 except StopAsyncIteration:
                     ended = True
             if scope.cancelled_caught or (signal is not None and signal.aborted):
@@ -730,9 +730,24 @@ async def _events(
     finally:
         with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
             if events is not None:
-                await events.close()
+                await _close_events(events)
             if client is not None:
                 await client.close()
+
+
+async def _close_events(events: Any) -> None:
+    """Close the SDK's event stream and finish its generators.
+
+    Stopping at the final event leaves the SDK's chain of async generators suspended; left to
+    the garbage collector they are finalised late (and trio warns). Closing the response first
+    makes the next read fail at once, which unwinds the whole chain here, in this task.
+    """
+    await events.close()
+    for _ in range(_DRAIN_LIMIT):
+        try:
+            await events.__anext__()
+        except Exception:  # StopAsyncIteration, or the read on a closed response failing
+            return
 
 
 # -- entry points ---------------------------------------------------------------------------
