@@ -1,0 +1,55 @@
+"""Durable sessions: an Agent's transcript and what is needed to resume it, stored as it happens.
+
+```python
+from agentcore import Agent
+from agentcore.sessions import SqliteSessionStore
+
+store = SqliteSessionStore("chats.db")
+agent = Agent(initial_state={"model": model}, session=store.create())
+await agent.prompt("hello")          # each message is stored at its message_end
+
+agent = Agent(session=store.open(session_id))   # later, maybe in another process: resume
+await agent.prompt("where were we?")
+```
+
+Two stores share one interface (`SessionStore`): `JsonlSessionStore` (a directory of append-only
+JSON Lines files, one per session) and `SqliteSessionStore` (one database, many sessions).
+"""
+
+from __future__ import annotations
+
+from ._base import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
+from ._base import SESSION_FORMAT_VERSION as SESSION_FORMAT_VERSION
+from ._base import Session as Session
+from ._base import SessionCorruptError as SessionCorruptError
+from ._base import SessionData as SessionData
+from ._base import SessionError as SessionError
+from ._base import SessionInfo as SessionInfo
+from ._base import SessionLockedError as SessionLockedError
+from ._base import SessionNotFoundError as SessionNotFoundError
+from ._base import SessionParent as SessionParent
+from ._base import SessionRecoveryWarning as SessionRecoveryWarning
+from ._base import SessionState as SessionState
+from ._base import SessionStore as SessionStore
+from ._base import repair_transcript as repair_transcript
+from .jsonl import JsonlSessionStore as JsonlSessionStore
+from .sqlite import SqliteSessionStore as SqliteSessionStore
+
+__all__ = [
+    "INTERRUPTED_TOOL_RESULT",
+    "SESSION_FORMAT_VERSION",
+    "JsonlSessionStore",
+    "Session",
+    "SessionCorruptError",
+    "SessionData",
+    "SessionError",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "SessionParent",
+    "SessionRecoveryWarning",
+    "SessionState",
+    "SessionStore",
+    "SqliteSessionStore",
+    "repair_transcript",
+]

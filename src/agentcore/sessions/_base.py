@@ -1,0 +1,626 @@
+"""The session interface: what a store keeps, and what every store must do.
+
+A session is an Agent's transcript plus what is needed to resume it (`SessionState`: system
+prompt, model, thinking level, the steering and follow-up queues), written as it happens. Stores
+are synchronous and thread-safe, like `sqlite3`: the Agent calls them from worker threads
+(`anyio.to_thread`) so a write never blocks the event loop. In async code of your own, wrap slow
+calls (`list()` of a large store, `load()` of a long session) in `anyio.to_thread.run_sync`.
+
+```
+AgentCoreError
+└── SessionError                          a session store cannot do what was asked
+    ├── SessionNotFoundError (LookupError) no session with that id in the store
+    ├── SessionLockedError                another store or process is writing the session
+    └── SessionCorruptError (ValueError)  a stored record cannot be read; names file/row and line
+SessionRecoveryWarning (UserWarning)      a torn last JSONL record was dropped on load
+```
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, get_args
+
+from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
+from ..llm.model import Model, ModelCost, OpenAICompletionsCompat
+from ..llm.types import ThinkingLevel
+from ..messages import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ToolResultMessage,
+    from_json,
+    now_ms,
+    to_json,
+)
+
+__all__ = [
+    "INTERRUPTED_TOOL_RESULT",
+    "SESSION_FORMAT_VERSION",
+    "Session",
+    "SessionCorruptError",
+    "SessionData",
+    "SessionError",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "SessionParent",
+    "SessionRecoveryWarning",
+    "SessionState",
+    "SessionStore",
+    "repair_transcript",
+]
+
+SESSION_FORMAT_VERSION = 1
+"""Version of the session container (JSONL header `format`, SQLite `user_version`).
+
+Messages inside carry their own version (`agentcore.messages.FORMAT_VERSION`)."""
+
+INTERRUPTED_TOOL_RESULT = (
+    "Tool call was not completed: the run was interrupted before its result was recorded."
+)
+"""The text of the synthetic error result `repair_transcript` gives an unanswered tool call."""
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class SessionError(AgentCoreError):
+    """A session store cannot do what was asked."""
+
+
+class SessionNotFoundError(SessionError, LookupError):
+    """No session with that id exists in the store."""
+
+
+class SessionLockedError(SessionError):
+    """Another store (in this or another process) is writing the session."""
+
+
+class SessionCorruptError(SessionError, ValueError):
+    """A stored record cannot be read; the message names the file or row and the line."""
+
+
+class SessionRecoveryWarning(UserWarning):
+    """A torn or corrupt last JSONL record (a write cut short by a crash) was dropped on load."""
+
+
+# --- data --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionState:
+    """What an Agent needs besides the transcript to resume a session.
+
+    Attributes:
+        system_prompt: the system prompt.
+        model: the model (None: not recorded; the Agent keeps its own).
+        thinking_level: the thinking level.
+        steering: queued steering messages, oldest first.
+        follow_up: queued follow-up messages, oldest first.
+    """
+
+    system_prompt: str = ""
+    model: Model | None = None
+    thinking_level: ThinkingLevel = "off"
+    steering: Sequence[AgentMessage] = ()
+    follow_up: Sequence[AgentMessage] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionParent:
+    """Where a branched session came from: the first `index` messages of `session_id`."""
+
+    session_id: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionInfo:
+    """One entry of `SessionStore.list()`; times are milliseconds since the epoch."""
+
+    id: str
+    created_at: int
+    updated_at: int
+    parent: SessionParent | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionData:
+    """A loaded session.
+
+    Attributes:
+        messages: the transcript (repaired unless loaded with `repair=False`).
+        state: system prompt, model, thinking level and queues.
+        repaired: how many synthetic tool results the repair added.
+    """
+
+    id: str
+    created_at: int
+    updated_at: int
+    parent: SessionParent | None
+    metadata: Mapping[str, Any]
+    state: SessionState
+    messages: list[AgentMessage]
+    repaired: int = 0
+
+
+# --- transcript repair -------------------------------------------------------------------------
+
+
+def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessage], int]:
+    """Give every unanswered tool call a synthetic error result, so the transcript can be sent to
+    a model again. Returns the repaired list and the number of results added.
+
+    A process killed while tools ran leaves an assistant message whose tool calls have no (or not
+    all) results. Each missing result is inserted right after the results that did arrive, saying
+    the run was interrupted. Calls of an `error` or `aborted` message were never run and are not
+    sent to models again, so they are left alone. The repair is deterministic: the synthetic
+    results carry the assistant message's timestamp.
+    """
+    out: list[AgentMessage] = []
+    added = 0
+    i = 0
+    n = len(messages)
+    while i < n:
+        message = messages[i]
+        out.append(message)
+        i += 1
+        if not isinstance(message, AssistantMessage) or message.stop_reason in ("error", "aborted"):
+            continue
+        calls = message.tool_calls
+        if not calls:
+            continue
+        answered: set[str] = set()
+        while i < n and getattr(messages[i], "role", None) == "tool_result":
+            answered.add(getattr(messages[i], "tool_call_id", ""))
+            out.append(messages[i])
+            i += 1
+        for call in calls:
+            if call.id not in answered:
+                out.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(text=INTERRUPTED_TOOL_RESULT)],
+                        is_error=True,
+                        timestamp=message.timestamp,
+                    )
+                )
+                added += 1
+    return out, added
+
+
+# --- JSON of states and models -----------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def model_to_json(model: Model) -> dict[str, Any]:
+    """A model as JSON: its fields, and its `compat` flags when it has known ones."""
+    data: dict[str, Any] = {}
+    for f in fields(Model):
+        value = getattr(model, f.name)
+        if f.name == "cost":
+            data["cost"] = {c.name: getattr(value, c.name) for c in fields(ModelCost)}
+        elif f.name == "compat":
+            if isinstance(value, OpenAICompletionsCompat):
+                data["compat"] = {
+                    "kind": "openai-completions",
+                    **{c.name: _plain(getattr(value, c.name)) for c in fields(value)},
+                }
+        else:
+            data[f.name] = _plain(value)
+    return data
+
+
+def model_from_json(data: Any, where: str) -> Model:
+    """The catalogue's entry for the stored provider and id if there is one (fresh prices and
+    quirks), else the model rebuilt from the stored fields."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
+        raise SessionCorruptError(f"{where}: model must be an object with an 'id'")
+    from ..llm.models import get_model
+
+    try:
+        return get_model(str(data.get("provider", "")), data["id"])
+    except ModelNotFoundError:
+        pass
+    known = {f.name for f in fields(Model)}
+    kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat")}
+    try:
+        cost = data.get("cost") or {}
+        kwargs["cost"] = ModelCost(**{k: v for k, v in cost.items() if k != "kind"})
+        compat = data.get("compat")
+        if isinstance(compat, Mapping) and compat.get("kind") == "openai-completions":
+            names = {f.name for f in fields(OpenAICompletionsCompat)}
+            kwargs["compat"] = OpenAICompletionsCompat(
+                **{k: v for k, v in compat.items() if k in names}
+            )
+        return Model(**kwargs)
+    except (TypeError, AttributeError) as exc:
+        raise SessionCorruptError(f"{where}: invalid model: {exc}") from exc
+
+
+def _messages_from_json(items: Any, where: str) -> list[AgentMessage]:
+    if not isinstance(items, list):
+        raise SessionCorruptError(f"{where}: expected a list of messages")
+    return [message_from_json(m, f"{where}[{i}]") for i, m in enumerate(items)]
+
+
+def message_from_json(data: Any, where: str) -> AgentMessage:
+    """`agentcore.messages.from_json`, with errors that say where the record is."""
+    try:
+        return from_json(data)
+    except MessageFormatError as exc:
+        hint = ""
+        if "unknown message role" in str(exc):
+            hint = " (register application message types with register_message_type())"
+        raise SessionCorruptError(f"{where}: {exc}{hint}") from exc
+
+
+def state_to_json(state: SessionState) -> dict[str, Any]:
+    """A `SessionState` as JSON (messages in their versioned JSON form)."""
+    return {
+        "system_prompt": state.system_prompt,
+        "model": model_to_json(state.model) if state.model is not None else None,
+        "thinking_level": state.thinking_level,
+        "steering": [to_json(m) for m in state.steering],
+        "follow_up": [to_json(m) for m in state.follow_up],
+    }
+
+
+def state_from_json(data: Any, where: str) -> SessionState:
+    """Decode `state_to_json` output; missing keys take their defaults."""
+    if not isinstance(data, Mapping):
+        raise SessionCorruptError(f"{where}: state must be an object")
+    level = data.get("thinking_level", "off")
+    if level not in _LEVELS:
+        raise SessionCorruptError(f"{where}: unknown thinking level {level!r}")
+    prompt = data.get("system_prompt", "")
+    if not isinstance(prompt, str):
+        raise SessionCorruptError(f"{where}: system_prompt must be a string")
+    model = data.get("model")
+    return SessionState(
+        system_prompt=prompt,
+        model=model_from_json(model, f"{where}.model") if model is not None else None,
+        thinking_level=level,
+        steering=_messages_from_json(data.get("steering", []), f"{where}.steering"),
+        follow_up=_messages_from_json(data.get("follow_up", []), f"{where}.follow_up"),
+    )
+
+
+def parent_to_json(parent: SessionParent | None) -> dict[str, Any] | None:
+    return None if parent is None else {"session_id": parent.session_id, "index": parent.index}
+
+
+def parent_from_json(data: Any, where: str) -> SessionParent | None:
+    if data is None:
+        return None
+    if (
+        not isinstance(data, Mapping)
+        or not isinstance(data.get("session_id"), str)
+        or not isinstance(data.get("index"), int)
+    ):
+        raise SessionCorruptError(f"{where}: parent must be {{'session_id': str, 'index': int}}")
+    return SessionParent(session_id=data["session_id"], index=data["index"])
+
+
+def check_session_id(session_id: Any) -> str:
+    """Session ids are 1-128 characters of letters, digits, `_` and `-` (safe as file names)."""
+    if not isinstance(session_id, str) or not _ID.match(session_id):
+        raise SessionNotFoundError(
+            f"invalid session id {session_id!r}: expected 1-128 letters, digits, '_' or '-'"
+        )
+    return session_id
+
+
+def fresh_session_id() -> str:
+    """A fresh id: milliseconds since the epoch (so ids sort by creation) and 64 random bits."""
+    return f"{now_ms():012x}-{uuid.uuid4().hex[:16]}"
+
+
+# --- the interface -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawSession:
+    """What a store reads, before repair (for implementations)."""
+
+    info: SessionInfo
+    state: SessionState
+    messages: list[AgentMessage]
+
+
+class SessionStore(abc.ABC):
+    """Where sessions live. Implementations: `JsonlSessionStore`, `SqliteSessionStore`.
+
+    Every method is synchronous, thread-safe and short; a store is a context manager that
+    releases its write locks (`close()`) on exit.
+
+    Writing a session takes its write lock, held until `Session.close()` or `close()`: a second
+    writer (another store, here or in another process) gets `SessionLockedError`. Reading
+    (`load`, `list`) needs no lock and sees every complete record written so far.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    # -- what implementations provide ------------------------------------------------------
+
+    @abc.abstractmethod
+    def _create(self, raw: RawSession) -> None:
+        """Store a new session atomically (fail with SessionError if the id exists)."""
+
+    @abc.abstractmethod
+    def _read(self, session_id: str) -> RawSession:
+        """Read a session (SessionNotFoundError if missing, SessionCorruptError if unreadable)."""
+
+    @abc.abstractmethod
+    def _write(
+        self,
+        session_id: str,
+        truncate_to: int | None,
+        messages: Sequence[AgentMessage],
+        state: SessionState | None,
+    ) -> None:
+        """Apply one change atomically; the caller holds the write lock."""
+
+    @abc.abstractmethod
+    def _acquire(self, session_id: str) -> None:
+        """Take the write lock of an existing session (idempotent within this store)."""
+
+    @abc.abstractmethod
+    def _release(self, session_id: str) -> None:
+        """Give the write lock back (no-op if not held)."""
+
+    @abc.abstractmethod
+    def _list(self) -> list[SessionInfo]:
+        """Every session, in any order."""
+
+    @abc.abstractmethod
+    def _delete(self, session_id: str) -> None:
+        """Remove a session (SessionNotFoundError if missing); its lock is released."""
+
+    @abc.abstractmethod
+    def exists(self, session_id: str) -> bool:
+        """Whether the store has a session with this id."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release every write lock and close files or connections."""
+
+    # -- the public interface --------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        state: SessionState | None = None,
+        messages: Sequence[AgentMessage] = (),
+        metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        parent: SessionParent | None = None,
+    ) -> Session:
+        """Create a session and open it for writing.
+
+        Args:
+            state: the initial state (default: empty system prompt, no model, level "off").
+            messages: an initial transcript.
+            metadata: application data (a title, tags): JSON values, fixed at creation and
+                returned by `list()` and `load()`.
+            session_id: the id (default: a fresh, time-ordered one).
+            parent: recorded for branches (see `branch`).
+
+        Raises:
+            SessionError: the id is taken. MessageFormatError: a message cannot be encoded.
+        """
+        sid = check_session_id(session_id) if session_id is not None else fresh_session_id()
+        now = now_ms()
+        raw = RawSession(
+            info=SessionInfo(
+                id=sid,
+                created_at=now,
+                updated_at=now,
+                parent=parent,
+                metadata=dict(metadata or {}),
+            ),
+            state=state or SessionState(),
+            messages=list(messages),
+        )
+        with self._lock:
+            self._create(raw)
+            self._acquire(sid)
+        return Session(self, sid)
+
+    def open(self, session_id: str) -> Session:
+        """Open an existing session for writing (takes its write lock).
+
+        Raises:
+            SessionNotFoundError: no such session. SessionLockedError: another writer has it.
+        """
+        check_session_id(session_id)
+        with self._lock:
+            self._acquire(session_id)
+        return Session(self, session_id)
+
+    def load(self, session_id: str, *, repair: bool = True) -> SessionData:
+        """Read a session: transcript, state, metadata.
+
+        With `repair` (the default), unanswered tool calls get synthetic error results (see
+        `repair_transcript`); the stored records are not changed.
+
+        Raises:
+            SessionNotFoundError: no such session.
+            SessionCorruptError: a record cannot be read (naming where it is).
+        """
+        check_session_id(session_id)
+        raw = self._read(session_id)
+        messages, added = repair_transcript(raw.messages) if repair else (raw.messages, 0)
+        info = raw.info
+        return SessionData(
+            id=info.id,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+            parent=info.parent,
+            metadata=info.metadata,
+            state=raw.state,
+            messages=messages,
+            repaired=added,
+        )
+
+    def append(self, session_id: str, message: AgentMessage) -> None:
+        """Append one message (taking the write lock if this store does not hold it yet)."""
+        self.update(session_id, messages=[message])
+
+    def update(
+        self,
+        session_id: str,
+        *,
+        truncate_to: int | None = None,
+        messages: Sequence[AgentMessage] = (),
+        state: SessionState | None = None,
+    ) -> None:
+        """One atomic change: keep only the first `truncate_to` stored messages (if given), then
+        append `messages`, and replace the state (if given).
+
+        Raises:
+            SessionNotFoundError, SessionLockedError, MessageFormatError (a message that cannot
+            be encoded: register application message types with `register_message_type`).
+        """
+        check_session_id(session_id)
+        if truncate_to is not None and (not isinstance(truncate_to, int) or truncate_to < 0):
+            raise ValueError(f"truncate_to must be a non-negative int, got {truncate_to!r}")
+        with self._lock:
+            self._acquire(session_id)
+            self._write(session_id, truncate_to, list(messages), state)
+
+    def branch(
+        self,
+        session_id: str,
+        at_index: int,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        new_id: str | None = None,
+    ) -> Session:
+        """A new session holding the first `at_index` messages of `session_id` (as loaded, so
+        repaired), with its state but empty queues, and `parent` pointing back.
+
+        To edit message *i* the way chat interfaces do, branch at *i* and prompt with the new
+        text; to regenerate an answer at *i*, branch at *i* and `continue_()`.
+
+        Raises:
+            SessionNotFoundError: no such session. IndexError: `at_index` out of range.
+        """
+        data = self.load(session_id)
+        if not isinstance(at_index, int) or not 0 <= at_index <= len(data.messages):
+            raise IndexError(
+                f"at_index {at_index!r} is out of range for session {session_id!r} "
+                f"of {len(data.messages)} messages"
+            )
+        state = SessionState(
+            system_prompt=data.state.system_prompt,
+            model=data.state.model,
+            thinking_level=data.state.thinking_level,
+        )
+        return self.create(
+            state=state,
+            messages=data.messages[:at_index],
+            metadata=data.metadata if metadata is None else metadata,
+            session_id=new_id,
+            parent=SessionParent(session_id=session_id, index=at_index),
+        )
+
+    def list(self) -> list[SessionInfo]:
+        """Every session, oldest first."""
+        return sorted(self._list(), key=lambda s: (s.created_at, s.id))
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session (its branches are kept).
+
+        Raises:
+            SessionNotFoundError: no such session. SessionLockedError: another writer has it.
+        """
+        check_session_id(session_id)
+        with self._lock:
+            self._acquire(session_id)
+            self._delete(session_id)
+
+    def release(self, session_id: str) -> None:
+        """Give back the write lock of a session (what `Session.close()` does)."""
+        with self._lock:
+            self._release(session_id)
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Session:
+    """A session opened for writing in a store: `store.create()`, `store.open(id)`.
+
+    Pass it to `Agent(session=...)`; `close()` (or `with session:`) gives back its write lock.
+    """
+
+    __slots__ = ("id", "store")
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store = store
+        self.id = session_id
+
+    def load(self, *, repair: bool = True) -> SessionData:
+        """`store.load(self.id)`."""
+        return self.store.load(self.id, repair=repair)
+
+    def append(self, message: AgentMessage) -> None:
+        """`store.append(self.id, message)`."""
+        self.store.append(self.id, message)
+
+    def update(
+        self,
+        *,
+        truncate_to: int | None = None,
+        messages: Sequence[AgentMessage] = (),
+        state: SessionState | None = None,
+    ) -> None:
+        """`store.update(self.id, ...)`."""
+        self.store.update(self.id, truncate_to=truncate_to, messages=messages, state=state)
+
+    def branch(self, at_index: int, *, metadata: Mapping[str, Any] | None = None) -> Session:
+        """`store.branch(self.id, at_index)`."""
+        return self.store.branch(self.id, at_index, metadata=metadata)
+
+    def close(self) -> None:
+        """Give back the write lock."""
+        self.store.release(self.id)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, store={self.store!r})"
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line) of every non-empty line."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
