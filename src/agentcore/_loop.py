@@ -102,6 +102,23 @@ def _check_call(context: Any, config: Any, emit: Any = None) -> None:
         raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
 
 
+_new_update = object.__new__
+_slots: Any = MessageUpdateEvent.__dict__  # the slot descriptors of the frozen dataclass
+_set_update_event = _slots["assistant_message_event"].__set__
+_set_update_message = _slots["_message"].__set__
+_set_update_type = _slots["type"].__set__
+
+
+def _update_event(event: Any) -> MessageUpdateEvent:
+    """`MessageUpdateEvent(assistant_message_event=event)`, built without the frozen-dataclass
+    `__setattr__` detour: this runs once per streamed delta."""
+    update = _new_update(MessageUpdateEvent)
+    _set_update_event(update, event)
+    _set_update_message(update, None)
+    _set_update_type(update, "message_update")
+    return update
+
+
 class _EmitLock:
     """A FIFO lock that, unlike anyio.Lock, does not yield to the event loop when it is free."""
 
@@ -177,6 +194,9 @@ class _Run:
         self.sink_error: BaseException | None = None
         self.failing = False
         self.emit_lock = _EmitLock()
+        self.sync_sink = not inspect.iscoroutinefunction(emit) and not inspect.iscoroutinefunction(
+            getattr(emit, "__call__", None)  # noqa: B004
+        )
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
 
@@ -190,6 +210,15 @@ class _Run:
                 # an async sink: deliver one event at a time even while tools run concurrently
                 async with self.emit_lock:
                     await result
+        except Exception as exc:
+            if self.sink_error is None:
+                self.sink_error = exc
+
+    async def emit_pending(self, pending: Awaitable[None]) -> None:
+        """Await what a sync sink returned (the EventStream's back-pressure wait)."""
+        try:
+            async with self.emit_lock:
+                await pending
         except Exception as exc:
             if self.sink_error is None:
                 self.sink_error = exc
@@ -372,7 +401,17 @@ class _Run:
                     await self.emit(MessageStartEvent(message=event.partial))
                 elif started:
                     self.partial_event = event
-                    await self.emit(MessageUpdateEvent(assistant_message_event=event))
+                    update = _update_event(event)
+                    if self.sync_sink:  # the hot path: one call per delta, no coroutine
+                        try:
+                            pending = self.emit_fn(update)
+                        except Exception as exc:
+                            self.sink_error = exc
+                            break
+                        if pending is not None:
+                            await self.emit_pending(pending)
+                    else:
+                        await self.emit(update)
                 if self.sink_error is not None:
                     break
             self.check_sink()
