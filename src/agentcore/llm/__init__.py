@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._env import get_env_api_key as get_env_api_key
 from ._partial_json import parse_partial_json as parse_partial_json
 from .builder import MessageBuilder as MessageBuilder
+from .compatible import openai_compatible_model as openai_compatible_model
 from .events import (
     AssistantMessageEvent as AssistantMessageEvent,
 )
@@ -176,6 +177,7 @@ __all__ = [
     "get_models",
     "get_providers",
     "is_context_overflow",
+    "openai_compatible_model",
     "parse_partial_json",
     "register_api_provider",
     "register_model",

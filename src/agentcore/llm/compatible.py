@@ -1,0 +1,104 @@
+"""One line for any OpenAI-compatible server: Ollama, vLLM, LM Studio, llama.cpp, ...
+
+```python
+from agentcore.llm import openai_compatible_model
+
+model = openai_compatible_model("http://localhost:11434/v1", "llama3.2", provider="ollama")
+```
+
+The result is an ordinary `Model` with `api="openai-completions"`, so it works anywhere a catalogue
+model does (`AgentLoopConfig(model=...)`, `stream_simple`, ...). Pass `register=True` to also add it
+to the catalogue, so `get_model(provider, model_id)` finds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+from .model import InputKind, Model, ModelCost, OpenAICompletionsCompat
+from .models import register_model
+
+__all__ = ["openai_compatible_model"]
+
+_INPUT_KINDS: frozenset[str] = frozenset({"text", "image"})
+
+
+def openai_compatible_model(
+    base_url: str,
+    model_id: str,
+    *,
+    provider: str = "openai-compatible",
+    name: str = "",
+    context_window: int = 32_768,
+    max_tokens: int = 4_096,
+    reasoning: bool = False,
+    input: Sequence[InputKind] = ("text",),
+    cost: ModelCost | None = None,
+    headers: Mapping[str, str] | None = None,
+    compat: OpenAICompletionsCompat | None = None,
+    register: bool = False,
+) -> Model:
+    """A `Model` for an OpenAI Chat Completions server at `base_url`.
+
+    Args:
+        base_url: the API root the server documents, usually ending in `/v1` (Ollama:
+            `http://localhost:11434/v1`, vLLM: `http://localhost:8000/v1`, LM Studio:
+            `http://localhost:1234/v1`). Requests go to `<base_url>/chat/completions`.
+        model_id: the model name the server expects in the request's `model` field.
+        provider: the provider id. It picks the API-key environment variable (a catalogue
+            provider such as `"groq"` reads `GROQ_API_KEY`); servers on localhost and the providers
+            `ollama`, `vllm`, `lmstudio` and `llama.cpp` need no key. Otherwise pass `api_key` in
+            the options or the `AgentLoopConfig`.
+        name: a display name (default: `model_id`).
+        context_window: the server's context size in tokens, for overflow detection.
+        max_tokens: the output limit sent when a request does not set its own.
+        reasoning: the model thinks before answering (its reasoning is read from
+            `reasoning_content` / `reasoning` deltas).
+        input: the input kinds the model accepts (`"text"`, `"image"`).
+        cost: prices per million tokens (default: free).
+        headers: extra HTTP headers for every request.
+        compat: the server's quirks; the defaults suit llama.cpp, vLLM, Ollama and LM Studio.
+            For a server that rejects `stream_options`, pass
+            `OpenAICompletionsCompat(supports_usage_in_streaming=False)`.
+        register: also add the model to the catalogue (replacing an entry with the same
+            provider and id).
+
+    Raises:
+        ConfigError: `base_url` is not an http(s) URL, `model_id` or `provider` is empty, a
+            limit is not positive, or an input kind is unknown.
+    """
+    url = base_url.strip() if isinstance(base_url, str) else ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"base_url must be an http(s) URL such as 'http://localhost:11434/v1', got {base_url!r}"
+        )
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise ConfigError("model_id must be the model name the server expects, e.g. 'llama3.2'")
+    if not isinstance(provider, str) or not provider.strip():
+        raise ConfigError("provider must be a non-empty string, e.g. 'ollama'")
+    if context_window <= 0 or max_tokens <= 0:
+        raise ConfigError(
+            f"context_window and max_tokens must be positive, got {context_window} and {max_tokens}"
+        )
+    kinds = list(input)
+    unknown = [k for k in kinds if k not in _INPUT_KINDS]
+    if unknown or not kinds:
+        raise ConfigError(f"input must list 'text' and/or 'image', got {kinds!r}")
+    model = Model(
+        id=model_id,
+        name=name,
+        api="openai-completions",
+        provider=provider,
+        base_url=url.rstrip("/"),
+        reasoning=reasoning,
+        input=kinds,
+        cost=cost if cost is not None else ModelCost(),
+        context_window=context_window,
+        max_tokens=max_tokens,
+        headers=dict(headers or {}),
+        compat=compat if compat is not None else OpenAICompletionsCompat(),
+    )
+    return register_model(model) if register else model
