@@ -79,7 +79,16 @@ from ..types import (
     Tool,
 )
 
-__all__ = ["API", "PROVIDER", "SKIP_THOUGHT_SIGNATURE", "build_payload", "stream", "stream_simple"]
+__all__ = [
+    "API",
+    "PROVIDER",
+    "SKIP_THOUGHT_SIGNATURE",
+    "build_contents",
+    "build_payload",
+    "stream",
+    "stream_simple",
+    "thinking_config",
+]
 
 API = "google-generative-ai"
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
@@ -511,7 +520,11 @@ async def _request(
 
 
 def _client(
-    genai: ModuleType, model: Model, options: StreamOptions, api_key: str, http: Any
+    genai: ModuleType,
+    model: Model,
+    options: StreamOptions,
+    api_key: str,
+    http: httpx.AsyncClient,
 ) -> Any:
     types = genai.types
     base_url, api_version = _split_base_url(model.base_url)
