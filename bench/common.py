@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 
 from agentcore.llm import AssistantMessageEventStream, Context, MessageBuilder, Model
-from agentcore.messages import TextContent, ToolCall, ToolResultMessage, UserMessage
 from agentcore.llm.events import AssistantMessageEvent
 from agentcore.llm.types import SimpleStreamOptions
+from agentcore.messages import TextContent, ToolCall, ToolResultMessage, UserMessage
 
 MODEL = Model(id="scripted", api="scripted", provider="bench")
 

@@ -1,6 +1,6 @@
 """Cold `import agentcore` time (no provider SDK is imported). Target: under 0.3 s.
 
-    .venv/bin/python bench/import_time.py
+.venv/bin/python bench/import_time.py
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ async def big_arguments(size: int) -> float:
     stream_fn = scripted_stream_fn(2, deltas=1, args_json=args, args_chunk=4)
     config = AgentLoopConfig(model=MODEL)
     t0 = clock()
-    events = agent_loop([UserMessage(content="go")], AgentContext(tools=[noop]), config, stream_fn=stream_fn)
+    events = agent_loop(
+        [UserMessage(content="go")], AgentContext(tools=[noop]), config, stream_fn=stream_fn
+    )
     async for _ in events:
         pass
     messages = await events.result()
@@ -80,13 +82,19 @@ def main() -> None:
     runs = [asyncio.run(agentcore_rates()) for _ in range(3)]
     ours, first, last = max(runs, key=lambda r: r[0])
     print(f"bare asyncio loop : {bare:12,.0f} deltas/s")
-    print(f"agentcore         : {ours:12,.0f} deltas/s  ({bare / ours:.2f}x the bare time per delta, target <= 3x)")
+    print(
+        f"agentcore         : {ours:12,.0f} deltas/s  ({bare / ours:.2f}x the bare time per delta, target <= 3x)"
+    )
     print(f"  first 10%       : {first:12,.0f} deltas/s")
-    print(f"  last 10%        : {last:12,.0f} deltas/s  (last/first = {last / first:.2f}, flat = ~1)")
+    print(
+        f"  last 10%        : {last:12,.0f} deltas/s  (last/first = {last / first:.2f}, flat = ~1)"
+    )
     small = best_of(3, lambda: asyncio.run(big_arguments(256 * 1024)))
     large = best_of(3, lambda: asyncio.run(big_arguments(1024 * 1024)))
     print(f"tool arguments 256 KB in 4-char deltas: {small:6.2f} s")
-    print(f"tool arguments   1 MB in 4-char deltas: {large:6.2f} s  (x{large / small:.2f} for 4x the size, linear = ~4)")
+    print(
+        f"tool arguments   1 MB in 4-char deltas: {large:6.2f} s  (x{large / small:.2f} for 4x the size, linear = ~4)"
+    )
 
 
 if __name__ == "__main__":
