@@ -83,7 +83,8 @@ def main() -> None:
     ours, first, last = max(runs, key=lambda r: r[0])
     print(f"bare asyncio loop : {bare:12,.0f} deltas/s")
     print(
-        f"agentcore         : {ours:12,.0f} deltas/s  ({bare / ours:.2f}x the bare time per delta, target <= 3x)"
+        f"agentcore         : {ours:12,.0f} deltas/s  "
+        f"({bare / ours:.2f}x the bare time per delta, target <= 3x)"
     )
     print(f"  first 10%       : {first:12,.0f} deltas/s")
     print(
@@ -93,7 +94,8 @@ def main() -> None:
     large = best_of(3, lambda: asyncio.run(big_arguments(1024 * 1024)))
     print(f"tool arguments 256 KB in 4-char deltas: {small:6.2f} s")
     print(
-        f"tool arguments   1 MB in 4-char deltas: {large:6.2f} s  (x{large / small:.2f} for 4x the size, linear = ~4)"
+        f"tool arguments   1 MB in 4-char deltas: {large:6.2f} s  "
+        f"(x{large / small:.2f} for 4x the size, linear = ~4)"
     )
 
 
