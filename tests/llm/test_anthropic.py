@@ -612,6 +612,61 @@ async def test_on_payload_returning_none_keeps_the_body(replay_server: ReplaySer
     assert replay_server.requests[0].json == seen[0]
 
 
+async def test_on_payload_returning_a_non_dict(replay_server: ReplayServer) -> None:
+    options = StreamOptions(api_key="k", on_payload=lambda payload, model: "nope")
+    events, message = await collect(run(replay_server, make_model(replay_server), None, options))
+    assert [e.type for e in events] == ["error"]
+    assert message.error_message == "on_payload returned str; expected a dict or None"
+    assert replay_server.requests == []
+
+
+async def test_hook_failures_end_the_stream(replay_server: ReplayServer) -> None:
+    def broken(info: ResponseInfo, model: Model) -> None:
+        raise RuntimeError("hook broke")
+
+    replay_server.enqueue(ScriptedResponse.sse(fixture("text")))
+    options = StreamOptions(api_key="k", on_response=broken)
+    events, message = await collect(run(replay_server, make_model(replay_server), None, options))
+    assert [e.type for e in events] == ["error"]
+    assert message.error_message == "RuntimeError: hook broke"
+    assert len(replay_server.requests) == 1  # not retried
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_runs_under_trio(replay_server: ReplayServer) -> None:
+    """The scenarios that touch cancellation and cleanup, under trio (which reports every
+    generator or connection left unclosed)."""
+    model = make_model(replay_server)
+    replay_server.enqueue(
+        ScriptedResponse.json(
+            error_body("rate_limit_error", "wait"), status=429, headers={"retry-after": "0"}
+        ),
+        ScriptedResponse.sse(fixture("tool_calls")),
+        ScriptedResponse.sse(fixture("text"), delay=[0, 0, 0, 0, 30]),
+        ScriptedResponse.sse(fixture("text"), delay=[0, 0, 0, 0, 30]),
+        ScriptedResponse.sse(fixture("tool_call"), drop_after=8),
+    )
+    _, message = await collect(run(replay_server, model))
+    assert message.stop_reason == "tool_use" and len(message.tool_calls) == 3
+    controller = AbortController()
+    options = StreamOptions(api_key="k", signal=controller.signal)
+    stream = run(replay_server, model, None, options)
+    with anyio.fail_after(5):
+        async for event in stream:
+            if event.type == "text_delta":
+                controller.abort()
+    message = await stream.result()
+    assert message.stop_reason == "aborted" and message.text == "Hello"
+    with anyio.fail_after(5):
+        async with run(replay_server, model) as stream:
+            async for event in stream:
+                if event.type == "text_delta":
+                    break
+    _, message = await collect(run(replay_server, model))
+    assert message.stop_reason == "error" and "connection was lost" in (message.error_message or "")
+    assert len(replay_server.requests) == 5
+
+
 async def test_on_response_sees_status_and_headers(replay_server: ReplayServer) -> None:
     replay_server.enqueue(
         ScriptedResponse.sse(

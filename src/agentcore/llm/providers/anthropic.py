@@ -13,10 +13,13 @@ typed server-sent events are fed to a `MessageBuilder`:
   sends no markers.
 * `stream_simple` maps a thinking level to adaptive thinking with an effort (Claude Opus/Sonnet
   4.6 and later) or to a token budget (older thinking models).
+
+`session_id` and `transport` have no Anthropic counterpart and are ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -585,6 +588,19 @@ async def _close(resource: Any) -> None:
             await resource.close()
 
 
+async def _finish(iterator: Any) -> None:
+    """End the SDK's chain of event generators, none of which closes the one it reads from.
+
+    Each would otherwise be garbage-collected while suspended (trio warns about every one). A
+    read cancelled at once raises inside the innermost generator and unwinds them all; the
+    response itself is closed afterwards.
+    """
+    with anyio.CancelScope() as scope, contextlib.suppress(Exception):
+        scope.cancel()
+        async for _ in iterator:
+            pass
+
+
 async def _open(sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions) -> Any:
     """Send the request and read its first event, so that whatever fails before any output (an
     error status, a dropped connection, an `error` event first thing) can be retried.
@@ -630,11 +646,16 @@ async def _events(
     signal = options.signal
     client: Any = None
     response: Any = None
+    iterator: Any = None
     try:
         payload: Any = build_payload(model, context, options)
         if options.on_payload is not None:
             replaced = await _call(options.on_payload, payload, model)
             if replaced is not None:
+                if not isinstance(replaced, Mapping):
+                    text = f"on_payload returned {type(replaced).__name__}; expected a dict or None"
+                    yield builder.error("error", text)
+                    return
                 payload = replaced
         client = await _client(sdk, api_key, model, _headers(model, options, payload))
         with cancel_on_abort(signal) as scope:
@@ -672,8 +693,13 @@ async def _events(
         yield builder.error("aborted" if aborted else "error", _failure_text(sdk, exc))
         return
     finally:
-        await _close(response)
-        await _close(client)
+        with anyio.CancelScope(shield=True):
+            if iterator is not None:
+                await _finish(iterator)
+            if response is not None:
+                await response.close()
+            if client is not None:
+                await client.close()
 
     for out in builder.close_open_blocks():
         yield out
