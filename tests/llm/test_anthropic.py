@@ -486,6 +486,28 @@ async def test_stream_ending_without_message_stop(replay_server: ReplayServer) -
     assert message.text == "This answer is cut"
 
 
+async def test_non_json_error_body_is_quoted_briefly(replay_server: ReplayServer) -> None:
+    page = b"<html><body>" + b"Bad gateway " * 200 + b"</body></html>"
+    bad_gateway = ScriptedResponse(
+        status=502,
+        headers={"content-type": "text/html", "content-length": str(len(page))},
+        chunks=[page],
+    )
+    replay_server.enqueue(*[bad_gateway] * 4)
+    _, message = await collect(
+        run(
+            replay_server,
+            make_model(replay_server),
+            None,
+            StreamOptions(api_key="k", max_retry_delay_ms=1),
+        )
+    )
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith("502 <html><body>Bad gateway")
+    assert len(message.error_message or "") < 600
+    assert len(replay_server.requests) == 4  # a 502 is retried
+
+
 async def test_unreachable_server(replay_server: ReplayServer) -> None:
     with ReplayServer() as gone:
         url = gone.url

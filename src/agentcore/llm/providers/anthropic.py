@@ -105,6 +105,7 @@ _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "model_context_window_exceeded": "length",
     "tool_use": "tool_use",
 }
+_MAX_BODY_TEXT = 500  # of a non-JSON error body quoted in an error message
 _RETRYABLE_EVENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 _TRUNCATED = (
     "malformed server stream: it ended before the message_stop event (the response was cut off)"
@@ -388,8 +389,9 @@ def _status_error_text(exc: Any) -> str:
     body = getattr(exc, "body", None)
     kind = _error_type(body)
     message = _error_field(body, "message")
-    if not isinstance(message, str):
+    if not isinstance(message, str):  # not Anthropic's JSON error (a proxy's page, say)
         message = body if isinstance(body, str) and body else getattr(exc, "message", str(exc))
+        message = message if len(message) <= _MAX_BODY_TEXT else message[:_MAX_BODY_TEXT] + "…"
     prefix = f"{status} " if status and status != 200 else ""
     text = f"{prefix}{kind}: {message}" if isinstance(kind, str) else f"{prefix}{message}"
     request_id = getattr(exc, "request_id", None)
@@ -405,8 +407,8 @@ def _failure_text(sdk: Any, exc: BaseException) -> str:
         return f"malformed server stream: an event's data is not valid JSON ({exc})"
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__
-        detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-        return f"{exc}{detail}"
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        return f"{str(exc).rstrip('.')}{detail}"
     if _is_transport_error(exc):
         return f"the connection was lost mid-stream ({type(exc).__name__}: {exc})"
     return f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
