@@ -1,0 +1,132 @@
+"""The `agentcore` command: chat in a terminal, one-shot runs, JSON event output.
+
+```
+agentcore chat [options]             interactive conversation
+agentcore run PROMPT|- [options]     answer one prompt and exit
+agentcore models [PROVIDER]          list the model catalogue
+```
+
+`main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
+streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
+Exit codes: 0 success, 1 the run failed, 2 usage or configuration error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import anyio
+
+from ..llm.registry import StreamFn
+from ..messages import UserMessage
+from ._args import Parsed, parse_args
+from ._chat import chat
+from ._json import JsonLinesWriter
+from ._models import list_models
+from ._render import Renderer, make_styler
+from ._run import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CommandError,
+    Interrupts,
+    Settings,
+    outcome,
+    resolve_model,
+    run_prompt,
+    write_error,
+)
+from ._tools import builtin_tools
+
+__all__ = ["main"]
+
+
+def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
+    model = resolve_model(parsed.model, stream_fn=stream_fn)
+    try:
+        tools = builtin_tools(parsed.root) if parsed.tools else []
+    except NotADirectoryError as exc:
+        raise CommandError(str(exc)) from None
+    return Settings(
+        model=model,
+        system=parsed.system,
+        thinking=parsed.thinking,
+        tools=tools,
+        max_tokens=parsed.max_tokens,
+        temperature=parsed.temperature,
+        stream_fn=stream_fn,
+    )
+
+
+async def _run(
+    parsed: Parsed, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
+    prompt = parsed.prompt or ""
+    if prompt == "-":
+        prompt = await anyio.to_thread.run_sync(stdin.read, abandon_on_cancel=True)
+    if not prompt.strip():
+        raise CommandError("the prompt is empty")
+    renderer = Renderer(stdout, make_styler(stderr))
+    sink = JsonLinesWriter(stdout) if parsed.json else renderer
+    interrupts = Interrupts()
+    added = []
+    async with interrupts.installed():
+        added = await run_prompt([UserMessage(content=prompt)], [], settings, sink, interrupts)
+    if interrupts.quit_requested:
+        return EXIT_INTERRUPTED
+    renderer.finish()
+    code, error = outcome(added)
+    if error is not None:
+        write_error(stderr, error)
+    return code
+
+
+async def _main(
+    parsed: Parsed,
+    stream_fn: StreamFn | None,
+    stdin: TextIO | None,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    if parsed.command == "models":
+        return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
+    settings = _settings(parsed, stream_fn)
+    if parsed.command == "chat":
+        return await chat(
+            settings, json_mode=parsed.json, stdin=stdin, stdout=stdout, stderr=stderr
+        )
+    return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr)
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    stream_fn: StreamFn | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the `agentcore` command; returns the exit code.
+
+    Args:
+        argv: the arguments (default: `sys.argv[1:]`).
+        stream_fn: the stream function of every run (default: `agentcore.llm.stream_simple`);
+            with one given, the model's API key and SDK are not checked up front.
+        stdin, stdout, stderr: the streams to use (default: the process's own). With `stdin`
+            given, `chat` reads it line by line as if it were not a terminal.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    parsed = parse_args(sys.argv[1:] if argv is None else list(argv), out, err)
+    if isinstance(parsed, int):
+        return parsed
+    try:
+        return anyio.run(_main, parsed, stream_fn, stdin, out, err)
+    except CommandError as exc:
+        write_error(err, str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`agentcore run ... | head`): not an error worth a traceback.
+        return EXIT_USAGE if parsed.command == "models" else 1

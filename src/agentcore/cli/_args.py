@@ -1,0 +1,180 @@
+"""The command line: `agentcore chat|run|models` and the options they share.
+
+Parsing never calls `sys.exit` and never touches the process's own streams: help and errors are
+written to the streams `main` was given, and the outcome comes back as a `Parsed` or an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import TextIO, get_args
+
+from ..llm.types import ThinkingLevel
+
+__all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
+
+DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+"""The model used when neither `--model` nor `AGENTCORE_MODEL` names one."""
+
+THINKING_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+
+_DESCRIPTION = """\
+Run LLM agents from a terminal: chat interactively, run one prompt, or list the models.
+Output is rendered for a terminal, or written as JSON Lines events with --json."""
+
+_EPILOG = """\
+examples:
+  agentcore chat
+  agentcore run "Summarise README.md" --tools
+  echo "What is 2**32?" | agentcore run - --tools --json
+  agentcore models anthropic
+
+The model is --model, else $AGENTCORE_MODEL, else local/qwen2.5-coder-1.5b
+(start it with scripts/local-model start). API keys come from the provider's usual
+environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Parsed:
+    """The parsed command line."""
+
+    command: str
+    model: str = DEFAULT_MODEL
+    system: str = ""
+    thinking: ThinkingLevel = "off"
+    tools: bool = False
+    root: str = "."
+    json: bool = False
+    max_tokens: int | None = None
+    temperature: float | None = None
+    prompt: str | None = None
+    provider: str | None = None
+
+
+def split_model_ref(ref: str) -> tuple[str, str]:
+    """`"provider/id"` as `(provider, id)`; the id may itself contain slashes.
+
+    Raises:
+        ValueError: `ref` has no provider part or no id part.
+    """
+    provider, sep, model_id = ref.partition("/")
+    if not sep or not provider or not model_id:
+        raise ValueError(f"expected a model as provider/id (e.g. {DEFAULT_MODEL}), got {ref!r}")
+    return provider, model_id
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 2.0:
+        raise argparse.ArgumentTypeError(f"expected a temperature between 0 and 2, got {text!r}")
+    return value
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    default_model = os.environ.get("AGENTCORE_MODEL") or DEFAULT_MODEL
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("model and run options")
+    group.add_argument(
+        "-m",
+        "--model",
+        default=default_model,
+        metavar="PROVIDER/ID",
+        help=f"the model (default: $AGENTCORE_MODEL, else {DEFAULT_MODEL}; now {default_model})",
+    )
+    group.add_argument("-s", "--system", default="", metavar="TEXT", help="the system prompt")
+    group.add_argument(
+        "--thinking",
+        choices=THINKING_LEVELS,
+        default="off",
+        help="how much the model should reason before answering (default: off)",
+    )
+    group.add_argument(
+        "--tools",
+        action="store_true",
+        help="enable the built-in tools: read_file, list_files, calculator",
+    )
+    group.add_argument(
+        "--root",
+        default=".",
+        metavar="DIR",
+        help="the directory the file tools may read (default: the current directory)",
+    )
+    group.add_argument(
+        "--json", action="store_true", help="write the run's events as JSON Lines on stdout"
+    )
+    group.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="the output limit per answer"
+    )
+    group.add_argument("--temperature", type=_temperature, metavar="T", help="sampling temperature")
+
+    parser = argparse.ArgumentParser(
+        prog="agentcore",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser(
+        "chat",
+        parents=[common],
+        help="chat interactively (/exit, /reset, /model PROVIDER/ID, /help)",
+        description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits.",
+    )
+    run = commands.add_parser(
+        "run",
+        parents=[common],
+        help="answer one prompt and exit",
+        description="Answer one prompt (a '-' reads it from stdin) and exit: 0 on success, "
+        "1 when the run failed, 2 for a usage or configuration error.",
+    )
+    run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    models = commands.add_parser(
+        "models", help="list the model catalogue", description="List the model catalogue."
+    )
+    models.add_argument("provider", nargs="?", help="only this provider's models")
+    models.add_argument("--json", action="store_true", help="one JSON object per model")
+    return parser
+
+
+def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
+    """Parse `argv`; returns the exit code instead when argparse is done (help, usage error)."""
+    parser = _build_parser()
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            ns = parser.parse_args(argv)
+            if ns.command is None:
+                parser.print_help(sys.stderr)
+                return 2
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    if ns.command == "models":
+        return Parsed(command="models", provider=ns.provider, json=ns.json)
+    return Parsed(
+        command=ns.command,
+        model=ns.model,
+        system=ns.system,
+        thinking=ns.thinking,
+        tools=ns.tools,
+        root=ns.root,
+        json=ns.json,
+        max_tokens=ns.max_tokens,
+        temperature=ns.temperature,
+        prompt=getattr(ns, "prompt", None),
+    )

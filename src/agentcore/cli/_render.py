@@ -1,0 +1,184 @@
+"""Rendering a run's events for a person at a terminal.
+
+stdout carries the answer's text and nothing else, so `agentcore run "..." > answer.txt` saves
+just the answer; everything around it (thinking, tool calls and their results, errors) goes to
+stderr. In a terminal both streams show, interleaved in order. When `rich` is installed (the `cli`
+extra) and stderr is a terminal, thinking is dimmed and tool activity and errors are coloured;
+otherwise the same lines are written as plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, ClassVar, Protocol, TextIO
+
+from ..events import AgentEvent
+from ..messages import AssistantMessage, ImageContent, TextContent
+from ..tools import AgentToolResult
+
+__all__ = ["Renderer", "Styler", "make_styler"]
+
+_ARGS_LIMIT = 200
+_RESULT_LINES = 3
+_LINE_LIMIT = 160
+
+
+class Styler(Protocol):
+    """Writes text to stderr, optionally with a style (`dim`, `tool`, `ok`, `error`)."""
+
+    def write(self, text: str, style: str | None = None) -> None: ...
+
+
+class _PlainStyler:
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str, style: str | None = None) -> None:
+        self._stream.write(text)
+        self._stream.flush()
+
+
+class _RichStyler:
+    _STYLES: ClassVar[dict[str, str]] = {
+        "dim": "dim",
+        "tool": "cyan",
+        "ok": "green",
+        "error": "bold red",
+    }
+
+    def __init__(self, console: Any) -> None:
+        self._console = console
+
+    def write(self, text: str, style: str | None = None) -> None:
+        self._console.print(text, style=self._STYLES.get(style or ""), end="")
+        self._console.file.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def make_styler(stream: TextIO) -> Styler:
+    """A styler over `stream`: coloured with rich for a terminal (unless NO_COLOR is set and
+    rich is installed), plain otherwise."""
+    if _is_terminal(stream) and not os.environ.get("NO_COLOR"):
+        try:
+            from rich.console import Console
+        except ImportError:
+            pass
+        else:
+            console = Console(
+                file=stream, highlight=False, markup=False, emoji=False, soft_wrap=True
+            )
+            return _RichStyler(console)
+    return _PlainStyler(stream)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _result_text(result: AgentToolResult) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent):
+            parts.append(f"[image {block.mime_type}]")
+    return "\n".join(parts)
+
+
+class Renderer:
+    """Turns agent events into terminal output (see the module docstring for what goes where).
+
+    Args:
+        out: where the answer's text goes (stdout).
+        styler: where everything else goes (stderr), see `make_styler`.
+    """
+
+    def __init__(self, out: TextIO, styler: Styler) -> None:
+        self._out = out
+        self._err = styler
+        self._text_col = 0  # characters written on the current line of `out` (0: at line start)
+        self._thinking = False  # a thinking line is open on stderr
+        self._wrote_text = False
+
+    def _end_thinking(self) -> None:
+        if self._thinking:
+            self._err.write("\n")
+            self._thinking = False
+
+    def _end_text_line(self) -> None:
+        if self._text_col:
+            self._out.write("\n")
+            self._out.flush()
+            self._text_col = 0
+
+    def _text(self, delta: str) -> None:
+        self._end_thinking()
+        if not delta:
+            return
+        self._out.write(delta)
+        self._out.flush()
+        self._wrote_text = True
+        newline = delta.rfind("\n")
+        self._text_col = len(delta) - newline - 1 if newline >= 0 else self._text_col + len(delta)
+
+    def _thinking_delta(self, delta: str) -> None:
+        if not self._thinking:
+            self._end_text_line()
+            self._err.write("thinking: ", "dim")
+            self._thinking = True
+        self._err.write(delta, "dim")
+
+    def __call__(self, event: AgentEvent) -> None:
+        match event.type:
+            case "message_update":
+                raw = event.assistant_message_event
+                if raw.type == "text_delta":
+                    self._text(raw.delta)
+                elif raw.type == "thinking_delta":
+                    self._thinking_delta(raw.delta)
+                elif raw.type == "text_start" and self._wrote_text:
+                    self._end_text_line()  # a new text block starts on a new line
+            case "message_end" if isinstance(event.message, AssistantMessage):
+                self._end_thinking()
+                self._end_text_line()
+            case "tool_execution_start":
+                self._end_thinking()
+                self._end_text_line()
+                args = json.dumps(event.args, ensure_ascii=False, default=repr)
+                self._err.write(f"[tool] {event.tool_name} {_clip(args, _ARGS_LIMIT)}\n", "tool")
+            case "tool_execution_end":
+                self._tool_result(event.tool_name, event.result, event.is_error)
+            case _:
+                pass
+
+    def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
+        lines = _result_text(result).splitlines() or ["(no output)"]
+        shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
+        if len(lines) > _RESULT_LINES:
+            shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
+        label = f"[{name} failed]" if is_error else f"[{name} ok]"
+        body = "\n".join("  " + line for line in shown)
+        self._err.write(f"{label}\n{body}\n", "error" if is_error else "ok")
+
+    def finish(self) -> None:
+        """Close any open line (called after the run, before anything else is printed)."""
+        self._end_thinking()
+        self._end_text_line()
+
+    def error(self, text: str) -> None:
+        """Show a failure on stderr."""
+        self.finish()
+        self._err.write(f"error: {text}\n", "error")
+
+    def notice(self, text: str) -> None:
+        """Show a dimmed notice on stderr (e.g. that an answer was stopped)."""
+        self.finish()
+        self._err.write(f"{text}\n", "dim")

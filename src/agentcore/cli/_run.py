@@ -1,0 +1,211 @@
+"""What `run` and `chat` share: resolving the model, checking it can be used, running one prompt,
+turning Ctrl-C into an abort, and deciding the exit code from how the run ended.
+
+Exit codes: 0 the run succeeded; 1 it failed (the final message has `stop_reason="error"`, e.g.
+an unreachable server or a rejected request); 2 a usage or configuration error found before
+anything was sent (bad option, unknown model or provider, missing API key or SDK extra);
+130 the run was stopped with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import anyio
+
+from .._loop import run_agent_loop
+from ..abort import AbortController
+from ..config import AgentContext, AgentLoopConfig
+from ..errors import AgentCoreError
+from ..events import AgentEvent
+from ..llm._env import resolve_api_key
+from ..llm._sdk import import_sdk
+from ..llm.model import Model
+from ..llm.models import get_model
+from ..llm.registry import StreamFn, get_api_provider
+from ..llm.types import StreamOptions, ThinkingLevel
+from ..messages import AgentMessage, AssistantMessage
+from ..tools import AgentTool
+from ._args import split_model_ref
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CommandError",
+    "Interrupts",
+    "Settings",
+    "outcome",
+    "resolve_model",
+    "run_prompt",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# The SDK each built-in wire protocol needs, and the extra that installs it.
+_SDKS: dict[str, tuple[str, str]] = {
+    "openai-completions": ("openai", "openai"),
+    "openai-responses": ("openai", "openai"),
+    "anthropic-messages": ("anthropic", "anthropic"),
+    "google-generative-ai": ("google.genai", "google"),
+}
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr, with the process's exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(slots=True, kw_only=True)
+class Settings:
+    """How every prompt of a command is run (the chat may swap `model`)."""
+
+    model: Model
+    system: str = ""
+    thinking: ThinkingLevel = "off"
+    tools: list[AgentTool] = field(default_factory=list)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stream_fn: StreamFn | None = None
+    session_id: str | None = None
+
+    def config(self) -> AgentLoopConfig:
+        """The loop configuration for the next run."""
+        return AgentLoopConfig(
+            model=self.model,
+            reasoning=self.thinking,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            session_id=self.session_id,
+        )
+
+
+def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
+    """The catalogue model for `"provider/id"`, checked to be usable before anything is sent.
+
+    With the default stream function, the model's adapter, SDK and API key must be available;
+    a custom `stream_fn` is trusted to serve the model itself.
+
+    Raises:
+        CommandError: (exit code 2) naming what is wrong and how to fix it.
+    """
+    try:
+        provider, model_id = split_model_ref(ref)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        model = get_model(provider, model_id)
+        if stream_fn is None:
+            get_api_provider(model.api)
+            if model.api in _SDKS:  # adapters of other APIs (faux, custom) bring their own
+                import_sdk(*_SDKS[model.api])
+                resolve_api_key(model, StreamOptions())
+    except AgentCoreError as exc:
+        raise CommandError(str(exc)) from None
+    return model
+
+
+class Interrupts:
+    """Ctrl-C handling: the first press aborts the running answer; pressing again while it is
+    stopping, or when there is nothing to stop and no `idle` handler, quits the command."""
+
+    def __init__(self, idle: Callable[[], None] | None = None) -> None:
+        self.controller: AbortController | None = None
+        self._idle = idle
+        self._quit = anyio.CancelScope()
+        self.quit_requested = False
+
+    def _on_interrupt(self) -> None:
+        controller = self.controller
+        if controller is not None and not controller.signal.aborted:
+            controller.abort("interrupted")
+        elif controller is None and self._idle is not None:
+            self._idle()
+        else:
+            self.quit_requested = True
+            self._quit.cancel()
+
+    @asynccontextmanager
+    async def installed(self) -> AsyncIterator[None]:
+        """Handle SIGINT inside the block (a no-op where signals cannot be caught, e.g. off
+        the main thread). The block is cancelled when the user asks to quit."""
+        try:
+            receiver = anyio.open_signal_receiver(signal.SIGINT)
+            signals = receiver.__enter__()
+        except (ValueError, RuntimeError, NotImplementedError):
+            with self._quit:
+                yield
+            return
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def pump() -> None:
+                    async for _ in signals:
+                        self._on_interrupt()
+
+                group.start_soon(pump)
+                try:
+                    with self._quit:
+                        yield
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            receiver.__exit__(None, None, None)
+
+
+async def run_prompt(
+    prompts: Sequence[AgentMessage],
+    transcript: Sequence[AgentMessage],
+    settings: Settings,
+    sink: Callable[[AgentEvent], None],
+    interrupts: Interrupts,
+) -> list[AgentMessage]:
+    """Run the loop on `prompts` after `transcript`; returns the messages the run added.
+
+    Ctrl-C during the run aborts it (the run still ends normally, with an aborted message).
+    """
+    context = AgentContext(
+        system_prompt=settings.system, messages=list(transcript), tools=settings.tools
+    )
+    controller = AbortController()
+    interrupts.controller = controller
+    try:
+        return await run_agent_loop(
+            prompts,
+            context,
+            settings.config(),
+            sink,
+            signal=controller.signal,
+            stream_fn=settings.stream_fn,
+        )
+    finally:
+        interrupts.controller = None
+
+
+def outcome(messages: Sequence[AgentMessage]) -> tuple[int, str | None]:
+    """The exit code of a run from its messages, and the error to report (if any)."""
+    last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+    if last is None:
+        return EXIT_OK, None
+    if last.stop_reason == "error":
+        return EXIT_FAILED, last.error_message or "the run failed"
+    if last.stop_reason == "aborted":
+        return EXIT_INTERRUPTED, None
+    return EXIT_OK, None
+
+
+def write_error(stream: TextIO, text: str) -> None:
+    """One line on stderr: `agentcore: error: ...`."""
+    stream.write(f"agentcore: error: {text}\n")
+    stream.flush()
