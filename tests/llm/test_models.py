@@ -62,7 +62,7 @@ def test_ids_are_unique_per_provider() -> None:
 
 def test_local_model() -> None:
     local = get_model("local", "qwen2.5-coder-1.5b")
-    assert local.context_window == 4096
+    assert local.context_window == 8192
     assert local.base_url == "http://127.0.0.1:18080/v1"
 
 
