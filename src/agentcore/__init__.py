@@ -29,6 +29,9 @@ from .abort import (
 from .abort import (
     cancel_on_abort as cancel_on_abort,
 )
+from .agent import Agent as Agent
+from .agent import AgentState as AgentState
+from .agent import QueueMode as QueueMode
 from .config import (
     AfterToolCallContext as AfterToolCallContext,
 )
@@ -161,6 +164,10 @@ from .messages import (
 from .messages import (
     UserMessage as UserMessage,
 )
+from .sessions import JsonlSessionStore as JsonlSessionStore
+from .sessions import Session as Session
+from .sessions import SessionStore as SessionStore
+from .sessions import SqliteSessionStore as SqliteSessionStore
 from .tools import (
     AgentTool as AgentTool,
 )
@@ -184,6 +191,7 @@ __all__ = [
     "AbortSignal",
     "AfterToolCallContext",
     "AfterToolCallResult",
+    "Agent",
     "AgentBusyError",
     "AgentContext",
     "AgentCoreError",
@@ -192,6 +200,7 @@ __all__ = [
     "AgentLoopConfig",
     "AgentMessage",
     "AgentStartEvent",
+    "AgentState",
     "AgentTool",
     "AgentToolResult",
     "AssistantMessage",
@@ -201,6 +210,7 @@ __all__ = [
     "Cost",
     "EventStream",
     "ImageContent",
+    "JsonlSessionStore",
     "Message",
     "MessageEndEvent",
     "MessageFormatError",
@@ -212,6 +222,10 @@ __all__ = [
     "ModelNotFoundError",
     "NextTurn",
     "PrepareNextTurnContext",
+    "QueueMode",
+    "Session",
+    "SessionStore",
+    "SqliteSessionStore",
     "StopReason",
     "TextContent",
     "ThinkingContent",

@@ -1,0 +1,232 @@
+"""The pieces of an `Agent` run: its book-keeping, listener subscriptions, prompt parsing, and
+the events that close a run the loop left by raising."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from dataclasses import replace
+from typing import Any, Protocol, TypeAlias, TypeVar
+
+import anyio
+import anyio.from_thread
+import sniffio
+
+from .abort import AbortController
+from .errors import ConfigError, MessageFormatError, UsageError
+from .events import (
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .llm.model import Model
+from .messages import AgentMessage, AssistantMessage, ImageContent, TextContent, UserMessage
+
+__all__ = [
+    "BUSY_PROMPT",
+    "OPTIONS",
+    "ActiveRun",
+    "Listener",
+    "Subscription",
+    "failure_events",
+    "prompt_messages",
+    "queued_message",
+    "run_blocking",
+]
+
+_T = TypeVar("_T")
+
+Listener: TypeAlias = Callable[..., Awaitable[None] | None]
+"""`(event)` or `(event, signal)`, a plain function or a coroutine function."""
+
+OPTIONS = (
+    "session_id",
+    "on_payload",
+    "on_response",
+    "transport",
+    "thinking_budgets",
+    "max_retry_delay_ms",
+    "tool_execution",
+    "max_parallel_tools",
+    "before_tool_call",
+    "after_tool_call",
+    "prepare_next_turn",
+    "should_stop_after_turn",
+    "convert_to_llm",
+    "transform_context",
+    "get_api_key",
+    "temperature",
+    "max_tokens",
+    "api_key",
+    "headers",
+    "cache_retention",
+    "metadata",
+)
+"""The `AgentLoopConfig` options an Agent forwards (model and reasoning come from the state; the
+queue hooks are the Agent's own)."""
+
+BUSY_PROMPT = (
+    "the agent is already running: queue the message with steer() or follow_up(), "
+    "or await wait_for_idle() first"
+)
+
+
+class Subscription:
+    __slots__ = ("arity", "listener")
+
+    def __init__(self, listener: Listener) -> None:
+        if not callable(listener):
+            raise ConfigError(f"a listener must be a function, got {type(listener).__name__}")
+        self.listener = listener
+        self.arity = listener_arity(listener)
+
+
+def listener_arity(listener: Listener) -> int:
+    try:
+        sig = inspect.signature(listener)
+    except (TypeError, ValueError):
+        return 2
+    for n in (2, 1):
+        try:
+            sig.bind(*range(n))
+        except TypeError:
+            continue
+        return n
+    raise ConfigError(f"a listener must take (event) or (event, signal), got {listener!r}{sig}")
+
+
+class ActiveRun:
+    """Book-keeping of the active run: its abort controller and how far its events got."""
+
+    __slots__ = (
+        "added",
+        "controller",
+        "done",
+        "ended",
+        "in_turn",
+        "loop_thread",
+        "open_message",
+        "skip_steering_poll",
+        "started",
+    )
+
+    def __init__(self, skip_steering_poll: bool) -> None:
+        self.controller = AbortController()
+        self.done = anyio.Event()
+        self.loop_thread = threading.get_ident()
+        self.skip_steering_poll = skip_steering_poll
+        self.added: list[AgentMessage] = []
+        self.started = False
+        self.ended = False
+        self.in_turn = False
+        self.open_message: AgentMessage | None = None
+
+
+def prompt_messages(
+    input: str | AgentMessage | Sequence[AgentMessage], images: Sequence[ImageContent] | None
+) -> list[AgentMessage]:
+    if isinstance(input, str):
+        if not images:
+            return [UserMessage(content=input)]
+        for image in images:
+            if not isinstance(image, ImageContent):
+                raise MessageFormatError(
+                    f"images must be ImageContent blocks, got {type(image).__name__}"
+                )
+        return [UserMessage(content=[TextContent(text=input), *images])]
+    if images:
+        raise UsageError("images can only be given with a text prompt")
+    if isinstance(getattr(input, "role", None), str):
+        return [input]
+    if isinstance(input, Sequence) and not isinstance(input, bytes):
+        messages = list(input)
+        for i, message in enumerate(messages):
+            if not isinstance(getattr(message, "role", None), str):
+                raise MessageFormatError(
+                    f"prompt messages[{i}] is not a message (no `role`): "
+                    f"got {type(message).__name__}"
+                )
+        return messages
+    raise MessageFormatError(
+        f"prompt takes a string, a message or a list of messages, got {type(input).__name__}"
+    )
+
+
+def queued_message(message: str | AgentMessage) -> AgentMessage:
+    if isinstance(message, str):
+        return UserMessage(content=message)
+    if not isinstance(getattr(message, "role", None), str):
+        raise MessageFormatError(
+            f"expected a message (an object with a `role`) or a string, "
+            f"got {type(message).__name__}"
+        )
+    return message
+
+
+def failure_events(
+    run: ActiveRun, model: Model, partial: AgentMessage | None, exc: BaseException
+) -> list[AgentEvent]:
+    """The events that close a run after the loop raised, up to (not including) `agent_end`:
+    whatever opening events are missing, an error (or aborted) assistant message built on the
+    partial message if one was streaming, and `turn_end`."""
+    message = AssistantMessage(
+        content=[TextContent(text="")],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted" if run.controller.signal.aborted else "error",
+        error_message=str(exc) or type(exc).__name__,
+    )
+    events: list[AgentEvent] = []
+    if not run.started:
+        events.append(AgentStartEvent())
+    if not run.in_turn:
+        events.append(TurnStartEvent())
+    open_message = run.open_message
+    if isinstance(open_message, AssistantMessage):
+        base = partial if isinstance(partial, AssistantMessage) else open_message
+        message = replace(message, content=list(base.content), usage=base.usage)
+    else:
+        if open_message is not None:
+            events.append(MessageEndEvent(message=open_message))
+        events.append(MessageStartEvent(message=message))
+    events.append(MessageEndEvent(message=message))
+    events.append(TurnEndEvent(message=message, tool_results=[]))
+    return events
+
+
+class _Abortable(Protocol):
+    def abort(self, reason: Any = None) -> None: ...
+
+
+def run_blocking(agent: _Abortable, name: str, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+    """Run `fn(*args)` on a background event loop (a blocking portal) and wait for it; Ctrl-C
+    aborts the agent's run and waits (briefly) for it to end with an aborted message.
+
+    Raises:
+        UsageError: called from async code.
+    """
+    try:
+        library: str | None = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        library = None
+    if library is not None:
+        raise UsageError(
+            f"{name.rstrip('_')}_sync() blocks, and this is async code ({library}): "
+            f"use `await agent.{name}(...)`"
+        )
+    with anyio.from_thread.start_blocking_portal() as portal:
+        future = portal.start_task_soon(fn, *args)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            agent.abort("interrupted")
+            with contextlib.suppress(Exception, FutureTimeoutError):
+                future.result(timeout=10)
+            raise

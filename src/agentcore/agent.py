@@ -1,0 +1,599 @@
+"""`Agent`: the stateful agent — a transcript, queues, listeners, and one run at a time.
+
+An Agent keeps an `AgentState` (system prompt, model, thinking level, tools, transcript) and runs
+the loop on it: `prompt` adds messages and runs, `continue_` runs from the transcript as it is.
+Every event of a run first updates the state, then goes to the listeners (`subscribe`), which
+are awaited one after another; the loop awaits the whole delivery, so a listener of
+`message_end` sees the transcript with that message, before any tool runs.
+
+The transcript grows only at `message_end`. While a run is going, `steer` and `follow_up` queue
+messages (safe from any thread): steering messages are injected at the next turn, follow-ups
+when the agent would otherwise stop. A queued message the run never took, or took but could not
+deliver (an abort, a failure), stays queued for the next run: aborts never lose messages.
+
+With `session=`, every message is written to a `agentcore.sessions` store at its `message_end`,
+so a process killed at any moment loses at most the message being streamed, and
+`Agent(session=store.open(id))` resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from ._agent_run import (
+    BUSY_PROMPT,
+    OPTIONS,
+    ActiveRun,
+    Listener,
+    Subscription,
+    failure_events,
+    prompt_messages,
+    queued_message,
+    run_blocking,
+)
+from ._agent_session import SessionBinding
+from ._agent_state import (
+    UNKNOWN_MODEL,
+    AgentState,
+    QueueKind,
+    QueueMode,
+    Queues,
+    check_queue_mode,
+    state_fields,
+)
+from ._loop import run_agent_loop, run_agent_loop_continue
+from .abort import AbortSignal
+from .config import (
+    AfterToolCallResult,
+    AgentContext,
+    AgentLoopConfig,
+    BeforeToolCallResult,
+    NextTurn,
+    default_convert_to_llm,
+)
+from .errors import AgentBusyError, ConfigError
+from .events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .llm.registry import StreamFn
+from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
+from .messages import (
+    AgentMessage,
+    ImageContent,
+    Message,
+)
+from .sessions import Session, SessionState
+from .tools import ToolExecutionMode
+
+__all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
+
+_log = logging.getLogger("agentcore")
+_T = TypeVar("_T")
+
+
+class Agent:
+    """A stateful agent: one transcript, one run at a time, listeners, queues, sessions.
+
+    ```python
+    agent = Agent(initial_state={"model": get_model("openai", "gpt-4o-mini"), "tools": [add]})
+    agent.subscribe(lambda event: print(event.type))
+    await agent.prompt("What is 2 + 3?")
+    print(agent.state.messages[-1].text)
+    ```
+
+    Args:
+        initial_state: an `AgentState` or a dict of its settable fields (`system_prompt`,
+            `model`, `thinking_level`, `tools`, `messages`). With a session, the fields given
+            here win over the session's saved ones.
+        stream_fn: the stream function (default: `agentcore.llm.stream_simple`).
+        session: an open `agentcore.sessions.Session` to write the transcript to, and resume
+            from (its messages, repaired; its system prompt, model, thinking level and queues).
+        steering_mode, follow_up_mode: `"one-at-a-time"` (default) or `"all"`.
+        the rest: the options of `AgentLoopConfig`, forwarded to every run. Each is also an
+            attribute; a change applies from the next run. With a session and no `session_id`,
+            the session's id is sent as the prompt-cache key.
+
+    Raises:
+        ConfigError: an option or initial state of the wrong shape.
+    """
+
+    def __init__(
+        self,
+        initial_state: AgentState | Mapping[str, Any] | None = None,
+        *,
+        stream_fn: StreamFn | None = None,
+        session: Session | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        session_id: str | None = None,
+        on_payload: OnPayload | None = None,
+        on_response: OnResponse | None = None,
+        transport: Transport = "auto",
+        thinking_budgets: ThinkingBudgets | None = None,
+        max_retry_delay_ms: int = 60_000,
+        tool_execution: ToolExecutionMode = ToolExecutionMode.PARALLEL,
+        max_parallel_tools: int | None = None,
+        before_tool_call: Callable[..., BeforeToolCallResult | Awaitable[Any] | None] | None = None,
+        after_tool_call: Callable[..., AfterToolCallResult | Awaitable[Any] | None] | None = None,
+        prepare_next_turn: Callable[..., NextTurn | Awaitable[Any] | None] | None = None,
+        should_stop_after_turn: Callable[..., bool | Awaitable[bool]] | None = None,
+        convert_to_llm: Callable[
+            ..., list[Message] | Awaitable[list[Message]]
+        ] = default_convert_to_llm,
+        transform_context: Callable[..., Any] | None = None,
+        get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        cache_retention: CacheRetention = "short",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        given = state_fields(initial_state)
+        self.stream_fn = stream_fn
+        self._queues = Queues(steering_mode, follow_up_mode)
+        self._listeners: list[Subscription] = []
+        self._active: ActiveRun | None = None
+        self._run_lock = threading.Lock()
+        self._binding: SessionBinding | None = None
+        self._state = AgentState()
+        if session is not None:
+            if not isinstance(session, Session):
+                raise ConfigError(
+                    "session must be an open agentcore.sessions.Session "
+                    f"(store.create() or store.open(id)), got {type(session).__name__}"
+                )
+            self._resume(session, given)
+        for name in ("system_prompt", "model", "thinking_level", "tools", "messages"):
+            if name in given:
+                setattr(self._state, name, given[name])
+        self.session_id = session_id
+        self.on_payload = on_payload
+        self.on_response = on_response
+        self.transport = transport
+        self.thinking_budgets = thinking_budgets
+        self.max_retry_delay_ms = max_retry_delay_ms
+        self.tool_execution = tool_execution
+        self.max_parallel_tools = max_parallel_tools
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.prepare_next_turn = prepare_next_turn
+        self.should_stop_after_turn = should_stop_after_turn
+        self.convert_to_llm = convert_to_llm
+        self.transform_context = transform_context
+        self.get_api_key = get_api_key
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.api_key = api_key
+        self.headers = headers
+        self.cache_retention = cache_retention
+        self.metadata = metadata
+        self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
+
+    def _resume(self, session: Session, given: Mapping[str, Any]) -> None:
+        binding = SessionBinding(session)
+        data = binding.data
+        if given.get("messages") and binding.stored:
+            raise ConfigError(
+                f"session {session.id!r} already has {len(binding.stored)} messages; "
+                "do not pass initial messages with it"
+            )
+        self._binding = binding
+        state = self._state
+        state.messages = binding.messages
+        state.system_prompt = data.state.system_prompt
+        state.thinking_level = data.state.thinking_level
+        if data.state.model is not None:
+            state.model = data.state.model
+        self._queues.extend("steering", list(data.state.steering))
+        self._queues.extend("follow_up", list(data.state.follow_up))
+
+    # -- state and options -----------------------------------------------------------------
+
+    @property
+    def state(self) -> AgentState:
+        """The state: settable fields and what the current run reports."""
+        return self._state
+
+    @property
+    def session(self) -> Session | None:
+        """The session the transcript is written to, if any."""
+        return self._binding.session if self._binding is not None else None
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        """How steering messages are drained: `"one-at-a-time"` (one per turn) or `"all"`."""
+        return self._queues.modes["steering"]
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._queues.modes["steering"] = check_queue_mode(mode)
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        """How follow-up messages are drained: `"one-at-a-time"` or `"all"`."""
+        return self._queues.modes["follow_up"]
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._queues.modes["follow_up"] = check_queue_mode(mode)
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The abort signal of the active run, or None when idle."""
+        run = self._active
+        return run.controller.signal if run is not None else None
+
+    def _loop_config(self) -> AgentLoopConfig:
+        options = {name: getattr(self, name) for name in OPTIONS}
+        if options["session_id"] is None and self._binding is not None:
+            options["session_id"] = self._binding.session.id
+        return AgentLoopConfig(
+            model=self._state.model,
+            reasoning=self._state.thinking_level,
+            get_steering_messages=self._poll_steering,
+            get_follow_up_messages=self._poll_follow_up,
+            **options,
+        )
+
+    # -- listeners ---------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(event)` or `listener(event, signal)` for every event of every run.
+
+        Listeners are awaited one after another in subscription order, after the state has
+        been updated for the event; `signal` is the run's abort signal. A raising listener
+        ends the run with an error message (the other listeners still get the event).
+        Subscribing emits nothing. Returns a function that unsubscribes.
+        """
+        subscription = Subscription(listener)
+        self._listeners.append(subscription)
+
+        def unsubscribe() -> None:
+            for i, s in enumerate(self._listeners):
+                if s is subscription:
+                    del self._listeners[i]
+                    return
+
+        return unsubscribe
+
+    # -- queues ------------------------------------------------------------------------------
+
+    def steer(self, message: str | AgentMessage) -> None:
+        """Queue a message to inject at the next turn of the current (or next) run.
+
+        Safe from any thread. A string becomes a user message."""
+        self._queues.push("steering", queued_message(message))
+        self._queues_changed()
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        """Queue a message to send when the agent would otherwise stop. Safe from any thread."""
+        self._queues.push("follow_up", queued_message(message))
+        self._queues_changed()
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._clear("steering")
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._clear("follow_up")
+
+    def clear_all_queues(self) -> None:
+        """Drop every queued message."""
+        self._clear("steering", "follow_up")
+
+    def _clear(self, *kinds: QueueKind) -> None:
+        self._queues.clear(*kinds)
+        self._queues_changed()
+
+    def has_queued_messages(self) -> bool:
+        """Whether a steering or follow-up message is queued."""
+        return bool(self._queues)
+
+    @property
+    def steering_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued steering messages, oldest first (a snapshot)."""
+        return self._queues.queued("steering")
+
+    @property
+    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued follow-up messages, oldest first (a snapshot)."""
+        return self._queues.queued("follow_up")
+
+    def _poll_steering(self) -> list[AgentMessage]:
+        run = self._active
+        if run is None:
+            return []
+        if run.skip_steering_poll:
+            run.skip_steering_poll = False
+            return []
+        return self._queues.take("steering")
+
+    def _poll_follow_up(self) -> list[AgentMessage]:
+        return self._queues.take("follow_up") if self._active is not None else []
+
+    def _session_state(self) -> SessionState:
+        steering, follow_up = self._queues.snapshot()
+        model = self._state.model
+        return SessionState(
+            system_prompt=self._state.system_prompt,
+            model=None if model is UNKNOWN_MODEL else model,
+            thinking_level=self._state.thinking_level,
+            steering=steering,
+            follow_up=follow_up,
+        )
+
+    def _queues_changed(self) -> None:
+        binding = self._binding
+        if binding is None:
+            return
+        run = self._active
+        if run is not None and threading.get_ident() == run.loop_thread:
+            return  # written with the run's next message, or when it ends
+        binding.save_state(self._session_state)
+
+    # -- runs --------------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> list[AgentMessage]:
+        """Add messages to the transcript and run until the agent is done.
+
+        Args:
+            input: a text (one user message, followed by `images` if given), a message, or a
+                list of messages.
+            images: image blocks to attach to a text prompt.
+
+        Returns the messages the run added (as in `agent_end`), once the run has settled and
+        every listener has returned.
+
+        Raises:
+            AgentBusyError: a run is active (queue with `steer` or `follow_up` instead).
+            MessageFormatError: `input` is not a text, message or list of messages.
+        """
+        messages = prompt_messages(input, images)
+        self._check_idle(BUSY_PROMPT)
+        return await self._run(messages)
+
+    async def continue_(self) -> list[AgentMessage]:
+        """Run from the transcript as it is (after a tool result, an error, a resumed session).
+
+        On an assistant tail, queued messages are run instead: the steering queue first (per
+        its mode), else the follow-up queue.
+
+        Raises:
+            AgentBusyError: a run is active.
+            ConfigError: the transcript is empty, or ends with an assistant message and nothing
+                is queued.
+        """
+        self._check_idle("the agent is already running: await wait_for_idle() before continuing")
+        messages = self._state.messages
+        if not messages:
+            raise ConfigError("cannot continue: the transcript has no messages")
+        if getattr(messages[-1], "role", None) != "assistant":
+            return await self._run(None)
+        steering = self._queues.take("steering")
+        if steering:
+            return await self._run(steering, skip_steering_poll=True)
+        follow_up = self._queues.take("follow_up")
+        if follow_up:
+            return await self._run(follow_up)
+        raise ConfigError(
+            "cannot continue from an assistant message: prompt(), or queue a message with "
+            "steer() or follow_up() first"
+        )
+
+    def abort(self, reason: Any = None) -> None:
+        """Abort the active run (safe from any thread; does nothing when idle)."""
+        run = self._active
+        if run is not None:
+            run.controller.abort(reason)
+
+    async def wait_for_idle(self) -> None:
+        """Wait until the active run (and its listeners) has finished; returns at once if idle."""
+        run = self._active
+        if run is not None:
+            await run.done.wait()
+
+    def reset(self) -> None:
+        """Clear the transcript, streaming state, error and both queues (the system prompt,
+        model, thinking level and tools stay). With a session, it is cut to empty too.
+
+        Raises:
+            AgentBusyError: a run is active (nothing is changed).
+        """
+        self._check_idle("the agent is already running: reset() needs an idle agent")
+        state = self._state
+        state.messages = []
+        state._streaming = None
+        state._pending = frozenset()
+        state._error_message = None
+        self._queues.clear("steering", "follow_up")
+        if self._binding is not None:
+            self._binding.sync([], self._session_state)
+
+    def _check_idle(self, message: str) -> None:
+        if self._active is not None:
+            raise AgentBusyError(message)
+
+    async def _run(
+        self, prompts: list[AgentMessage] | None, *, skip_steering_poll: bool = False
+    ) -> list[AgentMessage]:
+        state = self._state
+        try:
+            context = AgentContext(
+                system_prompt=state.system_prompt,
+                messages=list(state.messages),
+                tools=list(state.tools),
+            )
+            config = self._loop_config()
+            run = ActiveRun(skip_steering_poll)
+            with self._run_lock:
+                if self._active is not None:
+                    raise AgentBusyError(BUSY_PROMPT)
+                self._active = run
+        except BaseException:
+            self._queues.restore()  # messages continue_() took go back
+            raise
+        state._is_streaming = True
+        state._streaming = None
+        state._pending = frozenset()
+        state._error_message = None
+        failed = False
+        try:
+            if self._binding is not None:
+                await anyio.to_thread.run_sync(
+                    self._binding.sync, context.messages, self._session_state
+                )
+            signal = run.controller.signal
+            try:
+                if prompts is not None:
+                    await run_agent_loop(
+                        prompts, context, config, self._emit, signal, self.stream_fn
+                    )
+                else:
+                    await run_agent_loop_continue(
+                        context, config, self._emit, signal, self.stream_fn
+                    )
+            except Exception as exc:  # the loop turns failures into messages; just in case
+                _log.exception("the agent loop raised")
+                await self._fail(run, exc)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            await self._settle(run, failed)
+        return list(run.added)
+
+    async def _settle(self, run: ActiveRun, failed: bool) -> None:
+        """End a run: queues restored, session in step, state idle (also when cancelled)."""
+        state = self._state
+        error: Exception | None = None
+        with anyio.CancelScope(shield=True):
+            self._queues.restore()
+            if self._binding is not None:
+                try:
+                    await anyio.to_thread.run_sync(
+                        self._binding.sync, list(state.messages), self._session_state
+                    )
+                except Exception as exc:
+                    _log.exception("could not write the session at the end of the run")
+                    error = exc
+        state._is_streaming = False
+        state._streaming = None
+        state._pending = frozenset()
+        with self._run_lock:
+            self._active = None
+        run.done.set()
+        if error is not None and not failed:
+            raise error
+
+    async def _emit(self, event: AgentEvent) -> None:
+        """The loop's sink: update the state, store the message, then await the listeners."""
+        run = self._active
+        if run is None:
+            raise RuntimeError("agentcore internal error: an event outside of a run")
+        state = self._state
+        failure: Exception | None = None
+        if isinstance(event, MessageUpdateEvent):
+            state._streaming = event
+        elif isinstance(event, MessageStartEvent):
+            state._streaming = run.open_message = event.message
+        elif isinstance(event, MessageEndEvent):
+            message = event.message
+            state._streaming = run.open_message = None
+            state._messages.append(message)
+            run.added.append(message)
+            self._queues.landed(message)
+            if self._binding is not None:
+                try:
+                    await anyio.to_thread.run_sync(
+                        self._binding.append, message, self._session_state
+                    )
+                except Exception as exc:
+                    failure = exc
+        elif isinstance(event, ToolExecutionStartEvent):
+            state._pending = state._pending | {event.tool_call_id}
+        elif isinstance(event, ToolExecutionEndEvent):
+            state._pending = state._pending - {event.tool_call_id}
+        elif isinstance(event, TurnStartEvent):
+            run.in_turn = True
+        elif isinstance(event, TurnEndEvent):
+            run.in_turn = False
+            if event.message.error_message:
+                state._error_message = event.message.error_message
+        elif isinstance(event, AgentStartEvent):
+            run.started = True
+        elif isinstance(event, AgentEndEvent):
+            state._streaming = None
+            run.ended = True
+        signal = run.controller.signal
+        for subscription in list(self._listeners):
+            try:
+                if subscription.arity == 2:
+                    result = subscription.listener(event, signal)
+                else:
+                    result = subscription.listener(event)
+                if result is not None:
+                    await result
+            except Exception as exc:
+                if failure is None:
+                    failure = exc
+        if failure is not None:
+            raise failure
+
+    async def _fail(self, run: ActiveRun, exc: BaseException) -> None:
+        """Close a run the loop left by raising: an error message, and well-nested events."""
+        if run.ended:
+            self._state._error_message = str(exc) or type(exc).__name__
+            return
+        for event in failure_events(run, self._state.model, self._state.streaming_message, exc):
+            await self._emit_quietly(event)
+        await self._emit_quietly(AgentEndEvent(messages=list(run.added)))
+
+    async def _emit_quietly(self, event: AgentEvent) -> None:
+        try:
+            await self._emit(event)
+        except Exception:
+            _log.exception("a listener raised while the agent was closing a failed run")
+
+    # -- the synchronous facade ----------------------------------------------------------------
+
+    def prompt_sync(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> list[AgentMessage]:
+        """`prompt` for synchronous code (scripts, notebooks without an event loop): runs on a
+        background event loop and blocks until the run has settled. Ctrl-C aborts the run.
+
+        Raises:
+            UsageError: called from async code (use `await agent.prompt(...)`).
+        """
+        return run_blocking(self, "prompt", self.prompt, input, images)
+
+    def continue_sync(self) -> list[AgentMessage]:
+        """`continue_` for synchronous code; see `prompt_sync`."""
+        return run_blocking(self, "continue_", self.continue_)
+
+    def __repr__(self) -> str:
+        return f"Agent({self._state!r})"
