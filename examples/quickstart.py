@@ -1,0 +1,362 @@
+"""agentcore quick start: an agent with three real tools, streamed to the terminal as it runs.
+
+    scripts/demo                                  # starts the local model, then runs this
+    python examples/quickstart.py                 # the local model must already be running
+    python examples/quickstart.py "What does README.md say about tests?"
+
+The model is `AGENTCORE_MODEL` ("provider/model-id", e.g. `anthropic/claude-haiku-4-5`, with that
+provider's API key in the environment), else the built-in local model served by
+`scripts/local-model` (Qwen2.5-Coder-1.5B on llama.cpp, no API key, no internet). With
+`AGENTCORE_BASE_URL` also set, "provider/model-id" names a model on any OpenAI-compatible server at
+that URL (Ollama, vLLM, LM Studio, ...): `AGENTCORE_BASE_URL=http://localhost:11434/v1
+AGENTCORE_MODEL=ollama/llama3.2`.
+
+The agent reads files of this repository (`read_file`, `list_files`) and does arithmetic
+(`calculator`, which parses the expression with `ast` instead of calling `eval`). Everything the
+run does arrives as events: text as it streams, each tool call with its arguments as the model
+writes them, and each tool result.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+
+from agentcore import (
+    AbortController,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentTool,
+    AssistantMessage,
+    ToolError,
+    UserMessage,
+    agent_loop,
+    tool,
+)
+from agentcore.llm import Model, get_model, openai_compatible_model
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository root: the only directory the file tools may read."""
+
+LOCAL_PROVIDER, LOCAL_MODEL = "local", "qwen2.5-coder-1.5b"
+DEFAULT_TASK = [
+    "How many lines does pyproject.toml have?",
+    "Use the calculator to multiply that number by 7.",  # a follow-up, asked after the answer
+]
+SYSTEM_PROMPT = (
+    "You are a helpful assistant working in a software repository. Use read_file to read a "
+    "file, list_files to see what is in a directory, and calculator for any arithmetic. "
+    "Never do arithmetic in your head: always use calculator. Call one tool at a time and wait "
+    "for its result. Answer in one or two short sentences."
+)
+MAX_LINES = 200  # read_file returns at most this many lines, 20 unless asked for more
+RUN_TIMEOUT_S = 300  # abort the run if it takes longer than this
+
+# --- tools --------------------------------------------------------------------------------------
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+
+
+def evaluate(expression: str) -> int | float:
+    """Evaluate an arithmetic expression of numbers, + - * / // % ** and parentheses.
+
+    Only these node types are accepted, so nothing else (names, calls, attributes) can run.
+
+    Raises:
+        ToolError: the expression is not plain arithmetic, or cannot be computed.
+    """
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ToolError(f"not an arithmetic expression: {expression!r} ({exc.msg})") from None
+
+    def walk(node: ast.AST) -> int | float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            if isinstance(node.value, bool):
+                raise ToolError(f"not a number: {node.value!r}")
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                raise ToolError("exponent too large (at most 100)")
+            return _BINARY[type(node.op)](left, right)  # type: ignore[no-any-return]
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](walk(node.operand))  # type: ignore[no-any-return]
+        raise ToolError(
+            f"unsupported element {type(node).__name__} in {expression!r}: use numbers, "
+            "+ - * / // % ** and parentheses"
+        )
+
+    try:
+        return walk(tree)
+    except ZeroDivisionError:
+        raise ToolError(f"division by zero in {expression!r}") from None
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression and return the result.
+
+    Args:
+        expression: the arithmetic to evaluate: numbers, + - * / // % ** and parentheses.
+    """
+    result = evaluate(expression)
+    if isinstance(result, float) and result.is_integer():
+        result = int(result)
+    return f"{expression} = {result}"
+
+
+def resolve_in_repo(path: str) -> Path:
+    """`path` (relative to the repository root) as an absolute path inside the repository.
+
+    Raises:
+        ToolError: the path leaves the repository (`..`, an absolute path elsewhere, a symlink).
+    """
+    target = (ROOT / path).resolve()
+    if target != ROOT and ROOT not in target.parents:
+        raise ToolError(f"{path!r} is outside the repository; use a path relative to its root")
+    return target
+
+
+@tool
+def read_file(path: str, max_lines: int = 20) -> str:
+    """Read a text file of the repository. The result starts with the file's total line count.
+
+    Args:
+        path: the file's path relative to the repository root, e.g. "pyproject.toml".
+        max_lines: how many lines of the file to return (at most 200).
+    """
+    target = resolve_in_repo(path)
+    if not target.is_file():
+        raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
+    try:
+        lines = target.read_text("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ToolError(f"{path!r} is not a text file") from None
+    limit = max(1, min(max_lines, MAX_LINES))
+    shown = lines[:limit]
+    more = f" (showing the first {limit})" if len(lines) > limit else ""
+    return f"{path} has {len(lines)} lines{more}:\n" + "\n".join(shown)
+
+
+@tool
+def list_files(directory: str = ".") -> str:
+    """List the files and subdirectories of a repository directory.
+
+    Args:
+        directory: relative to the repository root; "." is the root itself.
+    """
+    target = resolve_in_repo(directory)
+    if not target.is_dir():
+        raise ToolError(f"no such directory: {directory!r}")
+    names = sorted(
+        p.name + ("/" if p.is_dir() else "") for p in target.iterdir() if not p.name.startswith(".")
+    )
+    return "\n".join(names) if names else "(empty)"
+
+
+TOOLS: list[AgentTool] = [read_file, list_files, calculator]
+
+# --- the model ------------------------------------------------------------------------------------
+
+
+def choose_model() -> Model:
+    """`AGENTCORE_MODEL` ("provider/model-id", optionally on `AGENTCORE_BASE_URL`), else the
+    local model."""
+    spec = os.environ.get("AGENTCORE_MODEL", "").strip()
+    base_url = os.environ.get("AGENTCORE_BASE_URL", "").strip()
+    if not spec:
+        return get_model(LOCAL_PROVIDER, LOCAL_MODEL)
+    provider, sep, model_id = spec.partition("/")
+    if not sep or not provider or not model_id:
+        raise SystemExit(
+            f"AGENTCORE_MODEL must be 'provider/model-id' (e.g. anthropic/claude-haiku-4-5), "
+            f"got {spec!r}"
+        )
+    if base_url:
+        return openai_compatible_model(base_url, model_id, provider=provider)
+    return get_model(provider, model_id)
+
+
+def is_local(model: Model) -> bool:
+    host = urlsplit(model.base_url).hostname if model.base_url else None
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+async def check_reachable(model: Model) -> str | None:
+    """None if the server at `model.base_url` answers, else what went wrong."""
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            response = await client.get(f"{model.base_url}/models")
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if response.status_code >= 500:
+        return f"HTTP {response.status_code} from {model.base_url}/models"
+    return None
+
+
+# --- printing -------------------------------------------------------------------------------------
+
+
+class Printer:
+    """Prints a run's events as they arrive: streamed text, tool calls, tool results."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.at_line_start = True
+
+    def dim(self, text: str) -> str:
+        return f"\x1b[2m{text}\x1b[0m" if self.tty else text
+
+    def write(self, text: str) -> None:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        """`text` on a line of its own."""
+        self.write(("" if self.at_line_start else "\n") + text + "\n")
+
+    def show(self, event: AgentEvent) -> None:
+        if event.type == "message_start" and isinstance(event.message, UserMessage):
+            self.line(f"\nyou: {user_text(event.message)}\n")
+        elif event.type == "message_update":
+            update = event.assistant_message_event
+            if update.type == "text_delta":
+                self.write(update.delta)
+            elif update.type == "toolcall_start":
+                block = update.partial.content[update.content_index]
+                name = getattr(block, "name", "") or "tool"
+                self.write(("" if self.at_line_start else "\n") + self.dim(f"→ {name} "))
+            elif update.type == "toolcall_delta":
+                self.write(self.dim(update.delta))  # the arguments, as the model writes them
+            elif update.type == "toolcall_end":
+                self.write("\n")
+        elif event.type == "tool_execution_start":
+            self.line(f"⚙ running {event.tool_name}({format_args(event.args)})")
+        elif event.type == "tool_execution_end":
+            text = "\n".join(getattr(b, "text", "[image]") for b in event.result.content)
+            mark = "✗" if event.is_error else "✓"
+            self.line(f"{mark} {event.tool_name} → " + shorten(text).replace("\n", "\n    "))
+        elif event.type == "message_end" and not self.at_line_start:
+            self.write("\n")
+
+
+def user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return " ".join(getattr(b, "text", "[image]") for b in message.content)
+
+
+def format_args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())
+
+
+def shorten(text: str, lines: int = 4, width: int = 100) -> str:
+    rows = text.splitlines() or [""]
+    kept = [row if len(row) <= width else row[: width - 1] + "…" for row in rows[:lines]]
+    if len(rows) > lines:
+        kept.append(f"… ({len(rows) - lines} more lines)")
+    return "\n".join(kept)
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+async def main(task: list[str]) -> int:
+    """Run the agent on `task` (a prompt, then follow-up messages), printing as it goes.
+
+    Returns the process exit code.
+    """
+    model = choose_model()
+    if is_local(model):
+        problem = await check_reachable(model)
+        if problem is not None:
+            hint = (
+                "Start it with `scripts/local-model start` (or run `scripts/demo`, which does)."
+                if model.provider == LOCAL_PROVIDER
+                else "Start that server first."
+            )
+            message = f"error: the model server at {model.base_url} is not reachable ({problem})."
+            print(f"{message}\n{hint}", file=sys.stderr)
+            return 2
+
+    printer = Printer()
+    printer.line(printer.dim(f"model: {model.provider}/{model.id} ({model.name})"))
+    follow_ups = [UserMessage(content=text) for text in task[1:]]
+
+    def next_follow_up() -> list[UserMessage]:
+        # polled when the agent would otherwise stop: one queued message per poll
+        return [follow_ups.pop(0)] if follow_ups else []
+
+    config = AgentLoopConfig(
+        model=model, temperature=0, max_tokens=1024, get_follow_up_messages=next_follow_up
+    )
+    context = AgentContext(system_prompt=SYSTEM_PROMPT, tools=TOOLS)
+    controller = AbortController()
+    answers: list[AssistantMessage] = []
+    started = time.perf_counter()
+
+    async def deadline() -> None:
+        await anyio.sleep(RUN_TIMEOUT_S)
+        controller.abort(f"the run took longer than {RUN_TIMEOUT_S} s")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(deadline)
+        async with agent_loop(
+            [UserMessage(content=task[0])], context, config, signal=controller.signal
+        ) as events:
+            async for event in events:
+                printer.show(event)
+                if event.type == "message_end" and isinstance(event.message, AssistantMessage):
+                    answers.append(event.message)
+        tg.cancel_scope.cancel()
+
+    elapsed = time.perf_counter() - started
+    prompt = sum(m.usage.input + m.usage.cache_read for m in answers)
+    output = sum(m.usage.output for m in answers)
+    printer.line(
+        printer.dim(
+            f"\n{len(answers)} model request(s), {prompt} prompt + {output} output tokens, "
+            f"{elapsed:.1f} s"
+        )
+    )
+    final = answers[-1] if answers else None
+    if final is None or final.stop_reason in ("error", "aborted"):
+        reason = final.error_message if final is not None else "no answer"
+        print(f"error: the run did not finish: {reason}", file=sys.stderr)
+        if is_local(model) and model.provider == LOCAL_PROVIDER:
+            print("Is the server healthy? Try `scripts/local-model status`.", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    question = " ".join(sys.argv[1:]).strip()
+    sys.exit(anyio.run(main, [question] if question else DEFAULT_TASK))
