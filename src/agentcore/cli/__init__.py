@@ -19,7 +19,7 @@ from typing import TextIO
 import anyio
 
 from ..llm.registry import StreamFn
-from ..messages import UserMessage
+from ..messages import AgentMessage
 from ._args import Parsed, parse_args
 from ._chat import chat
 from ._json import JsonLinesWriter
@@ -69,15 +69,17 @@ async def _run(
     renderer = Renderer(stdout, make_styler(stderr))
     sink = JsonLinesWriter(stdout) if parsed.json else renderer
     interrupts = Interrupts()
-    added = []
+    added: list[AgentMessage] = []
     async with interrupts.installed():
-        added = await run_prompt([UserMessage(content=prompt)], [], settings, sink, interrupts)
+        added = await run_prompt(prompt, settings, sink, interrupts)
     if interrupts.quit_requested:
         return EXIT_INTERRUPTED
     renderer.finish()
     code, error = outcome(added)
     if error is not None:
         write_error(stderr, error)
+    elif code == EXIT_INTERRUPTED:
+        renderer.notice("(stopped)")
     return code
 
 

@@ -1,10 +1,10 @@
-"""`agentcore chat`: an interactive conversation in the terminal.
+"""`agentcore chat`: an interactive conversation in the terminal, on a stateful `Agent`.
 
-Each line is a prompt; the answer streams back and joins the transcript, so the next prompt is
-answered with the whole conversation in view. Lines starting with `/` are commands (`/help`).
-Ctrl-C stops the answer being written and keeps the conversation; Ctrl-D (end of input) or
-`/exit` quits. Input that is not a terminal (a pipe, a file, a test) is read line by line the
-same way, without prompts.
+Each line is a prompt; the answer streams back and joins the agent's transcript, so the next
+prompt is answered with the whole conversation in view. Lines starting with `/` are commands
+(`/help`). Ctrl-C stops the answer being written and keeps the conversation; Ctrl-D (end of
+input) or `/exit` quits. Input that is not a terminal (a pipe, a file, a test) is read line by
+line the same way, without prompts.
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from __future__ import annotations
 import contextlib
 import sys
 import uuid
-from collections.abc import Callable
 from typing import TextIO
 
 import anyio
 
-from ..events import AgentEvent
-from ..messages import AgentMessage, UserMessage
+from ..agent import Agent
 from ._json import JsonLinesWriter
 from ._render import Renderer, make_styler
 from ._run import (
@@ -29,7 +27,6 @@ from ._run import (
     Settings,
     outcome,
     resolve_model,
-    run_prompt,
 )
 
 __all__ = ["chat"]
@@ -45,10 +42,6 @@ commands:
 Ctrl-C stops the answer being written."""
 
 
-def _model_ref(settings: Settings) -> str:
-    return f"{settings.model.provider}/{settings.model.id}"
-
-
 class _Chat:
     def __init__(
         self,
@@ -60,19 +53,32 @@ class _Chat:
         stderr: TextIO,
         interactive: bool,
     ) -> None:
-        self.settings = settings
-        self.transcript: list[AgentMessage] = []
+        self.stream_fn = settings.stream_fn
+        self.agent = Agent(
+            initial_state={
+                "system_prompt": settings.system,
+                "model": settings.model,
+                "thinking_level": settings.thinking,
+                "tools": settings.tools,
+            },
+            stream_fn=settings.stream_fn,
+            session_id=uuid.uuid4().hex,  # prompt-cache affinity
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+        )
         self.stdin = stdin
         self.interactive = interactive
         self.styler = make_styler(stderr)
         self.renderer = Renderer(stdout, self.styler)
-        self.sink: Callable[[AgentEvent], None] = (
-            JsonLinesWriter(stdout) if json_mode else self.renderer
-        )
+        self.agent.subscribe(JsonLinesWriter(stdout) if json_mode else self.renderer)
         self.interrupts = Interrupts(idle=self._idle_interrupt)
 
+    def _model_ref(self) -> str:
+        model = self.agent.state.model
+        return f"{model.provider}/{model.id}"
+
     def _idle_interrupt(self) -> None:
-        self.styler.write("\n(Ctrl-D or /exit quits)\n" + _PROMPT, "dim")
+        self.styler.write("\n(Ctrl-D or /exit quits)\n" + (_PROMPT if self.interactive else ""))
 
     def say(self, text: str) -> None:
         self.renderer.notice(text)
@@ -101,16 +107,16 @@ class _Chat:
         if name in ("/exit", "/quit"):
             return False
         if name == "/reset":
-            self.transcript.clear()
+            self.agent.reset()
             self.say("(conversation cleared)")
         elif name == "/model":
             if arg:
                 try:
-                    self.settings.model = resolve_model(arg, stream_fn=self.settings.stream_fn)
+                    self.agent.state.model = resolve_model(arg, stream_fn=self.stream_fn)
                 except CommandError as exc:
                     self.renderer.error(str(exc))
                     return True
-            self.say(f"(model: {_model_ref(self.settings)})")
+            self.say(f"(model: {self._model_ref()})")
         elif name == "/help":
             self.say(_HELP)
         else:
@@ -118,10 +124,8 @@ class _Chat:
         return True
 
     async def answer(self, text: str) -> None:
-        added = await run_prompt(
-            [UserMessage(content=text)], self.transcript, self.settings, self.sink, self.interrupts
-        )
-        self.transcript.extend(added)
+        with self.interrupts.running(self.agent.abort):
+            added = await self.agent.prompt(text)
         code, error = outcome(added)
         if error is not None:
             self.renderer.error(error)
@@ -132,10 +136,7 @@ class _Chat:
 
     async def loop(self) -> int:
         if self.interactive:
-            self.say(
-                f"agentcore chat with {_model_ref(self.settings)}: /help for commands, "
-                "Ctrl-D to quit"
-            )
+            self.say(f"agentcore chat with {self._model_ref()}: /help for commands, Ctrl-D quits")
         async with self.interrupts.installed():
             while True:
                 line = await self.read_line()
@@ -166,8 +167,6 @@ async def chat(
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  # line editing and history for input()
-    if settings.session_id is None:
-        settings.session_id = uuid.uuid4().hex
     session = _Chat(
         settings,
         json_mode=json_mode,

@@ -10,8 +10,8 @@ anything was sent (bad option, unknown model or provider, missing API key or SDK
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -28,7 +28,7 @@ from ..llm.model import Model
 from ..llm.models import get_model
 from ..llm.registry import StreamFn, get_api_provider
 from ..llm.types import StreamOptions, ThinkingLevel
-from ..messages import AgentMessage, AssistantMessage
+from ..messages import AgentMessage, AssistantMessage, UserMessage
 from ..tools import AgentTool
 from ._args import split_model_ref
 
@@ -78,7 +78,6 @@ class Settings:
     max_tokens: int | None = None
     temperature: float | None = None
     stream_fn: StreamFn | None = None
-    session_id: str | None = None
 
     def config(self) -> AgentLoopConfig:
         """The loop configuration for the next run."""
@@ -87,7 +86,6 @@ class Settings:
             reasoning=self.thinking,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
-            session_id=self.session_id,
         )
 
 
@@ -118,19 +116,29 @@ def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
 
 class Interrupts:
     """Ctrl-C handling: the first press aborts the running answer; pressing again while it is
-    stopping, or when there is nothing to stop and no `idle` handler, quits the command."""
+    stopping, or when nothing runs and there is no `idle` handler, quits the command."""
 
     def __init__(self, idle: Callable[[], None] | None = None) -> None:
-        self.controller: AbortController | None = None
+        self._abort: Callable[[], None] | None = None
+        self._aborting = False
         self._idle = idle
         self._quit = anyio.CancelScope()
         self.quit_requested = False
 
+    @contextmanager
+    def running(self, abort: Callable[[], None]) -> Iterator[None]:
+        """Within the block, Ctrl-C calls `abort` (once)."""
+        self._abort, self._aborting = abort, False
+        try:
+            yield
+        finally:
+            self._abort, self._aborting = None, False
+
     def _on_interrupt(self) -> None:
-        controller = self.controller
-        if controller is not None and not controller.signal.aborted:
-            controller.abort("interrupted")
-        elif controller is None and self._idle is not None:
+        if self._abort is not None and not self._aborting:
+            self._aborting = True
+            self._abort()
+        elif self._abort is None and self._idle is not None:
             self._idle()
         else:
             self.quit_requested = True
@@ -165,32 +173,26 @@ class Interrupts:
 
 
 async def run_prompt(
-    prompts: Sequence[AgentMessage],
-    transcript: Sequence[AgentMessage],
+    prompt: str,
     settings: Settings,
     sink: Callable[[AgentEvent], None],
     interrupts: Interrupts,
 ) -> list[AgentMessage]:
-    """Run the loop on `prompts` after `transcript`; returns the messages the run added.
+    """Run the loop on one user prompt; returns the messages the run added.
 
     Ctrl-C during the run aborts it (the run still ends normally, with an aborted message).
     """
-    context = AgentContext(
-        system_prompt=settings.system, messages=list(transcript), tools=settings.tools
-    )
+    context = AgentContext(system_prompt=settings.system, tools=settings.tools)
     controller = AbortController()
-    interrupts.controller = controller
-    try:
+    with interrupts.running(controller.abort):
         return await run_agent_loop(
-            prompts,
+            [UserMessage(content=prompt)],
             context,
             settings.config(),
             sink,
             signal=controller.signal,
             stream_fn=settings.stream_fn,
         )
-    finally:
-        interrupts.controller = None
 
 
 def outcome(messages: Sequence[AgentMessage]) -> tuple[int, str | None]:
