@@ -114,6 +114,11 @@ class SessionState:
     steering: Sequence[AgentMessage] = ()
     follow_up: Sequence[AgentMessage] = ()
 
+    def __post_init__(self) -> None:
+        # lists whatever was given, so states compare equal however they were built
+        object.__setattr__(self, "steering", list(self.steering))
+        object.__setattr__(self, "follow_up", list(self.follow_up))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionParent:
@@ -329,9 +334,22 @@ def check_session_id(session_id: Any) -> str:
     return session_id
 
 
-def fresh_session_id() -> str:
-    """A fresh id: milliseconds since the epoch (so ids sort by creation) and 64 random bits."""
-    return f"{now_ms():012x}-{uuid.uuid4().hex[:16]}"
+_clock_lock = threading.Lock()
+_last_ms = 0
+
+
+def creation_time() -> int:
+    """Milliseconds since the epoch, strictly increasing within the process (so sessions created
+    in the same millisecond still list in creation order)."""
+    global _last_ms
+    with _clock_lock:
+        _last_ms = max(now_ms(), _last_ms + 1)
+        return _last_ms
+
+
+def fresh_session_id(created_at: int) -> str:
+    """A fresh id: the creation time in hex (so ids sort by creation) and 64 random bits."""
+    return f"{created_at:012x}-{uuid.uuid4().hex[:16]}"
 
 
 # --- the interface -----------------------------------------------------------------------------
@@ -428,8 +446,8 @@ class SessionStore(abc.ABC):
         Raises:
             SessionError: the id is taken. MessageFormatError: a message cannot be encoded.
         """
-        sid = check_session_id(session_id) if session_id is not None else fresh_session_id()
-        now = now_ms()
+        now = creation_time()
+        sid = check_session_id(session_id) if session_id is not None else fresh_session_id(now)
         raw = RawSession(
             info=SessionInfo(
                 id=sid,
