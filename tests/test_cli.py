@@ -382,6 +382,31 @@ def test_empty_prompt_exits_2(faux: FauxProvider) -> None:
     assert faux.calls == []
 
 
+class ClosedAfter(io.StringIO):
+    """A stdout whose reader goes away after `lines` lines (like `| head -n lines`)."""
+
+    def __init__(self, lines: int) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def write(self, text: str) -> int:
+        if self.getvalue().count("\n") >= self.lines:
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_a_closed_stdout_ends_the_command_quietly(faux: FauxProvider, command: str) -> None:
+    faux.set_responses([faux_text("one\ntwo\nthree\n" * 50), faux_text("never")])
+    out, err = ClosedAfter(2), io.StringIO()
+    argv = [command, "--model", f"{faux.provider_id}/faux-1"]
+    argv += ["go"] if command == "run" else []
+    code = main(argv, stdin=io.StringIO("go\nagain\n"), stdout=out, stderr=err)
+    assert (code, err.getvalue()) == (141, "")
+    assert out.getvalue().startswith("one\ntwo\n") and len(out.getvalue()) < 100
+    assert len(faux.calls) == 1  # the chat ended too
+
+
 # --- models ------------------------------------------------------------------------------------
 
 

@@ -26,9 +26,10 @@ from ._json import JsonLinesWriter
 from ._models import list_models
 from ._render import Renderer, make_styler
 from ._run import (
+    EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
-    EXIT_USAGE,
     CommandError,
+    GuardedOutput,
     Interrupts,
     Settings,
     outcome,
@@ -59,7 +60,7 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
 
 
 async def _run(
-    parsed: Parsed, settings: Settings, stdin: TextIO, stdout: TextIO, stderr: TextIO
+    parsed: Parsed, settings: Settings, stdin: TextIO, stdout: GuardedOutput, stderr: TextIO
 ) -> int:
     prompt = parsed.prompt or ""
     if prompt == "-":
@@ -74,6 +75,8 @@ async def _run(
         added = await run_prompt(prompt, settings, sink, interrupts)
     if interrupts.quit_requested:
         return EXIT_INTERRUPTED
+    if stdout.broken:
+        return EXIT_BROKEN_PIPE
     renderer.finish()
     code, error = outcome(added)
     if error is not None:
@@ -87,7 +90,7 @@ async def _main(
     parsed: Parsed,
     stream_fn: StreamFn | None,
     stdin: TextIO | None,
-    stdout: TextIO,
+    stdout: GuardedOutput,
     stderr: TextIO,
 ) -> int:
     if parsed.command == "models":
@@ -117,18 +120,23 @@ def main(
         stdin, stdout, stderr: the streams to use (default: the process's own). With `stdin`
             given, `chat` reads it line by line as if it were not a terminal.
     """
-    out = stdout if stdout is not None else sys.stdout
+    out = GuardedOutput(stdout if stdout is not None else sys.stdout)
     err = stderr if stderr is not None else sys.stderr
-    parsed = parse_args(sys.argv[1:] if argv is None else list(argv), out, err)
+    parsed = parse_args(sys.argv[1:] if argv is None else list(argv), out.stream, err)
     if isinstance(parsed, int):
         return parsed
     try:
-        return anyio.run(_main, parsed, stream_fn, stdin, out, err)
+        code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
     except CommandError as exc:
         write_error(err, str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`agentcore run ... | head`): not an error worth a traceback.
-        return EXIT_USAGE if parsed.command == "models" else 1
+        out.broken = True
+        code = EXIT_BROKEN_PIPE
+    if out.broken:
+        # The reader went away (`agentcore run ... | head`): not an error worth reporting.
+        out.silence()
+        return EXIT_BROKEN_PIPE
+    return code

@@ -96,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--model",
         default=default_model,
         metavar="PROVIDER/ID",
-        help=f"the model (default: $AGENTCORE_MODEL, else {DEFAULT_MODEL}; now {default_model})",
+        help=f"the model (default: $AGENTCORE_MODEL, else {DEFAULT_MODEL})",
     )
     group.add_argument("-s", "--system", default="", metavar="TEXT", help="the system prompt")
     group.add_argument(

@@ -20,9 +20,11 @@ from ..agent import Agent
 from ._json import JsonLinesWriter
 from ._render import Renderer, make_styler
 from ._run import (
+    EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     EXIT_OK,
     CommandError,
+    GuardedOutput,
     Interrupts,
     Settings,
     outcome,
@@ -49,7 +51,7 @@ class _Chat:
         *,
         json_mode: bool,
         stdin: TextIO,
-        stdout: TextIO,
+        stdout: GuardedOutput,
         stderr: TextIO,
         interactive: bool,
     ) -> None:
@@ -67,6 +69,7 @@ class _Chat:
             max_tokens=settings.max_tokens,
         )
         self.stdin = stdin
+        self.stdout = stdout
         self.interactive = interactive
         self.styler = make_styler(stderr)
         self.renderer = Renderer(stdout, self.styler)
@@ -126,6 +129,8 @@ class _Chat:
     async def answer(self, text: str) -> None:
         with self.interrupts.running(self.agent.abort):
             added = await self.agent.prompt(text)
+        if self.stdout.broken:
+            return
         code, error = outcome(added)
         if error is not None:
             self.renderer.error(error)
@@ -150,6 +155,8 @@ class _Chat:
                         break
                     continue
                 await self.answer(text)
+                if self.stdout.broken:
+                    return EXIT_BROKEN_PIPE
         return EXIT_INTERRUPTED if self.interrupts.quit_requested else EXIT_OK
 
 
@@ -158,7 +165,7 @@ async def chat(
     *,
     json_mode: bool,
     stdin: TextIO | None,
-    stdout: TextIO,
+    stdout: GuardedOutput,
     stderr: TextIO,
 ) -> int:
     """Run the chat until end of input or `/exit`; returns the exit code."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, TextIO
+from typing import Any
 
 from ..events import AgentEvent
 from ..llm.events import (
@@ -33,6 +33,7 @@ from ..llm.events import (
 )
 from ..messages import AgentMessage, to_json
 from ..tools import AgentToolResult
+from ._render import Writable
 
 __all__ = ["JsonLinesWriter", "event_to_json"]
 
@@ -118,7 +119,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
 class JsonLinesWriter:
     """Writes each event as one line of JSON, flushing so a reader sees it at once."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: Writable) -> None:
         self._out = out
 
     def __call__(self, event: AgentEvent) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
 
 from ..errors import ModelNotFoundError
 from ..llm.model import Model
 from ..llm.models import get_models, get_providers
+from ._render import Writable
 from ._run import EXIT_OK, CommandError
 
 __all__ = ["list_models"]
@@ -50,7 +50,7 @@ def _json(model: Model) -> str:
     )
 
 
-def list_models(provider: str | None, *, json_mode: bool, out: TextIO) -> int:
+def list_models(provider: str | None, *, json_mode: bool, out: Writable) -> int:
     """Write the catalogue (or one provider's part of it) to `out`.
 
     Raises:

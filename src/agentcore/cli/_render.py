@@ -17,11 +17,19 @@ from ..events import AgentEvent
 from ..messages import AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
 
-__all__ = ["Renderer", "Styler", "make_styler"]
+__all__ = ["Renderer", "Styler", "Writable", "make_styler"]
 
 _ARGS_LIMIT = 200
 _RESULT_LINES = 3
 _LINE_LIMIT = 160
+
+
+class Writable(Protocol):
+    """Where output goes: a text stream, or anything with its `write` and `flush`."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
 
 
 class Styler(Protocol):
@@ -101,7 +109,7 @@ class Renderer:
         styler: where everything else goes (stderr), see `make_styler`.
     """
 
-    def __init__(self, out: TextIO, styler: Styler) -> None:
+    def __init__(self, out: Writable, styler: Styler) -> None:
         self._out = out
         self._err = styler
         self._text_col = 0  # characters written on the current line of `out` (0: at line start)

@@ -9,7 +9,10 @@ anything was sent (bad option, unknown model or provider, missing API key or SDK
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -33,22 +36,26 @@ from ..tools import AgentTool
 from ._args import split_model_ref
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "CommandError",
+    "GuardedOutput",
     "Interrupts",
     "Settings",
     "outcome",
     "resolve_model",
     "run_prompt",
+    "write_error",
 ]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a process killed by it
 
 # The SDK each built-in wire protocol needs, and the extra that installs it.
 _SDKS: dict[str, tuple[str, str]] = {
@@ -205,6 +212,40 @@ def outcome(messages: Sequence[AgentMessage]) -> tuple[int, str | None]:
     if last.stop_reason == "aborted":
         return EXIT_INTERRUPTED, None
     return EXIT_OK, None
+
+
+class GuardedOutput:
+    """Stdout that remembers when its reader went away (`agentcore run ... | head`), so the
+    command can stop quietly instead of reporting a broken pipe as a failed run."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self.broken = True
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self.broken = True
+            raise
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def silence(self) -> None:
+        """After a broken pipe on the process's stdout: point it at /dev/null so that the
+        interpreter's final flush does not complain again."""
+        if self.stream is sys.stdout:
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
 
 
 def write_error(stream: TextIO, text: str) -> None:
