@@ -123,6 +123,8 @@ class JsonLinesWriter:
         self._out = out
 
     def __call__(self, event: AgentEvent) -> None:
-        line = json.dumps(event_to_json(event), ensure_ascii=False, separators=(",", ":"))
+        line = json.dumps(
+            event_to_json(event), ensure_ascii=False, separators=(",", ":"), default=repr
+        )
         self._out.write(line + "\n")
         self._out.flush()
