@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,6 +40,8 @@ from agentcore import (
     AgentLoopConfig,
     AgentTool,
     AssistantMessage,
+    ConfigError,
+    ModelNotFoundError,
     ToolError,
     UserMessage,
     agent_loop,
@@ -187,20 +190,27 @@ TOOLS: list[AgentTool] = [read_file, list_files, calculator]
 
 def choose_model() -> Model:
     """`AGENTCORE_MODEL` ("provider/model-id", optionally on `AGENTCORE_BASE_URL`), else the
-    local model."""
+    local model (on `AGENTCORE_LOCAL_PORT` when set, as `scripts/local-model` uses it)."""
     spec = os.environ.get("AGENTCORE_MODEL", "").strip()
     base_url = os.environ.get("AGENTCORE_BASE_URL", "").strip()
     if not spec:
-        return get_model(LOCAL_PROVIDER, LOCAL_MODEL)
+        model = get_model(LOCAL_PROVIDER, LOCAL_MODEL)
+        port = os.environ.get("AGENTCORE_LOCAL_PORT", "").strip()
+        if port.isdigit():
+            model = replace(model, base_url=f"http://127.0.0.1:{port}/v1")
+        return model
     provider, sep, model_id = spec.partition("/")
     if not sep or not provider or not model_id:
         raise SystemExit(
             f"AGENTCORE_MODEL must be 'provider/model-id' (e.g. anthropic/claude-haiku-4-5), "
             f"got {spec!r}"
         )
-    if base_url:
-        return openai_compatible_model(base_url, model_id, provider=provider)
-    return get_model(provider, model_id)
+    try:
+        if base_url:
+            return openai_compatible_model(base_url, model_id, provider=provider)
+        return get_model(provider, model_id)
+    except (ConfigError, ModelNotFoundError) as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def is_local(model: Model) -> bool:
