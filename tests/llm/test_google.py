@@ -1005,7 +1005,7 @@ async def test_connection_refused(replay_server: ReplayServer) -> None:
     _, message = await run(google.stream(model, ask(), opts(max_retry_delay_ms=1)))
     assert message.stop_reason == "error"
     assert message.error_message is not None
-    assert message.error_message.startswith("connection to Gemini failed before the response")
+    assert message.error_message.startswith("could not connect (ConnectError")
 
 
 async def test_drop_before_the_first_event_is_retried(replay_server: ReplayServer) -> None:

@@ -213,7 +213,7 @@ async def test_error_status_with_json_body(replay_server: ReplayServer) -> None:
     events, message = await run(make_model(replay_server), ask())
     assert types(events) == ["error"]
     assert message.stop_reason == "error"
-    assert message.error_message == "400 Invalid value for 'model'"
+    assert message.error_message == "400 invalid_request_error: Invalid value for 'model'"
     assert len(replay_server.requests) == 1  # 400 is not retried
 
 
@@ -271,7 +271,7 @@ async def test_connection_dropped_mid_stream(replay_server: ReplayServer) -> Non
     assert message.stop_reason == "error"
     assert message.text == "Hello, wor"
     assert message.error_message is not None
-    assert message.error_message.startswith("connection error")
+    assert message.error_message.startswith("the connection was lost mid-stream")
     assert len(replay_server.requests) == 1  # output had started: no retry
 
 

@@ -17,11 +17,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
 from ..abort import AbortSignal, cancel_on_abort
+
+if TYPE_CHECKING:
+    from .types import StreamOptions
 
 __all__ = [
     "RequestAborted",
@@ -30,6 +33,7 @@ __all__ = [
     "is_retryable_status",
     "parse_retry_after",
     "retry_request",
+    "send_with_retries",
 ]
 
 T = TypeVar("T")
@@ -208,3 +212,24 @@ async def retry_request(
             await anyio.sleep(delay)
         if scope.cancelled_caught or (signal is not None and signal.aborted):
             raise RequestAborted()
+
+
+async def send_with_retries(
+    send: Callable[[], Awaitable[T]],
+    options: StreamOptions,
+    classify: Callable[[BaseException], RetryInfo | None],
+) -> T:
+    """`retry_request` with the request's options, abortable at any point: an abort while
+    sending, waiting for the response or waiting to retry raises `RequestAborted`.
+
+    The caller still checks the signal afterwards: it may fire just as `send` succeeds, and the
+    caller then owns (and closes) what `send` returned.
+    """
+    with cancel_on_abort(options.signal):
+        return await retry_request(
+            send,
+            signal=options.signal,
+            max_retry_delay_ms=options.max_retry_delay_ms,
+            classify=classify,
+        )
+    raise RequestAborted()  # the abort cancelled the send

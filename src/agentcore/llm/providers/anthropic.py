@@ -1,16 +1,13 @@
 """The Anthropic Messages adapter (`api="anthropic-messages"`), through the official SDK.
 
-A request is built as a plain JSON body (so `on_payload` can see and replace all of it), sent with
-`AsyncAnthropic.post` with the SDK's own retries off (`retry_request` retries instead), and the
-typed server-sent events are fed to a `MessageBuilder`:
+The request body is built by `_anthropic_request` (transcript, prompt-cache markers, thinking),
+sent with `AsyncAnthropic.post` with the SDK's own retries off (`retry_request` retries instead,
+up to the first event), and the typed server-sent events are fed to a `MessageBuilder`:
 
 * `message_start` / `message_delta` carry the usage (input, cache read/write, output) and the stop
   reason; `content_block_start/delta/stop` open, grow and close text, thinking (with its
   signature), redacted thinking (its data kept as the signature) and tool-use blocks (arguments
   streamed as JSON fragments); `ping` is skipped and an `error` event ends the stream.
-* Prompt caching follows `cache_retention`: `short` marks the system prompt and the last user
-  message as ephemeral cache breakpoints, `long` asks api.anthropic.com for a one-hour TTL, `none`
-  sends no markers.
 * `stream_simple` maps a thinking level to adaptive thinking with an effort (Claude Opus/Sonnet
   4.6 and later) or to a token budget (older thinking models).
 
@@ -19,58 +16,49 @@ typed server-sent events are fed to a `MessageBuilder`:
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import functools
-import inspect
 import json
-import re
-import ssl
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
 import anyio
-import anyio.to_thread
-import httpx
 
 from ...abort import cancel_on_abort
-from ...messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
+from .._adapter import (
+    ABORTED,
+    apply_on_payload,
+    connection_text,
+    exception_text,
+    fallback_message,
+    get_field,
+    is_aborted,
+    priced_usage,
+    report_response,
+    stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._retry import (
-    RequestAborted,
-    RetryDelayTooLong,
-    RetryInfo,
-    is_retryable_status,
-    parse_retry_after,
-    retry_request,
+from .._http import is_transport_error
+from .._retry import RequestAborted, RetryInfo, send_with_retries
+from .._sdk import (
+    classify_sdk_error,
+    close_sdk_stream,
+    describe_sdk_error,
+    import_sdk,
+    sdk_client,
 )
-from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
 from ..model import Model
-from ..models import calculate_cost
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
-from ..thinking import (
-    DEFAULT_BUDGETS,
-    adjust_max_tokens_for_thinking,
-    clamp_level,
-    supports_xhigh,
+from ..types import Context, SimpleStreamOptions, StreamOptions
+from ._anthropic_request import (
+    AnthropicOptions,
+    build_payload,
+    convert_messages,
+    request_headers,
+    supports_adaptive_thinking,
+    thinking_options,
 )
-from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
-from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions, ThinkingLevel
 
 __all__ = [
     "PROVIDER",
@@ -84,19 +72,6 @@ __all__ = [
 
 API = "anthropic-messages"
 
-Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
-ThinkingMode: TypeAlias = Literal["off", "enabled", "adaptive"]
-
-_ABORTED = "request was aborted"
-_INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
-_MIN_BUDGET = 1024  # the API rejects smaller thinking budgets
-_EFFORTS: dict[ThinkingLevel, Effort] = {
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "high",
-}
 _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "end_turn": "stop",
     "pause_turn": "stop",
@@ -110,254 +85,6 @@ _RETRYABLE_EVENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limi
 _TRUNCATED = (
     "malformed server stream: it ended before the message_stop event (the response was cut off)"
 )
-_CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?:-\d{8})?(?:$|[-@:])")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AnthropicOptions(StreamOptions):
-    """`StreamOptions` plus Anthropic's own thinking knobs (what `stream_simple` fills in).
-
-    Attributes:
-        thinking: `enabled` (a token budget), `adaptive` (the model decides; Claude 4.6+),
-            `off` (sent as disabled), or None to send nothing (the server's default).
-        thinking_budget: the budget of `enabled` thinking, at least 1024 and below `max_tokens`.
-        effort: `output_config.effort` (adaptive models).
-    """
-
-    thinking: ThinkingMode | None = None
-    thinking_budget: int | None = None
-    effort: Effort | None = None
-
-
-# --- thinking levels --------------------------------------------------------------------------
-
-
-def _claude_version(model: Model) -> tuple[str, int, int] | None:
-    match = _CLAUDE_VERSION.search(model.id.lower())
-    if match is None:
-        return None
-    return match.group(1), int(match.group(2)), int(match.group(3) or 0)
-
-
-def supports_adaptive_thinking(model: Model) -> bool:
-    """Whether the model takes `thinking={"type": "adaptive"}`: Claude Opus/Sonnet 4.6 and later,
-    and every Claude 5 model."""
-    version = _claude_version(model)
-    if version is None:
-        return False
-    family, major, minor = version
-    return major >= 5 or (family in ("opus", "sonnet") and (major, minor) >= (4, 6))
-
-
-def _thinking_options(model: Model, options: SimpleStreamOptions) -> dict[str, Any]:
-    """The `AnthropicOptions` fields that express `options.reasoning` for this model."""
-    level = options.reasoning
-    if not model.reasoning:
-        return {}
-    if level is None or level == "off":
-        return {"thinking": "off"}
-    if supports_adaptive_thinking(model):
-        effort: Effort = "max" if level == "xhigh" and supports_xhigh(model) else _EFFORTS[level]
-        return {"thinking": "adaptive", "effort": effort}
-    max_tokens, budget = adjust_max_tokens_for_thinking(
-        options.max_tokens or model.max_tokens,
-        model.max_tokens,
-        clamp_level(level, supports_xhigh=False),
-        options.thinking_budgets or DEFAULT_BUDGETS,
-    )
-    if budget < _MIN_BUDGET:  # no room for the smallest budget the API takes
-        return {"thinking": "off"}
-    return {"thinking": "enabled", "thinking_budget": budget, "max_tokens": max_tokens}
-
-
-# --- the request body -------------------------------------------------------------------------
-
-
-def _cache_control(model: Model, retention: str) -> dict[str, str] | None:
-    if retention == "none":
-        return None
-    host = urlsplit(model.base_url).hostname if model.base_url else "api.anthropic.com"
-    if retention == "long" and host == "api.anthropic.com":
-        return {"type": "ephemeral", "ttl": "1h"}
-    return {"type": "ephemeral"}
-
-
-def _image(block: ImageContent) -> dict[str, Any]:
-    return {
-        "type": "image",
-        "source": {"type": "base64", "media_type": block.mime_type, "data": block.data},
-    }
-
-
-def _user_content(
-    content: str | list[TextContent | ImageContent], images: bool
-) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        content = [TextContent(text=content)]
-    blocks: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextContent):
-            if block.text.strip():  # the API rejects empty text blocks
-                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif images:
-            blocks.append(_image(block))
-    return blocks
-
-
-def _tool_result(message: ToolResultMessage, images: bool) -> dict[str, Any]:
-    content: str | list[dict[str, Any]]
-    if images and any(isinstance(b, ImageContent) for b in message.content):
-        content = [
-            {"type": "text", "text": sanitize_surrogates(b.text)}
-            if isinstance(b, TextContent)
-            else _image(b)
-            for b in message.content
-            if not isinstance(b, TextContent) or b.text
-        ]
-        if not any(b["type"] == "text" for b in content):
-            content.insert(0, {"type": "text", "text": "(see attached image)"})
-    else:
-        content = sanitize_surrogates(
-            "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-        )
-    return {
-        "type": "tool_result",
-        "tool_use_id": message.tool_call_id,
-        "content": content,
-        "is_error": message.is_error,
-    }
-
-
-def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, TextContent):
-            if block.text.strip():
-                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif isinstance(block, ThinkingContent):
-            signature = block.thinking_signature
-            if block.redacted:
-                if signature:
-                    blocks.append({"type": "redacted_thinking", "data": signature})
-            elif signature and signature.strip():
-                blocks.append(
-                    {
-                        "type": "thinking",
-                        "thinking": sanitize_surrogates(block.thinking),
-                        "signature": signature,
-                    }
-                )
-            elif block.thinking.strip():  # unsigned (e.g. cut off): the API would reject it
-                blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
-        elif isinstance(block, ToolCall):
-            blocks.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
-            )
-    return blocks
-
-
-def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
-    """Our transcript as Anthropic `messages` (after the cross-provider transform).
-
-    Consecutive tool results become one user message of `tool_result` blocks; empty text is
-    dropped (the API rejects it), and so are images for models that do not take them.
-    """
-    images = "image" in model.input
-    params: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] | None = None  # the tool_result blocks of the last message
-    for message in transform_messages(messages, model, normalize_id_alnum):
-        if isinstance(message, ToolResultMessage):
-            if results is None:
-                results = []
-                params.append({"role": "user", "content": results})
-            results.append(_tool_result(message, images))
-            continue
-        results = None
-        if isinstance(message, UserMessage):
-            content = _user_content(message.content, images)
-            if content:
-                params.append({"role": "user", "content": content})
-        else:
-            content = _assistant_content(message)
-            if content:
-                params.append({"role": "assistant", "content": content})
-    return params
-
-
-def _tool_loop_without_thinking(params: list[dict[str, Any]]) -> bool:
-    """Whether the conversation is inside a tool loop whose assistant turn does not open with
-    thinking: budget thinking must then stay off, or the API rejects the request."""
-    for param in reversed(params):
-        content = param["content"]
-        if param["role"] == "user":
-            if any(block["type"] != "tool_result" for block in content):
-                return False
-            continue
-        return content[0]["type"] not in ("thinking", "redacted_thinking")
-    return False
-
-
-def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The JSON body of a streaming Messages request (before `on_payload`)."""
-    extra = options if isinstance(options, AnthropicOptions) else AnthropicOptions()
-    cache = _cache_control(model, options.cache_retention)
-    messages = convert_messages(context.messages, model)
-    payload: dict[str, Any] = {
-        "model": model.id,
-        "max_tokens": options.max_tokens or model.max_tokens,
-        "messages": messages,
-        "stream": True,
-    }
-    if context.system_prompt:
-        system: dict[str, Any] = {
-            "type": "text",
-            "text": sanitize_surrogates(context.system_prompt),
-        }
-        if cache is not None:
-            system["cache_control"] = cache
-        payload["system"] = [system]
-    if cache is not None and messages and messages[-1]["role"] == "user":
-        messages[-1]["content"][-1]["cache_control"] = cache
-    if context.tools:
-        payload["tools"] = [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": {"type": "object", **tool.parameters},
-            }
-            for tool in context.tools
-        ]
-    thinking = extra.thinking
-    if thinking == "enabled" and (
-        not extra.thinking_budget or _tool_loop_without_thinking(messages)
-    ):
-        thinking = "off"
-    if thinking == "enabled":
-        payload["thinking"] = {"type": "enabled", "budget_tokens": extra.thinking_budget}
-    elif thinking == "adaptive":
-        payload["thinking"] = {"type": "adaptive"}
-        if extra.effort is not None:
-            payload["output_config"] = {"effort": extra.effort}
-    elif thinking == "off":
-        payload["thinking"] = {"type": "disabled"}
-    if options.temperature is not None and thinking not in ("enabled", "adaptive"):
-        payload["temperature"] = options.temperature
-    user_id = (options.metadata or {}).get("user_id")
-    if isinstance(user_id, str):
-        payload["metadata"] = {"user_id": user_id}
-    return payload
-
-
-def _headers(model: Model, options: StreamOptions, payload: Mapping[str, Any]) -> dict[str, str]:
-    headers = {**model.headers, **(options.headers or {})}
-    thinking = payload.get("thinking")
-    if isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
-        betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
-        if _INTERLEAVED_BETA not in betas:
-            headers["anthropic-beta"] = ",".join([*betas, _INTERLEAVED_BETA])
-    return headers
-
-
 # --- errors -----------------------------------------------------------------------------------
 
 
@@ -368,76 +95,34 @@ class _EmptyStream(Exception):
         super().__init__("malformed server stream: the response had no events")
 
 
-def _error_field(body: object, name: str) -> Any:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    return error.get(name) if isinstance(error, Mapping) else None
-
-
 def _error_type(body: object) -> Any:
-    return _error_field(body, "type")
+    error = body.get("error") if isinstance(body, Mapping) else None
+    return error.get("type") if isinstance(error, Mapping) else None
 
 
-def _is_transport_error(exc: BaseException) -> bool:
-    """A network failure below the SDK (its exceptions come from httpx or httpx2)."""
-    module = type(exc).__module__.split(".")[0]
-    return module in ("httpx", "httpx2", "httpcore") or isinstance(exc, OSError)
-
-
-def _status_error_text(exc: Any) -> str:
-    """`429 rate_limit_error: <message>` from an SDK status error (also an SSE `error` event)."""
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    kind = _error_type(body)
-    message = _error_field(body, "message")
-    if not isinstance(message, str):  # not Anthropic's JSON error (a proxy's page, say)
-        message = body if isinstance(body, str) and body else getattr(exc, "message", str(exc))
-        message = message if len(message) <= _MAX_BODY_TEXT else message[:_MAX_BODY_TEXT] + "…"
-    prefix = f"{status} " if status and status != 200 else ""
-    text = f"{prefix}{kind}: {message}" if isinstance(kind, str) else f"{prefix}{message}"
-    request_id = getattr(exc, "request_id", None)
-    return f"{text} (request id {request_id})" if request_id else text
-
-
-def _failure_text(sdk: Any, exc: BaseException) -> str:
-    if isinstance(exc, RetryDelayTooLong | _EmptyStream):
+def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
+    if isinstance(exc, _EmptyStream):
         return str(exc)
-    if isinstance(exc, sdk.APIStatusError):
-        return _status_error_text(exc)
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed server stream: an event's data is not valid JSON ({exc})"
-    if isinstance(exc, sdk.APIConnectionError):
-        cause = exc.__cause__
-        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-        return f"{str(exc).rstrip('.')}{detail}"
-    if _is_transport_error(exc):
-        return f"the connection was lost mid-stream ({type(exc).__name__}: {exc})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
+    text = describe_sdk_error(sdk, exc, started=started)
+    if text is not None:
+        return text
+    if is_transport_error(exc):  # the SDK does not wrap failures while streaming
+        return connection_text(exc, started=started)
+    return exception_text(exc)
 
 
-def _classify(sdk: Any) -> Any:
-    def classify(exc: BaseException) -> RetryInfo | None:
-        if isinstance(exc, sdk.APIStatusError):
-            if exc.status_code == 200:  # an `error` event as the stream's first event
-                return RetryInfo() if _error_type(exc.body) in _RETRYABLE_EVENT_ERRORS else None
-            if not is_retryable_status(exc.status_code):
-                return None
-            body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body)
-            return RetryInfo(delay=parse_retry_after(exc.response.headers, body))
-        if isinstance(exc, sdk.APIConnectionError | _EmptyStream) or _is_transport_error(exc):
-            return RetryInfo()
-        return None
-
-    return classify
+def _classify(sdk: Any, exc: BaseException) -> RetryInfo | None:
+    if isinstance(exc, sdk.APIStatusError) and exc.status_code == 200:
+        # an `error` event as the stream's first event
+        return RetryInfo() if _error_type(exc.body) in _RETRYABLE_EVENT_ERRORS else None
+    if isinstance(exc, _EmptyStream) or is_transport_error(exc):
+        return RetryInfo()
+    return classify_sdk_error(sdk, exc)
 
 
 # --- streaming --------------------------------------------------------------------------------
-
-
-def _get(obj: Any, name: str) -> Any:
-    """A field of an SDK event object (or of a raw dict, for event types the SDK does not know)."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 class _Translator:
@@ -464,38 +149,42 @@ class _Translator:
             ("output", "output_tokens"),
         )
         for ours, theirs in names:
-            value = _get(usage, theirs)
+            value = get_field(usage, theirs)
             if isinstance(value, int):
                 self.counts[ours] = value
         counts = self.counts
-        usage = Usage(
-            input=counts.get("input", 0),
-            output=counts.get("output", 0),
-            cache_read=counts.get("cache_read", 0),
-            cache_write=counts.get("cache_write", 0),
+        self.builder.set_usage(
+            priced_usage(
+                self.model,
+                input=counts.get("input", 0),
+                output=counts.get("output", 0),
+                cache_read=counts.get("cache_read", 0),
+                cache_write=counts.get("cache_write", 0),
+            )
         )
-        self.builder.set_usage(calculate_cost(self.model, usage))
 
     def feed(self, event: Any) -> list[AssistantMessageEvent]:
         """The protocol events for one Anthropic event."""
-        kind = _get(event, "type")
+        kind = get_field(event, "type")
         b = self.builder
         if kind == "message_start":
-            self._usage(_get(_get(event, "message"), "usage"))
+            self._usage(get_field(get_field(event, "message"), "usage"))
         elif kind == "message_delta":
-            self.stop_reason = _get(_get(event, "delta"), "stop_reason") or self.stop_reason
-            self._usage(_get(event, "usage"))
+            self.stop_reason = (
+                get_field(get_field(event, "delta"), "stop_reason") or self.stop_reason
+            )
+            self._usage(get_field(event, "usage"))
         elif kind == "message_stop":
             self.finished = True
         elif kind == "content_block_start":
-            return self._start(_get(event, "index"), _get(event, "content_block"))
+            return self._start(get_field(event, "index"), get_field(event, "content_block"))
         elif kind == "content_block_delta":
-            index = self.blocks.get(_get(event, "index"))
+            index = self.blocks.get(get_field(event, "index"))
             if index is None or not b.is_open(index):
                 return []
-            return self._delta(index, _get(event, "delta"))
+            return self._delta(index, get_field(event, "delta"))
         elif kind == "content_block_stop":
-            index = self.blocks.get(_get(event, "index"))
+            index = self.blocks.get(get_field(event, "index"))
             if index is None or not b.is_open(index):
                 return []
             if b.kind(index) == "text":
@@ -509,28 +198,30 @@ class _Translator:
 
     def _start(self, api_index: Any, block: Any) -> list[AssistantMessageEvent]:
         b = self.builder
-        kind = _get(block, "type")
+        kind = get_field(block, "type")
         events: list[AssistantMessageEvent] = []
         if kind == "text":
             index = (start := b.text_start()).content_index
             events.append(start)
-            if text := _get(block, "text"):
+            if text := get_field(block, "text"):
                 events.append(b.text_delta(index, text))
         elif kind == "thinking":
             index = (
-                thinking := b.thinking_start(signature=_get(block, "signature") or None)
+                thinking := b.thinking_start(signature=get_field(block, "signature") or None)
             ).content_index
             events.append(thinking)
-            if text := _get(block, "thinking"):
+            if text := get_field(block, "thinking"):
                 events.append(b.thinking_delta(index, text))
         elif kind == "redacted_thinking":
-            redacted = b.thinking_start(signature=_get(block, "data") or "", redacted=True)
+            redacted = b.thinking_start(signature=get_field(block, "data") or "", redacted=True)
             index = redacted.content_index
             events.append(redacted)
         elif kind == "tool_use":
-            call = b.toolcall_start(id=_get(block, "id") or "", name=_get(block, "name") or "")
+            call = b.toolcall_start(
+                id=get_field(block, "id") or "", name=get_field(block, "name") or ""
+            )
             index = call.content_index
-            self.inputs[index] = _get(block, "input")
+            self.inputs[index] = get_field(block, "input")
             events.append(call)
         else:
             return []  # server tools, citations and the like are not part of our protocol
@@ -539,71 +230,29 @@ class _Translator:
 
     def _delta(self, index: int, delta: Any) -> list[AssistantMessageEvent]:
         b = self.builder
-        kind = _get(delta, "type")
+        kind = get_field(delta, "type")
         if kind == "text_delta" and b.kind(index) == "text":
-            text = _get(delta, "text")
+            text = get_field(delta, "text")
             return [b.text_delta(index, text)] if text else []
         if kind == "thinking_delta" and b.kind(index) == "thinking":
-            text = _get(delta, "thinking")
+            text = get_field(delta, "thinking")
             return [b.thinking_delta(index, text)] if text else []
         if kind == "signature_delta" and b.kind(index) == "thinking":
             self.signatures[index] = self.signatures.get(index, "") + (
-                _get(delta, "signature") or ""
+                get_field(delta, "signature") or ""
             )
             b.thinking_signature(index, self.signatures[index])
         elif kind == "input_json_delta" and b.kind(index) == "tool_call":
-            fragment = _get(delta, "partial_json")
+            fragment = get_field(delta, "partial_json")
             if fragment:
                 self.streamed.add(index)
                 return [b.toolcall_delta(index, fragment)]
         return []
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every request: loading the CA bundle takes tens of milliseconds, which
-    a client made per request would otherwise spend blocking the event loop."""
-    return httpx.create_ssl_context()
-
-
-async def _client(sdk: Any, api_key: str, model: Model, headers: dict[str, str]) -> Any:
-    context = await anyio.to_thread.run_sync(_ssl_context)  # cached after the first call
-    return sdk.AsyncAnthropic(
-        api_key=api_key,
-        base_url=model.base_url or None,
-        max_retries=0,
-        default_headers=headers,
-        http_client=sdk.DefaultAsyncHttpxClient(verify=context),
-    )
-
-
-async def _call(hook: Any, *args: Any) -> Any:
-    result = hook(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-async def _close(resource: Any) -> None:
-    if resource is not None:
-        with anyio.CancelScope(shield=True):
-            await resource.close()
-
-
-async def _finish(iterator: Any) -> None:
-    """End the SDK's chain of event generators, none of which closes the one it reads from.
-
-    Each would otherwise be garbage-collected while suspended (trio warns about every one). A
-    read cancelled at once raises inside the innermost generator and unwinds them all; the
-    response itself is closed afterwards.
-    """
-    with anyio.CancelScope() as scope, contextlib.suppress(Exception):
-        scope.cancel()
-        async for _ in iterator:
-            pass
-
-
-async def _open(sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions) -> Any:
+async def _open(
+    sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions
+) -> tuple[Any, Any, Any]:
     """Send the request and read its first event, so that whatever fails before any output (an
     error status, a dropped connection, an `error` event first thing) can be retried.
 
@@ -619,25 +268,23 @@ async def _open(sdk: Any, client: Any, payload: Any, model: Model, options: Stre
             stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
         )
     except sdk.APIStatusError as exc:
-        await _notify(exc.response, model, options)
+        await report_response(options, model, exc.status_code, exc.response.headers)
         raise
-    await _notify(response.response, model, options)
     iterator = aiter(response)
     try:
+        await report_response(
+            options, model, response.response.status_code, response.response.headers
+        )
         first = await anext(iterator)
     except StopAsyncIteration:
-        await _close(response)
+        with anyio.CancelScope(shield=True):
+            await close_sdk_stream(response, iterator)
         raise _EmptyStream() from None
     except BaseException:
-        await _close(response)
+        with anyio.CancelScope(shield=True):
+            await close_sdk_stream(response, iterator)
         raise
     return response, iterator, first
-
-
-async def _notify(http: Any, model: Model, options: StreamOptions) -> None:
-    if options.on_response is not None:
-        info = ResponseInfo(status=http.status_code, headers=dict(http.headers))
-        await _call(options.on_response, info, model)
 
 
 async def _events(
@@ -647,30 +294,23 @@ async def _events(
     translator = _Translator(model, builder)
     signal = options.signal
     client: Any = None
-    response: Any = None
-    iterator: Any = None
+    opened: tuple[Any, Any, Any] | None = None
+    started = False
     try:
-        payload: Any = build_payload(model, context, options)
-        if options.on_payload is not None:
-            replaced = await _call(options.on_payload, payload, model)
-            if replaced is not None:
-                if not isinstance(replaced, Mapping):
-                    text = f"on_payload returned {type(replaced).__name__}; expected a dict or None"
-                    yield builder.error("error", text)
-                    return
-                payload = replaced
-        client = await _client(sdk, api_key, model, _headers(model, options, payload))
-        with cancel_on_abort(signal) as scope:
-            response, iterator, event = await retry_request(
-                lambda: _open(sdk, client, payload, model, options),
-                signal=signal,
-                max_retry_delay_ms=options.max_retry_delay_ms,
-                classify=_classify(sdk),
-            )
-        if scope.cancelled_caught or (signal is not None and signal.aborted):
-            yield builder.error("aborted", _ABORTED)
+        payload = await apply_on_payload(build_payload(model, context, options), options, model)
+        headers = request_headers(model, options, payload)
+        client = await sdk_client(sdk.AsyncAnthropic, sdk, api_key, model.base_url, headers)
+        opened = await send_with_retries(
+            lambda: _open(sdk, client, payload, model, options),
+            options,
+            lambda exc: _classify(sdk, exc),
+        )
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
             return
+        _, iterator, event = opened
         yield builder.start()
+        started = True
         while True:
             for out in translator.feed(event):
                 yield out
@@ -681,25 +321,25 @@ async def _events(
                     event = await anext(iterator)
                 except StopAsyncIteration:
                     event = None
-            if scope.cancelled_caught or (signal is not None and signal.aborted):
-                yield builder.error("aborted", _ABORTED)
+            if scope.cancelled_caught or is_aborted(signal):
+                yield builder.error("aborted", ABORTED)
                 return
             if event is None:
                 yield builder.error("error", _TRUNCATED)
                 return
     except RequestAborted:
-        yield builder.error("aborted", _ABORTED)
+        yield builder.error("aborted", ABORTED)
         return
     except Exception as exc:
-        aborted = signal is not None and signal.aborted
-        yield builder.error("aborted" if aborted else "error", _failure_text(sdk, exc))
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
+        else:
+            yield builder.error("error", _failure_text(sdk, exc, started=started))
         return
     finally:
         with anyio.CancelScope(shield=True):
-            if iterator is not None:
-                await _finish(iterator)
-            if response is not None:
-                await response.close()
+            if opened is not None:
+                await close_sdk_stream(opened[0], opened[1])
             if client is not None:
                 await client.close()
 
@@ -718,10 +358,6 @@ async def _events(
 # --- entry points -----------------------------------------------------------------------------
 
 
-def _import_sdk() -> Any:
-    return import_sdk("anthropic", "anthropic")
-
-
 def stream(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream:
@@ -732,11 +368,10 @@ def stream(
         MissingApiKeyError: no `api_key` and no `ANTHROPIC_API_KEY`.
     """
     options = options or StreamOptions()
-    sdk = _import_sdk()
+    sdk = import_sdk("anthropic", "anthropic")
     api_key = resolve_api_key(model, options)
-    fallback = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
     return AssistantMessageEventStream(
-        _events(sdk, api_key, model, context, options), fallback=fallback
+        _events(sdk, api_key, model, context, options), fallback=fallback_message(model)
     )
 
 
@@ -745,8 +380,7 @@ def stream_simple(
 ) -> AssistantMessageEventStream:
     """`stream` with `options.reasoning` mapped to adaptive thinking or a thinking budget."""
     options = options or SimpleStreamOptions()
-    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(StreamOptions)}
-    fields.update(_thinking_options(model, options))
+    fields = {**stream_option_fields(options), **thinking_options(model, options)}
     return stream(model, context, AnthropicOptions(**fields))
 
 

@@ -21,7 +21,6 @@ A stream that ends without a `finish_reason`, breaks off, or carries malformed J
 
 from __future__ import annotations
 
-import inspect
 import json
 import secrets
 from collections.abc import AsyncIterator, Mapping
@@ -41,31 +40,39 @@ from ...messages import (
     Usage,
     UserMessage,
 )
-from .._env import resolve_api_key
-from .._retry import (
-    RequestAborted,
-    RetryDelayTooLong,
-    RetryInfo,
-    is_retryable_status,
-    parse_retry_after,
-    retry_request,
+from .._adapter import (
+    ABORTED,
+    apply_on_payload,
+    as_int,
+    exception_text,
+    fallback_message,
+    get_field,
+    is_aborted,
+    priced_usage,
+    report_response,
 )
-from .._sdk import import_sdk
+from .._env import resolve_api_key
+from .._retry import RequestAborted, send_with_retries
+from .._sdk import (
+    classify_sdk_error,
+    close_sdk_stream,
+    describe_sdk_error,
+    import_sdk,
+    sdk_client,
+)
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
 from ..model import Model, OpenAICompletionsCompat
-from ..models import calculate_cost
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
 from ..transform import normalize_id_openai, sanitize_surrogates, transform_messages
-from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions, ThinkingLevel
+from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
 
 __all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _IMAGE_NOTE = "Attached image(s) from tool result:"
-_ABORTED = "request was aborted"
 
 _StopReason = Literal["stop", "length", "tool_use"]
 
@@ -237,26 +244,13 @@ def build_payload(
 
 
 def _usage(model: Model, raw: Any) -> Usage:
-    def number(value: Any) -> int:
-        return value if isinstance(value, int) else 0
-
-    prompt = number(_get(raw, "prompt_tokens"))
-    details = _get(raw, "prompt_tokens_details")
-    cached = number(_get(details, "cached_tokens")) or number(_get(raw, "prompt_cache_hit_tokens"))
-    usage = Usage(
-        input=max(0, prompt - cached),
-        output=number(_get(raw, "completion_tokens")),
-        cache_read=cached,
+    prompt = as_int(get_field(raw, "prompt_tokens"))
+    details = get_field(raw, "prompt_tokens_details")
+    cached = as_int(get_field(details, "cached_tokens")) or as_int(
+        get_field(raw, "prompt_cache_hit_tokens")
     )
-    return calculate_cost(model, usage)
-
-
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+    output = as_int(get_field(raw, "completion_tokens"))
+    return priced_usage(model, input=prompt - cached, output=output, cache_read=cached)
 
 
 def _map_finish(reason: str) -> _StopReason | None:
@@ -270,32 +264,11 @@ def _map_finish(reason: str) -> _StopReason | None:
     return "stop"
 
 
-def _status_text(exc: Any) -> str:
-    """`<status> <the server's message>`, e.g. `400 the request exceeds the context size`."""
-    body = exc.body
-    message = body.get("message") if isinstance(body, Mapping) else body
-    if isinstance(message, str) and message.strip():
-        return f"{exc.status_code} {message.strip()}"
-    if body is None or body == "":
-        return f"{exc.status_code} status code (no body)"
-    return f"{exc.status_code} {json.dumps(body, default=str)}"
-
-
-def _describe(exc: BaseException, sdk: Any) -> str:
+def _describe(exc: BaseException, sdk: Any, *, started: bool) -> str:
     """The `error_message` for a failed request or stream."""
-    if isinstance(exc, sdk.APIStatusError):
-        return _status_text(exc)
-    if isinstance(exc, RetryDelayTooLong):
-        return str(exc)
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in a server event ({exc.msg} at {exc.pos}): {exc.doc[:200]!r}"
-    if isinstance(exc, sdk.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {cause}" if cause is not None and str(cause) else ""
-        return f"connection error{detail}"
-    if isinstance(exc, sdk.APIError):
-        return f"server error in the stream: {exc.message}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
+    return describe_sdk_error(sdk, exc, started=started) or exception_text(exc)
 
 
 class _Translator:
@@ -342,36 +315,36 @@ class _Translator:
 
     def feed(self, chunk: Any) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
-        usage = _get(chunk, "usage") or _get(_get(chunk, "x_groq"), "usage")
+        usage = get_field(chunk, "usage") or get_field(get_field(chunk, "x_groq"), "usage")
         if usage is not None:
             self.builder.set_usage(_usage(self.model, usage))
-        for choice in _get(chunk, "choices") or []:
-            if (_get(choice, "index") or 0) != 0:
+        for choice in get_field(chunk, "choices") or []:
+            if (get_field(choice, "index") or 0) != 0:
                 continue
-            delta = _get(choice, "delta")
+            delta = get_field(choice, "delta")
             if delta is not None:
                 self._feed_delta(delta, events)
-            reason = _get(choice, "finish_reason")
+            reason = get_field(choice, "finish_reason")
             if reason:
                 self.finish_reason = str(reason)
         return events
 
     def _feed_delta(self, delta: Any, events: list[AssistantMessageEvent]) -> None:
         for name in self.fields:
-            value = _get(delta, name)
+            value = get_field(delta, name)
             if isinstance(value, str) and value:
                 self._append("thinking", value, name, events)
                 break
-        content = _get(delta, "content")
+        content = get_field(delta, "content")
         if isinstance(content, str) and content:
             self._append("text", content, None, events)
-        for position, call in enumerate(_get(delta, "tool_calls") or []):
-            index = _get(call, "index")
+        for position, call in enumerate(get_field(delta, "tool_calls") or []):
+            index = get_field(call, "index")
             key = index if isinstance(index, int) else position
-            function = _get(call, "function")
-            call_id = _get(call, "id") or ""
-            name = _get(function, "name") or ""
-            arguments = _get(function, "arguments") or ""
+            function = get_field(call, "function")
+            call_id = get_field(call, "id") or ""
+            name = get_field(function, "name") or ""
+            arguments = get_field(function, "arguments") or ""
             if call_id:
                 self.call_ids[key] = call_id
             block = self.calls.get(key)
@@ -399,6 +372,30 @@ class _Translator:
 # --- the stream -------------------------------------------------------------------------------
 
 
+async def _send(
+    sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions
+) -> tuple[Any, Any]:
+    """Send the request; `(sdk_stream, iterator)` once the response has arrived."""
+    try:
+        opened = await client.post(
+            "/chat/completions",
+            cast_to=sdk.types.chat.ChatCompletionChunk,
+            body=payload,
+            stream=True,
+            stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
+        )
+    except sdk.APIStatusError as exc:
+        await report_response(options, model, exc.status_code, exc.response.headers)
+        raise
+    try:
+        await report_response(options, model, opened.response.status_code, opened.response.headers)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await opened.close()
+        raise
+    return opened, aiter(opened)
+
+
 async def _events(
     model: Model,
     context: Context,
@@ -408,86 +405,35 @@ async def _events(
     sdk: Any,
     api_key: str,
 ) -> AsyncIterator[AssistantMessageEvent]:
-    compat = _compat(model)
-    translator = _Translator(model, compat)
+    translator = _Translator(model, _compat(model))
     builder = translator.builder
     signal = options.signal
-
-    def aborted() -> bool:
-        return signal is not None and signal.aborted
-
+    client: Any = None
+    opened: tuple[Any, Any] | None = None
+    started = False
     try:
-        payload: Any = build_payload(model, context, options, reasoning=reasoning)
-        if options.on_payload is not None:
-            replaced = options.on_payload(payload, model)
-            if inspect.isawaitable(replaced):
-                replaced = await replaced
-            if replaced is not None:
-                payload = replaced
-    except Exception as exc:  # a failing hook or an unserialisable context
-        yield builder.error("error", f"could not build the request: {_describe(exc, sdk)}")
-        return
-
-    client = sdk.AsyncOpenAI(
-        api_key=api_key,
-        base_url=model.base_url or None,
-        max_retries=0,
-        default_headers={**model.headers, **(options.headers or {})},
-    )
-    stream: Any = None
-    try:
-
-        async def report(status: int, headers: Mapping[str, str]) -> None:
-            if options.on_response is not None:
-                result = options.on_response(ResponseInfo(status=status, headers=headers), model)
-                if inspect.isawaitable(result):
-                    await result
-
-        async def send() -> Any:
-            try:
-                opened = await client.post(
-                    "/chat/completions",
-                    cast_to=sdk.types.chat.ChatCompletionChunk,
-                    body=payload,
-                    stream=True,
-                    stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
-                )
-            except sdk.APIStatusError as exc:
-                await report(exc.status_code, dict(exc.response.headers))
-                raise
-            await report(opened.response.status_code, dict(opened.response.headers))
-            return opened
-
-        def classify(exc: BaseException) -> RetryInfo | None:
-            if isinstance(exc, sdk.APIStatusError):
-                if not is_retryable_status(exc.status_code):
-                    return None
-                body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
-                return RetryInfo(delay=parse_retry_after(dict(exc.response.headers), body))
-            if isinstance(exc, sdk.APIConnectionError):
-                return RetryInfo()
-            return None
-
-        try:
-            with cancel_on_abort(signal) as scope:
-                stream = await retry_request(
-                    send,
-                    signal=signal,
-                    max_retry_delay_ms=options.max_retry_delay_ms,
-                    classify=classify,
-                )
-        except RequestAborted:
-            yield builder.error("aborted", _ABORTED)
-            return
-        except Exception as exc:
-            yield builder.error("aborted" if aborted() else "error", _describe(exc, sdk))
-            return
-        if scope.cancelled_caught or aborted():
-            yield builder.error("aborted", _ABORTED)
+        payload = await apply_on_payload(
+            build_payload(model, context, options, reasoning=reasoning), options, model
+        )
+        client = await sdk_client(
+            sdk.AsyncOpenAI,
+            sdk,
+            api_key,
+            model.base_url,
+            {**model.headers, **(options.headers or {})},
+        )
+        opened = await send_with_retries(
+            lambda: _send(sdk, client, payload, model, options),
+            options,
+            lambda exc: classify_sdk_error(sdk, exc),
+        )
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
             return
 
         yield builder.start()
-        iterator = aiter(stream)
+        started = True
+        iterator = opened[1]
         failure: str | None = None
         while True:
             chunk: Any = None
@@ -497,20 +443,20 @@ async def _events(
             except StopAsyncIteration:
                 break
             except Exception as exc:
-                failure = _describe(exc, sdk)
+                failure = _describe(exc, sdk, started=True)
                 break
-            if scope.cancelled_caught or aborted():
+            if scope.cancelled_caught or is_aborted(signal):
                 break
             try:
                 events = translator.feed(chunk)
             except Exception as exc:  # an unexpected chunk shape
-                failure = f"malformed chunk from the server: {_describe(exc, sdk)}"
+                failure = f"malformed chunk from the server: {_describe(exc, sdk, started=True)}"
                 break
             for event in events:
                 yield event
 
-        if aborted():
-            yield builder.error("aborted", _ABORTED)
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
             return
         if failure is None and translator.finish_reason is None:
             failure = "stream ended before the response finished (no finish_reason received)"
@@ -529,15 +475,19 @@ async def _events(
         if reason == "stop" and translator.calls:
             reason = "tool_use"
         yield builder.done(reason)
+    except RequestAborted:
+        yield builder.error("aborted", ABORTED)
+    except Exception as exc:  # a failing hook, an unserialisable context, a final failure
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
+        else:
+            yield builder.error("error", _describe(exc, sdk, started=started))
     finally:
         with anyio.CancelScope(shield=True):  # release the connection even when cancelled
-            if stream is not None:
-                await stream.close()
-            await client.close()
-
-
-def _fallback(model: Model) -> AssistantMessage:
-    return AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+            if opened is not None:
+                await close_sdk_stream(*opened)
+            if client is not None:
+                await client.close()
 
 
 def _open(
@@ -546,7 +496,7 @@ def _open(
     sdk = import_sdk("openai", "openai")
     api_key = resolve_api_key(model, options)
     events = _events(model, context, options, reasoning=reasoning, sdk=sdk, api_key=api_key)
-    return AssistantMessageEventStream(events, fallback=_fallback(model))
+    return AssistantMessageEventStream(events, fallback=fallback_message(model))
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:

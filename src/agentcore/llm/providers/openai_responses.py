@@ -1,23 +1,21 @@
 """The `openai-responses` adapter: OpenAI's Responses API through the official `openai` SDK.
 
-The request is stateless (`store: false`): the whole transcript goes in `input` every time, and
-the model's reasoning is kept across turns by replaying its reasoning items, which arrive with
-their `encrypted_content` because we ask for it (`include: ["reasoning.encrypted_content"]`).
+The request (`_openai_responses_request`) is stateless: the whole transcript goes in `input`
+every time, and the model's reasoning is kept across turns by replaying its reasoning items,
+which arrive with their `encrypted_content` because we ask for it.
 
-How our blocks map to Responses items, and back:
+This module reads the answer. Events are read as plain JSON objects from the SDK's SSE stream,
+so unknown event types and fields are ignored rather than failing validation:
 
-* thinking ↔ a `reasoning` item. The reasoning summary streams as thinking text; the finished
-  item, JSON-encoded, is the block's `thinking_signature` and is sent back verbatim to the same
-  model. Other models get the thinking as plain text (see `transform_messages`).
-* text ↔ an assistant `message` item. Its item id (and `phase`, when the server sets one) is the
-  block's `text_signature`, so the same model sees its own item again.
-* tool call ↔ a `function_call` item. `ToolCall.id` is `"<call_id>|<item_id>"`; the result goes
-  back as a `function_call_output` for `call_id`. Ids from other models are normalised and sent
-  without an item id (the server would look for the reasoning item that produced it).
+* a `reasoning` item streams its summary as thinking; the finished item, JSON-encoded, becomes
+  the block's `thinking_signature`, for replay to the same model;
+* a `message` item streams as text; its item id (and `phase`, when the server sets one) becomes
+  the block's `text_signature`;
+* a `function_call` item streams its arguments; the block's id is `"<call_id>|<item_id>"`;
+* `response.completed` / `incomplete` / `failed` give the usage and the stop reason.
 
 The SDK's own retries are off; `retry_request` retries the send (before any output) the same way
-for every provider. Events are read as plain JSON objects from the SDK's SSE stream, so unknown
-event types and fields are ignored rather than failing validation.
+for every provider.
 """
 
 from __future__ import annotations
@@ -26,33 +24,35 @@ import functools
 import inspect
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, cast
-from urllib.parse import urlsplit
 
 import anyio
 
 from ...abort import cancel_on_abort
-from ...messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    TextContent,
-    ThinkingContent,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
+from ...messages import Usage
+from .._adapter import (
+    ABORTED,
+    apply_on_payload,
+    as_int,
+    exception_text,
+    fallback_message,
+    is_aborted,
+    priced_usage,
+    report_response,
+    stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._retry import (
-    RequestAborted,
-    RetryInfo,
-    is_retryable_status,
-    parse_retry_after,
-    retry_request,
+from .._retry import RequestAborted, send_with_retries
+from .._sdk import (
+    api_error_text,
+    classify_sdk_error,
+    close_sdk_stream,
+    describe_sdk_error,
+    import_sdk,
+    sdk_client,
 )
-from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import (
     AssistantMessageEvent,
@@ -61,12 +61,18 @@ from ..events import (
     ToolCallStartEvent,
 )
 from ..model import Model
-from ..models import calculate_cost
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
-from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
-from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions, Tool
+from ..types import Context, SimpleStreamOptions, StreamOptions
+from ._openai_responses_request import (
+    OpenAIResponsesOptions,
+    ReasoningEffort,
+    build_payload,
+    convert_messages,
+    encode_text_signature,
+    normalize_tool_call_id,
+)
 
 __all__ = [
     "PROVIDER",
@@ -79,234 +85,7 @@ __all__ = [
 ]
 
 API = "openai-responses"
-_ABORTED = "request was aborted"
 _CLOSE_TIMEOUT = 5.0
-_DRAIN_LIMIT = 1000
-
-ReasoningEffort = Literal["minimal", "low", "medium", "high", "xhigh"]
-ReasoningSummary = Literal["auto", "concise", "detailed"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OpenAIResponsesOptions(StreamOptions):
-    """`StreamOptions` plus the Responses API's reasoning knobs.
-
-    Attributes:
-        reasoning_effort: sent as `reasoning.effort` to reasoning models (None: the server's
-            default).
-        reasoning_summary: which reasoning summary to stream as thinking (default `auto` when an
-            effort is set).
-    """
-
-    reasoning_effort: ReasoningEffort | None = None
-    reasoning_summary: ReasoningSummary | None = None
-
-
-# -- ids ------------------------------------------------------------------------------------
-
-
-def normalize_tool_call_id(id: str) -> str:
-    """A tool-call id from another model, made acceptable to the Responses API.
-
-    Both parts of a `call|item` id keep only `[A-Za-z0-9_-]` and at most 64 characters, and the
-    item part starts with `fc`; an id without an item part is just a cleaned call id.
-    """
-    call_id, sep, item_id = id.partition("|")
-    call = normalize_id_alnum(call_id) or "call"
-    if not sep:
-        return call
-    item = normalize_id_alnum(item_id)
-    if not item.startswith("fc"):
-        item = normalize_id_alnum(f"fc_{item}")
-    return f"{call}|{item}"
-
-
-def _encode_text_signature(item_id: str, phase: str | None) -> str:
-    if phase is None:
-        return item_id
-    return json.dumps({"v": 1, "id": item_id, "phase": phase}, separators=(",", ":"))
-
-
-def _decode_text_signature(signature: str) -> tuple[str | None, str | None]:
-    """`(item_id, phase)` from a text signature (a bare id, or `{"v":1,"id":..,"phase":..}`)."""
-    if signature.startswith("{"):
-        try:
-            data = json.loads(signature)
-        except ValueError:
-            return None, None
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            phase = data.get("phase")
-            return data["id"], phase if isinstance(phase, str) else None
-        return None, None
-    return signature, None
-
-
-# -- the request ----------------------------------------------------------------------------
-
-
-def _data_url(image: ImageContent) -> str:
-    return f"data:{image.mime_type};base64,{image.data}"
-
-
-def _user_item(message: UserMessage, model: Model) -> dict[str, Any] | None:
-    if isinstance(message.content, str):
-        parts: list[dict[str, Any]] = [
-            {"type": "input_text", "text": sanitize_surrogates(message.content)}
-        ]
-    else:
-        parts = []
-        for block in message.content:
-            if isinstance(block, TextContent):
-                parts.append({"type": "input_text", "text": sanitize_surrogates(block.text)})
-            elif "image" in model.input:  # images to a text-only model are dropped
-                parts.append(
-                    {"type": "input_image", "detail": "auto", "image_url": _data_url(block)}
-                )
-    if not parts:
-        return None
-    return {"role": "user", "content": parts}
-
-
-def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
-    same = (
-        message.provider == model.provider
-        and message.api == model.api
-        and message.model == model.id
-    )
-    thinking = [b for b in message.content if isinstance(b, ThinkingContent)]
-    # Item ids point at the server's record of this turn; they are only safe to send when the
-    # reasoning items they came with are replayed too (or there were none).
-    with_ids = same and all(b.thinking_signature for b in thinking)
-    items: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, ThinkingContent):
-            if not same or not block.thinking_signature:
-                continue  # transform_messages already turned foreign thinking into text
-            try:
-                item = json.loads(block.thinking_signature)
-            except ValueError:
-                continue
-            if isinstance(item, dict) and item.get("type") == "reasoning":
-                items.append(item)
-        elif isinstance(block, TextContent):
-            if not block.text:
-                continue
-            text = sanitize_surrogates(block.text)
-            item_id, phase = (
-                _decode_text_signature(block.text_signature)
-                if with_ids and block.text_signature
-                else (None, None)
-            )
-            if item_id is None:
-                items.append({"role": "assistant", "content": text})
-                continue
-            output: dict[str, Any] = {
-                "type": "message",
-                "id": item_id,
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-            if phase is not None:
-                output["phase"] = phase
-            items.append(output)
-        else:
-            call_id, _, item_id = block.id.partition("|")
-            call: dict[str, Any] = {
-                "type": "function_call",
-                "call_id": call_id,
-                "name": block.name,
-                "arguments": json.dumps(block.arguments, ensure_ascii=False),
-            }
-            if with_ids and item_id:
-                call["id"] = item_id
-            items.append(call)
-    return items
-
-
-def _tool_result_item(message: ToolResultMessage, model: Model) -> dict[str, Any]:
-    call_id = message.tool_call_id.partition("|")[0]
-    texts = [sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent)]
-    images = [b for b in message.content if isinstance(b, ImageContent)]
-    output: str | list[dict[str, Any]]
-    if images and "image" in model.input:
-        output = [{"type": "input_text", "text": t} for t in texts]
-        output.extend(
-            {"type": "input_image", "detail": "auto", "image_url": _data_url(image)}
-            for image in images
-        )
-    else:
-        output = "\n".join(texts) if texts else "(no output)"
-    return {"type": "function_call_output", "call_id": call_id, "output": output}
-
-
-def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
-    """The transcript as Responses `input` items (after `transform_messages`)."""
-    items: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            user = _user_item(message, model)
-            if user is not None:
-                items.append(user)
-        elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message, model))
-        elif isinstance(message, ToolResultMessage):
-            items.append(_tool_result_item(message, model))
-    return items
-
-
-def _tool(tool: Tool) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": dict(tool.parameters),
-        "strict": False,
-    }
-
-
-def _is_openai_host(base_url: str) -> bool:
-    if not base_url:
-        return True  # the SDK's default endpoint
-    return urlsplit(base_url).hostname == "api.openai.com"
-
-
-def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The request body for `POST /responses` (before `on_payload`)."""
-    messages = transform_messages(context.messages, model, normalize_tool_call_id)
-    items = convert_messages(messages, model)
-    payload: dict[str, Any] = {"model": model.id}
-    if context.system_prompt:
-        system = sanitize_surrogates(context.system_prompt)
-        if model.reasoning:
-            items.insert(0, {"role": "developer", "content": system})
-        else:
-            payload["instructions"] = system
-    payload["input"] = items
-    payload["stream"] = True
-    payload["store"] = False
-    payload["max_output_tokens"] = options.max_tokens or model.max_tokens
-    if options.temperature is not None:
-        payload["temperature"] = options.temperature
-    if context.tools:
-        payload["tools"] = [_tool(t) for t in context.tools]
-    if options.session_id and options.cache_retention != "none":
-        payload["prompt_cache_key"] = options.session_id
-        if options.cache_retention == "long" and _is_openai_host(model.base_url):
-            payload["prompt_cache_retention"] = "24h"
-    if options.metadata:
-        payload["metadata"] = dict(options.metadata)
-    if model.reasoning:
-        effort = getattr(options, "reasoning_effort", None)
-        summary = getattr(options, "reasoning_summary", None)
-        if effort is not None or summary is not None:
-            reasoning: dict[str, Any] = {"summary": summary or "auto"}
-            if effort is not None:
-                reasoning["effort"] = effort
-            payload["reasoning"] = reasoning
-        payload["include"] = ["reasoning.encrypted_content"]
-    return payload
-
 
 # -- the response ---------------------------------------------------------------------------
 
@@ -317,30 +96,23 @@ def _usage(model: Model, data: Any) -> Usage | None:
         return None
     details = data.get("input_tokens_details")
     details = details if isinstance(details, Mapping) else {}
-    total_input = _int(data.get("input_tokens"))
-    cache_read = _int(details.get("cached_tokens"))
-    cache_write = _int(details.get("cache_write_tokens"))
-    usage = Usage(
-        input=max(0, total_input - cache_read - cache_write),
-        output=_int(data.get("output_tokens")),
+    cache_read = as_int(details.get("cached_tokens"))
+    cache_write = as_int(details.get("cache_write_tokens"))
+    return priced_usage(
+        model,
+        input=as_int(data.get("input_tokens")) - cache_read - cache_write,
+        output=as_int(data.get("output_tokens")),
         cache_read=cache_read,
         cache_write=cache_write,
     )
-    return calculate_cost(model, usage)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _error_text(data: Any, fallback: str) -> str:
-    """`code: message` from an error object, or `fallback`."""
-    if not isinstance(data, Mapping):
-        return fallback
-    message = data.get("message")
-    code = data.get("code") or data.get("type")
-    if isinstance(message, str) and message:
-        return f"{code}: {message}" if isinstance(code, str) and code else message
+    """`code: message` from an error object, or `fallback` (with the code, if there is one)."""
+    text = api_error_text(data)
+    if text is not None:
+        return text
+    code = (data.get("code") or data.get("type")) if isinstance(data, Mapping) else None
     return f"{fallback} ({code})" if isinstance(code, str) and code else fallback
 
 
@@ -501,7 +273,7 @@ class _Translator:
             item_id = raw.get("id")
             phase = raw.get("phase")
             signature = (
-                _encode_text_signature(item_id, phase if isinstance(phase, str) else None)
+                encode_text_signature(item_id, phase if isinstance(phase, str) else None)
                 if isinstance(item_id, str) and item_id
                 else None
             )
@@ -587,52 +359,37 @@ def _create_params(create: Any) -> frozenset[str]:
     return frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
 
 
-def _classify(sdk: ModuleType) -> Any:
-    def classify(exc: BaseException) -> RetryInfo | None:
-        if isinstance(exc, sdk.APIStatusError):
-            if not is_retryable_status(exc.status_code):
-                return None
-            body = None if exc.body is None else json.dumps(exc.body, default=str)
-            return RetryInfo(delay=parse_retry_after(dict(exc.response.headers), body))
-        if isinstance(exc, sdk.APIConnectionError):
-            return RetryInfo()
-        return None
-
-    return classify
-
-
 def _failure_text(sdk: ModuleType, exc: BaseException, *, started: bool) -> str:
     """What went wrong, in words, for the error terminal."""
-    if isinstance(exc, sdk.APIStatusError):
-        body = exc.body
-        if isinstance(body, Mapping):
-            return f"{exc.status_code} {_error_text(body, exc.message)}"
-        if isinstance(body, str) and body.strip():
-            return f"{exc.status_code} {body.strip()[:500]}"
-        return f"{exc.status_code} {exc.message}"
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed server-sent event: invalid JSON in the data field ({exc})"
     if isinstance(exc, _Malformed):
         return f"malformed server-sent event: {exc}"
-    if isinstance(exc, sdk.APITimeoutError):
-        return "the request timed out" + (" mid-stream" if started else "")
-    if isinstance(exc, sdk.APIConnectionError):
-        cause = exc.__cause__
-        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-        what = "the connection was lost mid-stream" if started else "could not connect"
-        return f"{what}{detail}"
-    if isinstance(exc, sdk.APIError):
-        return str(exc.message)
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return describe_sdk_error(sdk, exc, started=started) or exception_text(exc)
 
 
-async def _notify(options: StreamOptions, model: Model, status: int, headers: Any) -> None:
-    if options.on_response is None:
-        return
-    result = options.on_response(ResponseInfo(status=status, headers=dict(headers)), model)
-    if inspect.isawaitable(result):
-        await result
+async def _send(
+    sdk: ModuleType,
+    client: Any,
+    known: dict[str, Any],
+    extra: dict[str, Any],
+    model: Model,
+    options: StreamOptions,
+) -> Any:
+    """Send the request; the SDK's event stream once the response has arrived."""
+    try:
+        raw = await client.responses.with_raw_response.create(**known, extra_body=extra or None)
+    except sdk.APIStatusError as exc:
+        await report_response(options, model, exc.status_code, exc.response.headers)
+        raise
+    events = raw.parse(to=sdk.AsyncStream[object])
+    try:
+        await report_response(options, model, raw.status_code, raw.headers)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await events.close()
+        raise
+    return events
 
 
 async def _events(
@@ -644,50 +401,22 @@ async def _events(
     events: Any = None
     started = False
     try:
-        payload: Any = build_payload(model, context, options)
-        if options.on_payload is not None:
-            replaced = options.on_payload(payload, model)
-            if inspect.isawaitable(replaced):
-                replaced = await replaced
-            if replaced is not None:
-                payload = replaced
-        if not isinstance(payload, Mapping):
-            raise TypeError(
-                f"on_payload returned {type(payload).__name__}; expected a dict (or None)"
-            )
-        client = sdk.AsyncOpenAI(
-            api_key=api_key,
-            base_url=model.base_url or None,
-            max_retries=0,
-            default_headers={**model.headers, **(options.headers or {})},
-        )
+        payload = await apply_on_payload(build_payload(model, context, options), options, model)
+        headers = {**model.headers, **(options.headers or {})}
+        client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key, model.base_url, headers)
         params = _create_params(type(client.responses).create)
         known = {k: v for k, v in payload.items() if k in params}
         extra = {k: v for k, v in payload.items() if k not in params}
         known["stream"] = True
 
-        async def send() -> Any:
-            try:
-                raw = await client.responses.with_raw_response.create(
-                    **known, extra_body=extra or None
-                )
-            except sdk.APIStatusError as exc:
-                await _notify(options, model, exc.status_code, exc.response.headers)
-                raise
-            await _notify(options, model, raw.status_code, raw.headers)
-            return raw
-
-        with cancel_on_abort(signal) as scope:
-            raw = await retry_request(
-                send,
-                signal=signal,
-                max_retry_delay_ms=options.max_retry_delay_ms,
-                classify=_classify(sdk),
-            )
-        if scope.cancelled_caught or (signal is not None and signal.aborted):
-            yield builder.error("aborted", _ABORTED)
+        events = await send_with_retries(
+            lambda: _send(sdk, client, known, extra, model, options),
+            options,
+            lambda exc: classify_sdk_error(sdk, exc),
+        )
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
             return
-        events = raw.parse(to=sdk.AsyncStream[object])
         translator = _Translator(model, builder)
         yield builder.start()
         started = True
@@ -699,8 +428,8 @@ async def _events(
                     data = await events.__anext__()
                 except StopAsyncIteration:
                     ended = True
-            if scope.cancelled_caught or (signal is not None and signal.aborted):
-                yield builder.error("aborted", _ABORTED)
+            if scope.cancelled_caught or is_aborted(signal):
+                yield builder.error("aborted", ABORTED)
                 return
             if ended:
                 yield builder.error(
@@ -719,42 +448,21 @@ async def _events(
                     yield builder.done(outcome.reason)
                 return
     except RequestAborted:
-        yield builder.error("aborted", _ABORTED)
+        yield builder.error("aborted", ABORTED)
     except Exception as exc:
-        reason: Literal["error", "aborted"] = (
-            "aborted" if signal is not None and signal.aborted else "error"
-        )
-        yield builder.error(
-            reason, _ABORTED if reason == "aborted" else _failure_text(sdk, exc, started=started)
-        )
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
+        else:
+            yield builder.error("error", _failure_text(sdk, exc, started=started))
     finally:
         with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
             if events is not None:
-                await _close_events(events)
+                await close_sdk_stream(events)
             if client is not None:
                 await client.close()
 
 
-async def _close_events(events: Any) -> None:
-    """Close the SDK's event stream and finish its generators.
-
-    Stopping at the final event leaves the SDK's chain of async generators suspended; left to
-    the garbage collector they are finalised late (and trio warns). Closing the response first
-    makes the next read fail at once, which unwinds the whole chain here, in this task.
-    """
-    await events.close()
-    for _ in range(_DRAIN_LIMIT):
-        try:
-            await events.__anext__()
-        except Exception:  # StopAsyncIteration, or the read on a closed response failing
-            return
-
-
 # -- entry points ---------------------------------------------------------------------------
-
-
-def _fallback(model: Model) -> AssistantMessage:
-    return AssistantMessage(api=model.api, provider=model.provider, model=model.id)
 
 
 def stream(
@@ -770,7 +478,7 @@ def stream(
     sdk = import_sdk("openai", "openai")
     api_key = resolve_api_key(model, options)
     return AssistantMessageEventStream(
-        _events(sdk, api_key, model, context, options), fallback=_fallback(model)
+        _events(sdk, api_key, model, context, options), fallback=fallback_message(model)
     )
 
 
@@ -780,11 +488,14 @@ def stream_simple(
     """`stream` with the thinking level mapped to `reasoning.effort` (xhigh only where
     supported; `off` sends no effort)."""
     options = options or SimpleStreamOptions()
-    base = {f.name: getattr(options, f.name) for f in fields(StreamOptions)}
     effort: ReasoningEffort | None = None
     if model.reasoning and options.reasoning is not None and options.reasoning != "off":
         effort = cast(ReasoningEffort, clamp_level(options.reasoning, supports_xhigh(model)))
-    return stream(model, context, OpenAIResponsesOptions(**base, reasoning_effort=effort))
+    return stream(
+        model,
+        context,
+        OpenAIResponsesOptions(**stream_option_fields(options), reasoning_effort=effort),
+    )
 
 
 PROVIDER = ApiProvider(api=API, stream=stream, stream_simple=stream_simple)
