@@ -24,6 +24,7 @@ import contextlib
 import inspect
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._validation import ArgumentsError
-from .abort import cancel_on_abort
+from .abort import _threadsafe_caller, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -86,16 +87,24 @@ class _Batch:
     updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
     pump_running: bool = False
     loop_thread: int = field(default_factory=threading.get_ident)
+    call_soon: Callable[[Callable[[], Any]], None] | None = None
 
     # -- updates -------------------------------------------------------------------------
 
     def on_update_for(self, item: _Call) -> Any:
+        if self.call_soon is None:
+            self.call_soon = _threadsafe_caller()
+        call_soon = self.call_soon
+
         def on_update(partial: AgentToolResult) -> None:
-            if threading.get_ident() != self.loop_thread:
-                with contextlib.suppress(RuntimeError):  # the run is gone
-                    anyio.from_thread.run_sync(self.enqueue, item, partial)
+            if threading.get_ident() == self.loop_thread:
+                self.enqueue(item, partial)
                 return
-            self.enqueue(item, partial)
+            try:  # an anyio worker thread (a sync tool): hand over and wait, keeping the order
+                anyio.from_thread.run_sync(self.enqueue, item, partial)
+            except RuntimeError:  # a thread the tool started itself (or the run is gone)
+                with contextlib.suppress(RuntimeError):
+                    call_soon(lambda: self.enqueue(item, partial))
 
         return on_update
 

@@ -24,7 +24,11 @@ __all__ = ["AbortController", "AbortSignal", "cancel_on_abort"]
 
 
 def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
-    """A function that runs a callback on the current event loop, from any thread."""
+    """A function that runs a callback on the current event loop, from any thread.
+
+    Under asyncio the callback runs outside any task, so it is told which async library it is
+    in (as trio does by itself); it may then use anyio, e.g. start a task in a task group.
+    """
     loop_thread = threading.get_ident()
     library = sniffio.current_async_library()
     if library == "trio":
@@ -49,9 +53,17 @@ def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
         if threading.get_ident() == loop_thread:
             fn()
         elif not loop.is_closed():
-            loop.call_soon_threadsafe(fn)
+            loop.call_soon_threadsafe(_run_as_asyncio, fn)
 
     return call_asyncio
+
+
+def _run_as_asyncio(fn: Callable[[], Any]) -> None:
+    token = sniffio.current_async_library_cvar.set("asyncio")
+    try:
+        fn()
+    finally:
+        sniffio.current_async_library_cvar.reset(token)
 
 
 class AbortSignal:

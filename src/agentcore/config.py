@@ -257,6 +257,11 @@ class AgentLoopConfig:
         levels = ("off", "minimal", "low", "medium", "high", "xhigh")
         if self.reasoning not in levels:
             raise ConfigError(f"reasoning must be one of {levels}, got {self.reasoning!r}")
+        if self.convert_to_llm is None:
+            raise ConfigError(
+                "convert_to_llm must be a function (messages) -> list[Message], got None "
+                "(leave it out to keep user, assistant and tool-result messages)"
+            )
         for f in fields(self):
             if f.name in _HOOK_ARITY and getattr(self, f.name) is not None:
                 hook_arity(f.name, getattr(self, f.name))

@@ -12,6 +12,7 @@ import enum
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -224,6 +225,30 @@ def _to_result(value: Any) -> AgentToolResult:
         return AgentToolResult.text(str(value), details=value)
 
 
+def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations of `fn`'s parameters. The return annotation is never evaluated:
+    it does not matter to the model, and may name a type that cannot be resolved here."""
+    target = inspect.unwrap(fn)
+    annotations = getattr(target, "__annotations__", {})
+    holder = types.SimpleNamespace(
+        __annotations__={k: v for k, v in annotations.items() if k != "return"}
+    )
+    return typing.get_type_hints(
+        holder, globalns=getattr(target, "__globals__", None), include_extras=True
+    )
+
+
+def _is_signal(annotation: Any) -> bool:
+    """`AbortSignal`, also as `AbortSignal | None` or `Annotated[AbortSignal, ...]`."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_signal(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return len(args) == 1 and _is_signal(args[0])
+    return annotation is AbortSignal
+
+
 def _build_tool(
     fn: Callable[..., Any],
     name: str | None,
@@ -235,7 +260,7 @@ def _build_tool(
 
     tool_name = name or fn.__name__
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = _parameter_hints(fn)
     except Exception as exc:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read type hints ({exc})") from exc
     doc, param_docs = _doc_parts(fn)
@@ -243,7 +268,7 @@ def _build_tool(
     injected: dict[str, str] = {}
     for param in inspect.signature(fn).parameters.values():
         annotation = hints.get(param.name, Any)
-        if annotation is AbortSignal or (param.name == "signal" and annotation in (Any, None)):
+        if _is_signal(annotation) or (param.name == "signal" and annotation in (Any, None)):
             injected[param.name] = "signal"
             continue
         if param.name in _INJECTED_NAMES:
