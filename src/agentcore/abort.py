@@ -94,7 +94,8 @@ class AbortSignal:
         """Call `listener(reason)` once when the signal fires (at once if it already has).
 
         The listener runs in the thread that calls `abort()`; it must be quick and must not
-        block. Returns a function that removes the listener.
+        block. If it raises, the other listeners still run and `abort()` then re-raises the
+        first error. Returns a function that removes the listener.
         """
         with self._lock:
             fire_now = self._aborted
@@ -128,8 +129,14 @@ class AbortSignal:
             self._reason = reason
             self._aborted = True
             listeners, self._listeners = self._listeners, []
+        error: Exception | None = None
         for listener in listeners:
-            listener(reason)
+            try:
+                listener(reason)
+            except Exception as exc:  # one broken listener must not keep the others unaware
+                error = error or exc
+        if error is not None:
+            raise error
 
     def __repr__(self) -> str:
         return f"AbortSignal(aborted={self._aborted}, reason={self._reason!r})"
