@@ -1031,6 +1031,7 @@ async def test_on_response_failure_is_an_error_terminal(replay_server: ReplaySer
     assert message.error_message == "RuntimeError: hook broke"
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_leaving_early_releases_the_connection(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text", delay=5.0), sse("text"))
     model = gemini(replay_server)

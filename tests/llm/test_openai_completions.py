@@ -295,6 +295,35 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     assert events[-1].type == "error" and events[-1].reason == "aborted"
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio(replay_server: ReplayServer) -> None:
+    """A whole answer, an early close and an abort under trio, which reports every async
+    generator and connection left unclosed (an error in this suite)."""
+    model = make_model(replay_server)
+    replay_server.enqueue(
+        sse("tool_calls_parallel"),
+        sse("text", delay=[0, 0, 0, 30]),
+        sse("text", delay=[0, 0, 0, 30]),
+    )
+    _, message = await run(model, ask())
+    assert message.stop_reason == "tool_use" and len(message.tool_calls) == 2
+    with anyio.fail_after(5):
+        async with stream(model, ask(), StreamOptions(api_key=KEY)) as s:
+            async for event in s:
+                if event.type == "text_delta":
+                    break
+    assert (await s.result()).stop_reason == "error"
+    controller = AbortController()
+    s = stream(model, ask(), StreamOptions(api_key=KEY, signal=controller.signal))
+    with anyio.fail_after(5):
+        async for event in s:
+            if event.type == "text_delta":
+                controller.abort()
+    message = await s.result()
+    assert message.stop_reason == "aborted" and message.text == "Hello"
+    assert len(replay_server.requests) == 3
+
+
 async def test_abort_before_the_request(replay_server: ReplayServer) -> None:
     controller = AbortController()
     controller.abort()

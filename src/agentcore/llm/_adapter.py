@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..messages import AssistantMessage, Usage
 from ._retry import RetryDelayTooLong
@@ -32,6 +34,7 @@ __all__ = [
     "connection_text",
     "exception_text",
     "fallback_message",
+    "finish_iterator",
     "get_field",
     "is_aborted",
     "priced_usage",
@@ -41,6 +44,8 @@ __all__ = [
 
 ABORTED = "request was aborted"
 """The `error_message` of a request that its abort signal stopped."""
+
+_UNWIND_LIMIT = 1000  # items read at most while finishing an abandoned iterator
 
 
 class InvalidPayload(TypeError):
@@ -146,3 +151,21 @@ def exception_text(exc: BaseException) -> str:
     if isinstance(exc, RetryDelayTooLong | InvalidPayload):
         return str(exc)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def finish_iterator(iterator: AsyncIterator[Any]) -> None:
+    """Finish an abandoned async iterator and every async generator it reads from, now.
+
+    An SDK's stream is a chain of async generators, none of which closes the one it reads from:
+    closing the outermost leaves the others suspended, to be finalised late by the garbage
+    collector (trio warns about each). One more read in a cancelled scope raises at the innermost
+    await instead, and the exception unwinds the whole chain here, in this task. Items that are
+    already buffered are read and dropped on the way.
+    """
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        for _ in range(_UNWIND_LIMIT):
+            try:
+                await anext(iterator)
+            except Exception:  # StopAsyncIteration, or a read of a closed response failing
+                return

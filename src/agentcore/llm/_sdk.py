@@ -14,10 +14,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-import anyio
-
 from ..errors import MissingExtraError
-from ._adapter import connection_text
+from ._adapter import connection_text, finish_iterator
 from ._http import ssl_context
 from ._retry import RetryInfo, is_retryable_status, parse_retry_after
 
@@ -32,7 +30,6 @@ __all__ = [
 ]
 
 _MAX_BODY_TEXT = 500  # characters of a non-JSON error body quoted in an error message
-_DRAIN_LIMIT = 1000  # events read at most while unwinding a closed stream
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
@@ -149,24 +146,12 @@ def classify_sdk_error(sdk: ModuleType, exc: BaseException) -> RetryInfo | None:
 
 
 async def close_sdk_stream(stream: Any, iterator: Any = None) -> None:
-    """Close an SDK `AsyncStream` and finish its chain of async generators now.
-
-    None of the SDK's generators closes the one it reads from, so a stream left at its final
-    event (or abandoned mid-way) leaves them suspended, to be finalised late by the garbage
-    collector (trio warns about each). Closing the response first, then reading once more in a
-    cancelled scope, makes the innermost read fail at once, which unwinds the whole chain here,
-    in this task.
+    """Close an SDK `AsyncStream` (its HTTP response) and finish the generators that read it.
 
     Args:
         stream: the SDK stream.
-        iterator: the async iterator read from it (`aiter(stream)`), if one was made.
+        iterator: the async iterator actually read (`aiter(stream)`, or a reader of the
+            response's body), if not the stream itself.
     """
     await stream.close()
-    reader = iterator if iterator is not None else stream
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        for _ in range(_DRAIN_LIMIT):
-            try:
-                await reader.__anext__()
-            except Exception:  # StopAsyncIteration, or the read of a closed response failing
-                return
+    await finish_iterator(iterator if iterator is not None else stream)

@@ -36,7 +36,7 @@ from .._adapter import (
     stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._http import is_transport_error
+from .._http import is_timeout, is_transport_error
 from .._retry import RequestAborted, RetryInfo, send_with_retries
 from .._sdk import (
     classify_sdk_error,
@@ -109,7 +109,7 @@ def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
     if text is not None:
         return text
     if is_transport_error(exc):  # the SDK does not wrap failures while streaming
-        return connection_text(exc, started=started)
+        return connection_text(exc, started=started, timeout=is_timeout(exc))
     return exception_text(exc)
 
 

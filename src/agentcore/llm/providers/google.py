@@ -22,7 +22,6 @@ implicitly and has no request labels); `transport` (SSE only).
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import re
 import ssl
@@ -45,6 +44,7 @@ from .._adapter import (
     connection_text,
     exception_text,
     fallback_message,
+    finish_iterator,
     is_aborted,
     priced_usage,
     report_response,
@@ -386,9 +386,8 @@ async def _events(
 
 async def _close(client: Any, streams: list[Any], http: httpx.AsyncClient | None) -> None:
     with anyio.CancelScope(shield=True):
-        for sdk_stream in streams:
-            with contextlib.suppress(Exception):  # a broken stream: closed with the client below
-                await sdk_stream.aclose()
+        for sdk_stream in streams:  # the SDK's generators, unwound rather than left suspended
+            await finish_iterator(sdk_stream)
         if http is not None:
             await http.aclose()
     if client is not None:

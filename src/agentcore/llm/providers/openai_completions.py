@@ -6,7 +6,9 @@ Cerebras, ... Their differences are flags on the model's `OpenAICompletionsCompa
 checks (the one exception: `prompt_cache_key`, which only OpenAI itself accepts).
 
 The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
-429/5xx/connection failures before any output) and its stream is translated chunk by chunk:
+429/5xx/connection failures before any output); the event stream is read with `sse_data` (the
+SDK's reader leaves its generators suspended at `[DONE]`) and translated chunk by chunk, each a
+plain JSON object:
 
 * `delta.content` becomes text, `delta.reasoning_content` / `reasoning` / `reasoning_text`
   becomes thinking (the field name is kept as the block's signature, so a later request to the
@@ -44,6 +46,7 @@ from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
+    connection_text,
     exception_text,
     fallback_message,
     get_field,
@@ -52,8 +55,10 @@ from .._adapter import (
     report_response,
 )
 from .._env import resolve_api_key
+from .._http import is_timeout, is_transport_error, sse_data
 from .._retry import RequestAborted, send_with_retries
 from .._sdk import (
+    api_error_text,
     classify_sdk_error,
     close_sdk_stream,
     describe_sdk_error,
@@ -264,11 +269,37 @@ def _map_finish(reason: str) -> _StopReason | None:
     return "stop"
 
 
+class _StreamError(Exception):
+    """An error object in place of a chunk."""
+
+
+def _parse_chunk(data: str) -> Any:
+    """The chunk in an event's data.
+
+    Raises:
+        json.JSONDecodeError: the data is not JSON.
+        _StreamError: the server sent an error object instead.
+    """
+    chunk = json.loads(data)
+    error = chunk.get("error") if isinstance(chunk, Mapping) else None
+    if error:
+        text = api_error_text(error) or "the server reported an error"
+        raise _StreamError(f"server error in the stream: {text}")
+    return chunk
+
+
 def _describe(exc: BaseException, sdk: Any, *, started: bool) -> str:
     """The `error_message` for a failed request or stream."""
+    if isinstance(exc, _StreamError):
+        return str(exc)
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in a server event ({exc.msg} at {exc.pos}): {exc.doc[:200]!r}"
-    return describe_sdk_error(sdk, exc, started=started) or exception_text(exc)
+    text = describe_sdk_error(sdk, exc, started=started)
+    if text is not None:
+        return text
+    if is_transport_error(exc):  # while reading the body, which the SDK does not wrap
+        return connection_text(exc, started=started, timeout=is_timeout(exc))
+    return exception_text(exc)
 
 
 class _Translator:
@@ -375,14 +406,15 @@ class _Translator:
 async def _send(
     sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions
 ) -> tuple[Any, Any]:
-    """Send the request; `(sdk_stream, iterator)` once the response has arrived."""
+    """Send the request; `(sdk_stream, events)` once the response has arrived, `events` giving
+    the data of each server-sent event."""
     try:
         opened = await client.post(
             "/chat/completions",
-            cast_to=sdk.types.chat.ChatCompletionChunk,
+            cast_to=object,
             body=payload,
             stream=True,
-            stream_cls=sdk.AsyncStream[sdk.types.chat.ChatCompletionChunk],
+            stream_cls=sdk.AsyncStream[object],
         )
     except sdk.APIStatusError as exc:
         await report_response(options, model, exc.status_code, exc.response.headers)
@@ -393,7 +425,8 @@ async def _send(
         with anyio.CancelScope(shield=True):
             await opened.close()
         raise
-    return opened, aiter(opened)
+    # the body is read here rather than by the SDK, whose reader leaves generators suspended
+    return opened, sse_data(opened.response)
 
 
 async def _events(
@@ -439,10 +472,10 @@ async def _events(
             chunk: Any = None
             try:
                 with cancel_on_abort(signal) as scope:
-                    chunk = await anext(iterator)
+                    chunk = _parse_chunk(await anext(iterator))
             except StopAsyncIteration:
                 break
-            except Exception as exc:
+            except Exception as exc:  # a lost connection, malformed JSON, an error event
                 failure = _describe(exc, sdk, started=True)
                 break
             if scope.cancelled_caught or is_aborted(signal):
