@@ -199,9 +199,14 @@ class EventStream(Generic[E, R]):
 
     async def aclose(self) -> None:
         """Stop the run if it is still going, and wait until it has stopped."""
-        if not self._started:
+        if not self._started:  # closed before it started: it never will, and says so
             self._started = True
-            self._channel.finished = True
+            channel = self._channel
+            channel.finished = True
+            channel.error = anyio.ClosedResourceError("the stream was closed before it started")
+            channel.done = anyio.Event()
+            channel.done.set()
+            channel.push(_END)
             return
         _cancel(self._channel)
         self._channel.unbounded = True

@@ -1,0 +1,262 @@
+"""`EventStream`: async iteration, `result()`, early exit, sync use, back-pressure."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from agentcore import EventStream
+from conftest import BACKENDS
+
+pytestmark = pytest.mark.anyio
+
+Push = Callable[[Any], Awaitable[None] | None]
+
+
+async def _push(push: Push, event: Any) -> None:
+    pending = push(event)
+    if pending is not None:
+        await pending
+
+
+def counting(n: int, *, result: Any = "done", delay: float = 0.0) -> Any:
+    async def producer(push: Push) -> Any:
+        for i in range(n):
+            await _push(push, i)
+            if delay:
+                await anyio.sleep(delay)
+        return result
+
+    return producer
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_async_for_then_result() -> None:
+    stream: EventStream[int, str] = EventStream(counting(5, delay=0.001))
+    seen = [e async for e in stream]
+    assert seen == [0, 1, 2, 3, 4]
+    assert await stream.result() == "done"
+    assert await stream.result() == "done"  # again
+    assert [e async for e in stream] == []  # exhausted stays exhausted
+
+
+async def test_result_without_iterating() -> None:
+    stream: EventStream[int, str] = EventStream(counting(3000))
+    assert await stream.result() == "done"  # never blocks, even past the back-pressure mark
+    assert [e async for e in stream] == list(range(3000))  # the events are all still there
+
+
+async def test_producer_failure_is_raised_by_result() -> None:
+    async def producer(push: Push) -> Any:
+        await _push(push, "first")
+        raise KeyError("broken producer")
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    assert [e async for e in stream] == ["first"]
+    with pytest.raises(KeyError, match="broken producer"):
+        await stream.result()
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_async_with_early_exit_stops_the_producer() -> None:
+    progress: list[str] = []
+
+    async def producer(push: Push) -> Any:
+        try:
+            for i in range(1_000_000):
+                await _push(push, i)
+                await anyio.sleep(0.001)
+        finally:
+            progress.append("producer stopped")
+        return "never"
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    with anyio.fail_after(5):
+        async with stream:
+            async for event in stream:
+                if event == 3:
+                    break
+    assert progress == ["producer stopped"]
+    with pytest.raises(anyio.ClosedResourceError):
+        await stream.result()
+
+
+async def test_early_exit_leaves_no_task_running() -> None:
+    before = asyncio.all_tasks()
+
+    async def producer(push: Push) -> Any:
+        await _push(push, "one")
+        await anyio.sleep_forever()
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    async with stream:
+        async for _ in stream:
+            break
+    assert asyncio.all_tasks() == before
+
+
+async def test_aclose_is_idempotent() -> None:
+    stream: EventStream[int, Any] = EventStream(counting(10, delay=0.01))
+    async for _ in stream:
+        break
+    await stream.aclose()
+    await stream.aclose()
+    with pytest.raises(anyio.ClosedResourceError):
+        await stream.result()
+
+    # after the run finished, closing changes nothing
+    done: EventStream[int, Any] = EventStream(counting(2))
+    assert await done.result() == "done"
+    await done.aclose()
+    await done.aclose()
+    assert await done.result() == "done"
+
+
+async def test_aclose_before_start() -> None:
+    started: list[bool] = []
+
+    async def producer(push: Push) -> Any:
+        started.append(True)
+        return "ran"
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    await stream.aclose()
+    await stream.aclose()
+    with anyio.fail_after(1):
+        assert [e async for e in stream] == []
+        with pytest.raises(anyio.ClosedResourceError):
+            await stream.result()
+    await anyio.sleep(0.01)
+    assert started == []
+
+
+async def test_dropped_stream_is_cancelled() -> None:
+    stopped = anyio.Event()
+
+    async def producer(push: Push) -> Any:
+        try:
+            await _push(push, 1)
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    async for _ in stream:
+        break
+    del stream
+    gc.collect()
+    with anyio.fail_after(5):
+        await stopped.wait()
+
+
+async def test_cancelled_consumer_does_not_stop_the_producer() -> None:
+    stream: EventStream[int, Any] = EventStream(counting(5, delay=0.01))
+    with anyio.move_on_after(0.005):
+        async for _ in stream:
+            pass
+    assert await stream.result() == "done"
+
+
+async def test_back_pressure_bounds_the_buffer() -> None:
+    pushed = 0
+
+    async def producer(push: Push) -> Any:
+        nonlocal pushed
+        for i in range(5000):
+            await _push(push, i)
+            pushed += 1
+        return "done"
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    async with stream:
+        first = await stream.__anext__()
+        await anyio.sleep(0.05)  # a slow consumer
+        assert pushed < 5000  # the producer waits for the consumer instead of racing ahead
+        rest = [e async for e in stream]
+    assert [first, *rest] == list(range(5000))
+    assert pushed == 5000
+
+
+# --- sync use ---------------------------------------------------------------------------------
+
+
+def test_plain_for_from_sync_code() -> None:
+    with pytest.raises(RuntimeError):
+        asyncio.get_running_loop()
+    threads: list[int] = []
+
+    async def producer(push: Push) -> Any:
+        threads.append(threading.get_ident())
+        for i in range(3):
+            await _push(push, i)
+            await anyio.sleep(0.001)
+        return "sync done"
+
+    stream: EventStream[int, str] = EventStream(producer)
+    assert list(stream) == [0, 1, 2]
+    assert stream.result_sync() == "sync done"
+    assert threads[0] != threading.get_ident()  # ran on a background thread
+
+    stream = EventStream(counting(4))
+    assert stream.result_sync() == "done"  # without iterating first
+
+
+def test_sync_close_stops_the_run() -> None:
+    stopped = threading.Event()
+
+    async def producer(push: Push) -> Any:
+        try:
+            i = 0
+            while True:
+                await _push(push, i)
+                i += 1
+                await anyio.sleep(0.001)
+        finally:
+            stopped.set()
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    started = time.monotonic()
+    with stream:
+        for event in stream:
+            if event == 3:
+                break
+    assert stopped.is_set()
+    assert time.monotonic() - started < 5
+    with pytest.raises(anyio.ClosedResourceError):
+        stream.result_sync()
+    stream.close()  # again: harmless
+
+
+def test_sync_producer_failure() -> None:
+    async def producer(push: Push) -> Any:
+        await _push(push, "x")
+        raise ValueError("bad")
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    assert list(stream) == ["x"]
+    with pytest.raises(ValueError, match="bad"):
+        stream.result_sync()
+
+
+async def test_sync_and_async_use_do_not_mix() -> None:
+    stream: EventStream[int, Any] = EventStream(counting(2))
+    await stream.result()
+    with pytest.raises(RuntimeError, match="asynchronously"):
+        list(stream)
+
+    other: EventStream[int, Any] = EventStream(counting(2))
+
+    def read() -> list[int]:
+        return list(other)
+
+    assert await anyio.to_thread.run_sync(read) == [0, 1]
+    with pytest.raises(RuntimeError, match="synchronously"):
+        await other.result()
