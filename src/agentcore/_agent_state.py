@@ -177,7 +177,7 @@ QueueKind: TypeAlias = Literal["steering", "follow_up"]
 class Queues:
     """The steering and follow-up queues, thread-safe, with in-flight tracking."""
 
-    __slots__ = ("_in_flight", "_lock", "_queues", "modes")
+    __slots__ = ("_in_flight", "_lock", "_queues", "modes", "version")
 
     def __init__(self, steering_mode: QueueMode, follow_up_mode: QueueMode) -> None:
         self._lock = threading.Lock()
@@ -186,6 +186,8 @@ class Queues:
             "follow_up": deque(),
         }
         self._in_flight: list[tuple[QueueKind, AgentMessage]] = []
+        self.version = 0
+        """Bumped by every change of what `snapshot` returns."""
         self.modes: dict[QueueKind, QueueMode] = {
             "steering": check_queue_mode(steering_mode),
             "follow_up": check_queue_mode(follow_up_mode),
@@ -194,10 +196,12 @@ class Queues:
     def push(self, kind: QueueKind, message: AgentMessage) -> None:
         with self._lock:
             self._queues[kind].append(message)
+            self.version += 1
 
     def extend(self, kind: QueueKind, messages: Sequence[AgentMessage]) -> None:
         with self._lock:
             self._queues[kind].extend(messages)
+            self.version += 1
 
     def take(self, kind: QueueKind) -> list[AgentMessage]:
         """Drain per the queue's mode; what is taken stays in flight until `landed`."""
@@ -211,6 +215,7 @@ class Queues:
             else:
                 taken = [queue.popleft()]
             self._in_flight.extend((kind, m) for m in taken)
+            self.version += 1
             return taken
 
     def landed(self, message: AgentMessage) -> None:
@@ -219,6 +224,7 @@ class Queues:
             for i, (_kind, m) in enumerate(self._in_flight):
                 if m is message:
                     del self._in_flight[i]
+                    self.version += 1
                     return
 
     def restore(self) -> None:
@@ -228,11 +234,13 @@ class Queues:
                 back = [m for k, m in self._in_flight if k == kind]
                 self._queues[kind].extendleft(reversed(back))
             self._in_flight.clear()
+            self.version += 1
 
     def clear(self, *kinds: QueueKind) -> None:
         with self._lock:
             for kind in kinds:
                 self._queues[kind].clear()
+            self.version += 1
 
     def snapshot(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         """(steering, follow_up), in-flight messages first: what to store in a session."""

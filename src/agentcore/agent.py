@@ -187,7 +187,7 @@ class Agent:
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
 
     def _resume(self, session: Session, given: Mapping[str, Any]) -> None:
-        binding = SessionBinding(session)
+        binding = SessionBinding(session, self._session_state, self._session_fingerprint)
         data = binding.data
         if given.get("messages") and binding.stored:
             raise ConfigError(
@@ -340,6 +340,10 @@ class Agent:
             follow_up=follow_up,
         )
 
+    def _session_fingerprint(self) -> tuple[object, ...]:
+        state = self._state
+        return (state.system_prompt, state.model, state.thinking_level, self._queues.version)
+
     def _queues_changed(self) -> None:
         binding = self._binding
         if binding is None:
@@ -347,7 +351,7 @@ class Agent:
         run = self._active
         if run is not None and threading.get_ident() == run.loop_thread:
             return  # written with the run's next message, or when it ends
-        binding.save_state(self._session_state)
+        binding.save_state()
 
     # -- runs --------------------------------------------------------------------------------
 
@@ -429,7 +433,7 @@ class Agent:
         state._error_message = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
-            self._binding.sync([], self._session_state)
+            self._binding.sync([])
 
     def _check_idle(self, message: str) -> None:
         if self._active is not None:
@@ -460,10 +464,9 @@ class Agent:
         state._error_message = None
         failed = False
         try:
-            if self._binding is not None:
-                await anyio.to_thread.run_sync(
-                    self._binding.sync, context.messages, self._session_state
-                )
+            binding = self._binding
+            if binding is not None and not binding.in_step(context.messages):
+                await binding.run(binding.sync, context.messages)
             signal = run.controller.signal
             try:
                 if prompts is not None:
@@ -490,11 +493,10 @@ class Agent:
         error: Exception | None = None
         with anyio.CancelScope(shield=True):
             self._queues.restore()
-            if self._binding is not None:
+            binding = self._binding
+            if binding is not None and not binding.in_step(state.messages):
                 try:
-                    await anyio.to_thread.run_sync(
-                        self._binding.sync, list(state.messages), self._session_state
-                    )
+                    await binding.run(binding.sync, list(state.messages))
                 except Exception as exc:
                     _log.exception("could not write the session at the end of the run")
                     error = exc
@@ -524,11 +526,10 @@ class Agent:
             state._messages.append(message)
             run.added.append(message)
             self._queues.landed(message)
-            if self._binding is not None:
+            binding = self._binding
+            if binding is not None:
                 try:
-                    await anyio.to_thread.run_sync(
-                        self._binding.append, message, self._session_state
-                    )
+                    await binding.run(binding.append, message)
                 except Exception as exc:
                     failure = exc
         elif isinstance(event, ToolExecutionStartEvent):

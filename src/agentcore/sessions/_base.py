@@ -375,6 +375,13 @@ class SessionStore(abc.ABC):
     (`load`, `list`) needs no lock and sees every complete record written so far.
     """
 
+    @property
+    def blocking_writes(self) -> bool:
+        """Whether a write may wait (on a disk flush, or on another process): the Agent then
+        writes from a worker thread. False only for stores whose writes are quick appends to
+        memory or the page cache, which the Agent does inline (cheaper than a thread hand-off)."""
+        return True
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
 

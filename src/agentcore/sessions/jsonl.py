@@ -123,6 +123,11 @@ class JsonlSessionStore(SessionStore):
     def __repr__(self) -> str:
         return f"JsonlSessionStore({str(self.directory)!r})"
 
+    @property
+    def blocking_writes(self) -> bool:
+        """Only with `fsync`: otherwise a write is one append to the page cache."""
+        return self.fsync
+
     def path(self, session_id: str) -> Path:
         """The file of a session."""
         return self.directory / f"{session_id}.jsonl"

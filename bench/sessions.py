@@ -1,0 +1,178 @@
+"""Sessions: append and load speed of each store, and what a session costs a run.
+
+1. Appends: messages per second for 10,000 appends to one session (a mix of user, assistant
+   with a tool call, and tool-result messages of a few hundred bytes each).
+2. Load: time to load a 10,000-message session (decode and repair included).
+3. Runs: an Agent doing the 10-turn scripted run of `loop_overhead.py`, with and without a
+   session; reported as µs per turn, as a ratio, and as the latency of `message_update` delivery
+   (from the model yielding a delta to the listener receiving it). Once with no model latency
+   (the worst case for a session: each message is written before the run goes on, and nothing
+   else takes time), once with 5 ms per answer (a very fast model; real ones take 100s of ms).
+
+    .venv/bin/python bench/sessions.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from common import MODEL, clock, scripted_stream_fn
+
+from agentcore import (
+    Agent,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    tool,
+)
+from agentcore.sessions import JsonlSessionStore, SessionStore, SqliteSessionStore
+
+APPENDS = 10_000
+TURNS = 10
+RUNS = 200
+
+
+def messages(n: int) -> list[Any]:
+    out: list[Any] = []
+    for i in range(n):
+        kind = i % 3
+        if kind == 0:
+            out.append(UserMessage(content=f"Please look at item {i} and summarise what it says."))
+        elif kind == 1:
+            out.append(
+                AssistantMessage(
+                    content=[
+                        TextContent(text="Let me read that item first. " * 3),
+                        ToolCall(id=f"call_{i}", name="read", arguments={"item": i, "full": True}),
+                    ],
+                    api="openai-completions",
+                    provider="openai",
+                    model="gpt-4o-mini",
+                    usage=Usage(input=1200 + i, output=40, cache_read=1000),
+                    stop_reason="tool_use",
+                )
+            )
+        else:
+            out.append(
+                ToolResultMessage(
+                    tool_call_id=f"call_{i - 1}",
+                    tool_name="read",
+                    content=[TextContent(text=f"Item {i}: " + "lorem ipsum dolor " * 10)],
+                    details={"bytes": 180},
+                )
+            )
+    return out
+
+
+def stores(tmp: Path) -> dict[str, Callable[[], SessionStore]]:
+    return {
+        "jsonl": lambda: JsonlSessionStore(tmp / "jsonl"),
+        "sqlite": lambda: SqliteSessionStore(tmp / "sessions.db"),
+        "jsonl fsync": lambda: JsonlSessionStore(tmp / "jsonl-fsync", fsync=True),
+        "sqlite fsync": lambda: SqliteSessionStore(tmp / "fsync.db", fsync=True),
+    }
+
+
+def bench_storage(tmp: Path) -> None:
+    sample = messages(APPENDS)
+    print(f"appends ({APPENDS:,} messages to one session) and load of that session")
+    for name, make in stores(tmp).items():
+        n = APPENDS if "fsync" not in name else 1_000
+        with make() as store:
+            session = store.create()
+            t0 = clock()
+            for message in sample[:n]:
+                session.append(message)
+            elapsed = clock() - t0
+            loads = [0.0] * 3
+            for k in range(3):
+                t1 = clock()
+                data = store.load(session.id)
+                loads[k] = clock() - t1
+            assert len(data.messages) == n
+        print(
+            f"  {name:13s} {n / elapsed:10,.0f} appends/s   "
+            f"load of {n:,}: {min(loads) * 1e3:7.1f} ms"
+        )
+
+
+@tool
+async def noop(x: int) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+async def run_agent(
+    make_store: Callable[[], SessionStore] | None, *, runs: int = RUNS, delay: float = 0.0
+) -> tuple[float, list[float]]:
+    """µs per turn over `runs` runs, and message_update delivery latencies (µs)."""
+    stamps: list[float] = []
+    latencies: list[float] = []
+    stream_fn = scripted_stream_fn(TURNS, stamps=stamps, delay=delay)
+    store = make_store() if make_store is not None else None
+    total = 0.0
+    for _ in range(runs):
+        session = store.create() if store is not None else None
+        agent = Agent(
+            initial_state={"model": MODEL, "tools": [noop]}, stream_fn=stream_fn, session=session
+        )
+
+        def listener(event: Any) -> None:
+            if event.type == "message_update" and event.assistant_message_event.type == (
+                "text_delta"
+            ):
+                latencies.append((time.perf_counter() - stamps.pop(0)) * 1e6)
+
+        agent.subscribe(listener)
+        stamps.clear()
+        t0 = clock()
+        added = await agent.prompt("go")
+        total += clock() - t0
+        assert len(added) == 2 * TURNS, len(added)
+        if session is not None:
+            session.close()
+    if store is not None:
+        store.close()
+    return total / (runs * TURNS) * 1e6, latencies
+
+
+def bench_runs(tmp: Path, delay: float, runs: int) -> None:
+    what = f"{delay * 1e3:g} ms model latency per answer" if delay else "no model latency"
+    print(f"\nAgent runs ({TURNS} turns, {what}), with and without a session")
+    results: dict[str, tuple[float, float]] = {}
+
+    def measure(make: Callable[[], SessionStore] | None) -> tuple[float, float]:
+        measured = [asyncio.run(run_agent(make, runs=runs, delay=delay)) for _ in range(3)]
+        per_turn = min(r[0] for r in measured)
+        latency = statistics.median(x for r in measured for x in r[1])
+        return per_turn, latency
+
+    results["no session"] = measure(None)
+    results["jsonl"] = measure(lambda: JsonlSessionStore(tmp / f"runs-jsonl-{delay}"))
+    results["sqlite"] = measure(lambda: SqliteSessionStore(tmp / f"runs-{delay}.db"))
+    base_turn, base_latency = results["no session"]
+    for name, (per_turn, latency) in results.items():
+        print(
+            f"  {name:11s} {per_turn:8.1f} µs/turn ({per_turn / base_turn:4.2f}x)   "
+            f"message_update delivery: median {latency:6.1f} µs ({latency / base_latency:4.2f}x)"
+        )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_storage(Path(tmp))
+        bench_runs(Path(tmp), delay=0.0, runs=RUNS)
+        bench_runs(Path(tmp), delay=0.005, runs=20)
+
+
+if __name__ == "__main__":
+    main()
