@@ -150,7 +150,9 @@ class FauxProvider:
         options = options or StreamOptions()
         call = FauxCall(model=model, context=context, options=options, index=len(self.calls))
         self.calls.append(call)
-        return AssistantMessageEventStream(self._events(call))
+        # a failing function response fails before `start`: the error still names the model
+        fallback = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+        return AssistantMessageEventStream(self._events(call), fallback=fallback)
 
     def _chunks(self, text: str) -> Iterable[str]:
         size = self.chunk_chars
