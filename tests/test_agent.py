@@ -660,3 +660,20 @@ async def test_prompt_sync_refuses_async_code() -> None:
         agent.prompt_sync("hi")
     with pytest.raises(UsageError, match=r"await agent\.continue_"):
         agent.continue_sync()
+
+
+# --- docs/agent.md -----------------------------------------------------------------------------
+
+
+def test_docs_agent_examples_run(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python block of docs/agent.md runs as written, each in a fresh namespace (also
+    covered by tests/test_readme.py; here so the Agent's docs are checked with its tests)."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "agent.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", doc.read_text(), flags=re.S | re.M)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)  # nothing the examples write lands in the repository
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"docs/agent.md block {i + 1}", "exec"), {"__name__": "__docs__"})
