@@ -5,7 +5,9 @@ flushed one by one, optional delays, optional "drop the connection after chunk N
 real SDK at `server.url`; every request is recorded (`server.requests`) for assertions.
 
 Bodies without a `content-length` go out with chunked transfer encoding, so a dropped connection
-looks to the client exactly like a server dying mid-stream.
+looks to the client exactly like a server dying mid-stream. A client dropping its connection is
+counted (`dropped_connections`), not printed as an error; any other failure in a handler thread
+still prints its traceback.
 
 SSE fixtures are plain files under `tests/llm/fixtures/<api>/<name>.sse`:
 `load_fixture(api, name)` reads one, `split_sse` cuts a body into one chunk per event and
@@ -15,6 +17,7 @@ SSE fixtures are plain files under `tests/llm/fixtures/<api>/<name>.sse`:
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -166,8 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             )
             self._respond(replay._next())
-        except OSError:  # the client went away
+        except ConnectionError:  # the client went away (reset, broken pipe)
             self.close_connection = True
+            self.server.replay._dropped()
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
@@ -207,6 +211,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     replay: ReplayServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Print a handler's traceback, unless the client merely dropped the connection (SDKs
+        do that when a stream is closed early, a retry gives up, or a test aborts)."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            self.replay._dropped()
+            return
+        super().handle_error(request, client_address)
+
 
 class ReplayServer:
     """Serves queued `ScriptedResponse`s in order on 127.0.0.1 and records every request.
@@ -222,6 +234,7 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._dropped_connections = 0
 
     @property
     def url(self) -> str:
@@ -249,6 +262,17 @@ class ReplayServer:
         """How many queued responses have not been served."""
         with self._lock:
             return len(self._queue)
+
+    @property
+    def dropped_connections(self) -> int:
+        """How many connections clients dropped while a handler read or wrote them (not
+        reported as errors)."""
+        with self._lock:
+            return self._dropped_connections
+
+    def _dropped(self) -> None:
+        with self._lock:
+            self._dropped_connections += 1
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import socket
+import struct
+import time
+from collections.abc import Callable
+
 import httpx
 import pytest
 
@@ -54,3 +59,42 @@ def test_split_and_rechunk() -> None:
     assert split_sse(body) == [b"event: a\ndata: 1\n\n", b"data: 2\n\n"]
     assert rechunk(b"abcdefg", [2, 3]) == [b"ab", b"cde", b"fg"]
     assert b"".join(rechunk(body, [0])) == body
+
+
+def _reset(server: ReplayServer, data: bytes) -> None:
+    """Send `data`, then drop the connection with a TCP reset."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        if data:
+            sock.sendall(data)
+            time.sleep(0.05)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def _wait_for(condition: Callable[[], object], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_dropped_connection_is_not_reported(
+    replay_server: ReplayServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replay_server.enqueue(ScriptedResponse.sse([b"data: 1\n\n"] * 50, delay=0.01))
+    _reset(replay_server, b"")  # before the request line
+    _reset(replay_server, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")  # while the answer streams
+    _wait_for(lambda: replay_server.dropped_connections >= 2)
+    assert httpx.get(replay_server.url).status_code == 500  # still serving
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_failing_handler_is_still_reported(
+    replay_server: ReplayServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replay_server.enqueue(ScriptedResponse(chunks=["not bytes"]))  # type: ignore[list-item]
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(replay_server.url)
+    printed: list[str] = []
+    _wait_for(lambda: printed.append(capsys.readouterr().err) or "TypeError" in "".join(printed))
+    assert "Traceback" in "".join(printed)
