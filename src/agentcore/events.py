@@ -157,3 +157,4 @@ AgentEvent: TypeAlias = (
     | TurnEndEvent
     | AgentEndEvent
 )
+"""Any event of a run; match on `type` (or the class) to tell them apart."""

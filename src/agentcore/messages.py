@@ -43,6 +43,7 @@ FORMAT_VERSION = 1
 """Version of the JSON form written by `to_json` (the `"v"` key of every message)."""
 
 StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
+"""Why an answer ended: finished, hit the output limit, called tools, failed, or was aborted."""
 
 
 def now_ms() -> int:
@@ -123,8 +124,13 @@ class Usage:
 
 
 UserContent: TypeAlias = TextContent | ImageContent
+"""A block of a user message."""
+
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+"""A block of an assistant message."""
+
 ToolResultContent: TypeAlias = TextContent | ImageContent
+"""A block of a tool result."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,6 +183,7 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""A message a model understands."""
 
 
 AgentMessage: TypeAlias = Message | Any
