@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from agentcore.llm import (
     Tool,
     complete,
     get_model,
+    get_models,
     stream,
     stream_simple,
 )
@@ -470,6 +472,54 @@ async def test_cross_provider_transcript_makes_a_valid_request(replay_server: Re
     assert messages[3]["content"] == "No result provided"
     tools = replay_server.requests[0].json["tools"]
     assert tools[0]["function"]["name"] == "get_weather"
+
+
+def mistral_model(server: ReplayServer) -> Model:
+    return dataclasses.replace(
+        get_model("mistral", "mistral-large-latest"), base_url=server.base_url()
+    )
+
+
+def test_mistral_models_ask_for_nine_character_ids() -> None:
+    for model in get_models("mistral"):
+        assert isinstance(model.compat, OpenAICompletionsCompat)
+        assert model.compat.tool_call_id_format == "mistral"
+    assert OpenAICompletionsCompat().tool_call_id_format == "any"
+
+
+async def test_mistral_gets_nine_alphanumeric_tool_call_ids(replay_server: ReplayServer) -> None:
+    own = AssistantMessage(
+        content=[ToolCall(id="D681PevKs", name="get_weather", arguments={"city": "Rome"})],
+        api=API, provider="mistral", model="mistral-large-latest", stop_reason="tool_use",
+    )  # fmt: skip
+    context = Context(
+        messages=[
+            UserMessage(content="Weather in Paris, Oslo and Rome?"),
+            anthropic_turn(),  # toolu_01A|x and toolu_01B (no result: a synthetic one)
+            ToolResultMessage(
+                tool_call_id="toolu_01A|x",
+                tool_name="get_weather",
+                content=[TextContent(text="18C")],
+            ),
+            own,  # Mistral's own id is kept
+            ToolResultMessage(
+                tool_call_id="D681PevKs", tool_name="get_weather", content=[TextContent(text="25C")]
+            ),
+        ],
+        tools=[WEATHER],
+    )
+    model = mistral_model(replay_server)
+    replay_server.enqueue(sse("text"), sse("text"))
+    for _ in range(2):
+        await run(model, context)
+    first, second = (r.json["messages"] for r in replay_server.requests)
+    assert first == second  # the same transcript gives the same ids
+    calls = [c["id"] for m in first if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    results = [m["tool_call_id"] for m in first if m["role"] == "tool"]
+    assert len(calls) == 3 and results == calls  # every result follows its call
+    assert len(set(calls)) == 3 and calls[2] == "D681PevKs"
+    assert all(len(i) == 9 and i.isascii() and i.isalnum() for i in calls)
+    assert [m.get("name") for m in first if m["role"] == "tool"] == ["get_weather"] * 3
 
 
 def test_same_model_reasoning_is_replayed_in_its_field() -> None:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from agentcore.llm import Model
 from agentcore.llm.transform import (
     NO_RESULT_TEXT,
+    AlnumIdMap,
     normalize_id_alnum,
     normalize_id_openai,
     sanitize_surrogates,
@@ -188,3 +189,30 @@ def test_every_call_gets_exactly_one_result(messages: list[Message]) -> None:
             owner = out[j]
             assert isinstance(owner, AssistantMessage)
             assert message.tool_call_id in {c.id for c in owner.tool_calls}
+
+
+def test_alnum_id_map_keeps_valid_ids_and_maps_others_stably() -> None:
+    ids = AlnumIdMap(9)
+    assert ids("D681PevKs") == "D681PevKs"
+    mapped = ids("call_abc|fc_123")
+    assert len(mapped) == 9 and mapped.isascii() and mapped.isalnum()
+    assert ids("call_abc|fc_123") == mapped
+    assert AlnumIdMap(9)("call_abc|fc_123") == mapped  # the same in every request
+    assert ids("toolu_01A") != mapped
+
+
+def test_alnum_id_map_never_merges_two_ids() -> None:
+    first = AlnumIdMap(9)
+    taken = first("some-foreign-id")
+    second = AlnumIdMap(9)
+    assert second(taken) == taken  # a valid id, kept ...
+    assert second("some-foreign-id") != taken  # ... so the foreign one that hashes to it moves
+
+
+@given(st.lists(st.text(max_size=50), max_size=30))
+def test_alnum_id_map_invariants(raw: list[str]) -> None:
+    ids = AlnumIdMap(9)
+    mapped = [ids(i) for i in raw]
+    assert all(len(m) == 9 and m.isascii() and m.isalnum() for m in mapped)
+    assert [ids(i) for i in raw] == mapped  # stable
+    assert len(set(mapped)) == len(set(raw))  # distinct ids stay distinct

@@ -38,6 +38,10 @@ class OpenAICompletionsCompat:
         requires_thinking_as_text: replay earlier thinking as plain text.
         supports_strict_mode: the server accepts `strict` on tool definitions.
         supports_store: the server accepts `store`.
+        tool_call_id_format: which tool-call ids the server accepts: `any` (OpenAI's own are
+            kept, other models' are cut to 40 characters), or `mistral` (exactly 9 letters and
+            digits; every other id is mapped to one, the same id to the same one throughout a
+            request, and the tool results follow).
     """
 
     supports_developer_role: bool = False
@@ -50,6 +54,7 @@ class OpenAICompletionsCompat:
     requires_thinking_as_text: bool = True
     supports_strict_mode: bool = False
     supports_store: bool = False
+    tool_call_id_format: Literal["any", "mistral"] = "any"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,11 +12,16 @@ one model (or saved and loaded, or assembled by hand) can be sent to any other:
   follow.
 
 `sanitize_surrogates` removes unpaired UTF-16 surrogates, which JSON encoders and servers reject.
+`AlnumIdMap` gives every tool-call id of a request a fixed-length alphanumeric stand-in, for servers
+as strict as Mistral's.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
+import string
 from collections.abc import Callable, Sequence
 
 from ..messages import (
@@ -32,6 +37,7 @@ from .model import Model
 
 __all__ = [
     "NO_RESULT_TEXT",
+    "AlnumIdMap",
     "normalize_id_alnum",
     "normalize_id_openai",
     "sanitize_surrogates",
@@ -43,6 +49,7 @@ NO_RESULT_TEXT = "No result provided"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_ID_CHAR = re.compile(r"[^A-Za-z0-9_-]")
+_ALNUM = string.ascii_letters + string.digits
 
 
 def sanitize_surrogates(text: str) -> str:
@@ -79,6 +86,45 @@ def normalize_id_openai(id: str) -> str:
     """A tool-call id for OpenAI Chat Completions: the call part of a Responses-style
     `call|item` id, at most 40 characters."""
     return id.split("|", 1)[0][:40]
+
+
+class AlnumIdMap:
+    """Tool-call ids of exactly `length` letters and digits, for one request.
+
+    Mistral's OpenAI-compatible endpoint takes nothing else (9 characters). An id already of that
+    form is kept; any other is hashed to one (SHA-256 in base 62), so the same transcript always
+    gets the same ids (prompt caches stay warm), and the same id maps to the same stand-in
+    wherever it appears, a call and its result alike. Distinct ids get distinct stand-ins
+    within one map: a collision is hashed again with a counter.
+    """
+
+    def __init__(self, length: int = 9) -> None:
+        self.length = length
+        self._ids: dict[str, str] = {}
+        self._taken: set[str] = set()
+
+    def __call__(self, id: str) -> str:
+        """The stand-in for `id`."""
+        mapped = self._ids.get(id)
+        if mapped is None:
+            valid = len(id) == self.length and id.isascii() and id.isalnum()
+            mapped = id if valid and id not in self._taken else self._hash(id)
+            self._ids[id] = mapped
+            self._taken.add(mapped)
+        return mapped
+
+    def _hash(self, id: str) -> str:
+        for attempt in itertools.count():
+            seed = id if attempt == 0 else f"{id}\x00{attempt}"
+            number = int.from_bytes(hashlib.sha256(seed.encode("utf-8", "surrogatepass")).digest())
+            chars = []
+            for _ in range(self.length):
+                number, digit = divmod(number, len(_ALNUM))
+                chars.append(_ALNUM[digit])
+            candidate = "".join(chars)
+            if candidate not in self._taken:
+                return candidate
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _same_model(message: AssistantMessage, model: Model) -> bool:

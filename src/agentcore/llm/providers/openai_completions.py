@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -71,7 +71,12 @@ from ..model import Model, OpenAICompletionsCompat
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
-from ..transform import normalize_id_openai, sanitize_surrogates, transform_messages
+from ..transform import (
+    AlnumIdMap,
+    normalize_id_openai,
+    sanitize_surrogates,
+    transform_messages,
+)
 from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
 
 __all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
@@ -120,7 +125,7 @@ def _user_message(message: UserMessage, images: bool) -> dict[str, Any] | None:
 
 
 def _assistant_message(
-    message: AssistantMessage, compat: OpenAICompletionsCompat
+    message: AssistantMessage, compat: OpenAICompletionsCompat, ids: Callable[[str], str]
 ) -> dict[str, Any] | None:
     texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
     thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
@@ -138,7 +143,7 @@ def _assistant_message(
     if calls:
         out["tool_calls"] = [
             {
-                "id": call.id,
+                "id": ids(call.id),
                 "type": "function",
                 "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
             }
@@ -148,7 +153,7 @@ def _assistant_message(
 
 
 def _tool_message(
-    message: ToolResultMessage, compat: OpenAICompletionsCompat
+    message: ToolResultMessage, compat: OpenAICompletionsCompat, ids: Callable[[str], str]
 ) -> tuple[dict[str, Any], list[ImageContent]]:
     text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
     images = [b for b in message.content if isinstance(b, ImageContent)]
@@ -156,7 +161,7 @@ def _tool_message(
         text = "(see attached image)"
     out: dict[str, Any] = {
         "role": "tool",
-        "tool_call_id": message.tool_call_id,
+        "tool_call_id": ids(message.tool_call_id),
         "content": sanitize_surrogates(text),
     }
     if compat.requires_tool_result_name:
@@ -168,9 +173,13 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     """The `messages` of a request: the system prompt, then the transcript as `model` sees it.
 
     Images from consecutive tool results follow them in one user message (tool messages cannot
-    carry images); images are dropped for models without image input.
+    carry images); images are dropped for models without image input. Tool-call ids take the
+    form the server accepts (`compat.tool_call_id_format`), a call and its result alike.
     """
     compat = _compat(model)
+    ids: Callable[[str], str] = (
+        AlnumIdMap(9) if compat.tool_call_id_format == "mistral" else (lambda id: id)
+    )
     images_ok = "image" in model.input
     out: list[dict[str, Any]] = []
     if context.system_prompt:
@@ -188,7 +197,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     messages: list[Message] = transform_messages(context.messages, model, normalize_id_openai)
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            converted, images = _tool_message(message, compat)
+            converted, images = _tool_message(message, compat, ids)
             out.append(converted)
             pending_images.extend(images)
             continue
@@ -196,7 +205,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
         item = (
             _user_message(message, images_ok)
             if isinstance(message, UserMessage)
-            else _assistant_message(message, compat)
+            else _assistant_message(message, compat, ids)
         )
         if item is not None:
             out.append(item)
