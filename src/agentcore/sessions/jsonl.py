@@ -1,7 +1,8 @@
 """`JsonlSessionStore`: one append-only JSON Lines file per session.
 
 Layout of a directory store: `<id>.jsonl` holds the session, `<id>.lock` is its advisory lock
-file (`fcntl.flock`, held by the one store writing the session; it names the writer's pid).
+file (`fcntl.flock`, `msvcrt.locking` on Windows; held by the one store writing the session; it
+names the writer's pid).
 
 Format 1 (`SESSION_FORMAT_VERSION`), one JSON object per line:
 
@@ -25,10 +26,10 @@ one `to_json` object per line, optionally after a header line without a `role`:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
@@ -59,6 +60,27 @@ from ._base import (
 __all__ = ["JsonlSessionStore"]
 
 _log = logging.getLogger("agentcore.sessions")
+
+
+def _try_lock(fd: int) -> bool:
+    """Take an exclusive advisory lock on an open lock file without waiting; False if taken."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 _CHUNK = 1 << 16
 
 
@@ -328,20 +350,25 @@ class JsonlSessionStore(SessionStore):
         lock_path = self._lock_path(session_id)
         lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(lock_fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            locked = _try_lock(lock_fd)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        if not locked:
+            try:
+                with open(lock_path, "rb") as f:
+                    holder = f.read(64).decode(errors="replace").strip() or "unknown"
+            except OSError:
+                holder = "unknown"
             os.close(lock_fd)
             raise SessionLockedError(
                 f"session {session_id!r} is open for writing by another store (pid {holder}); "
                 f"close it there first (lock file {lock_path})"
-            ) from None
-        except BaseException:
-            os.close(lock_fd)
-            raise
+            )
         try:
             os.ftruncate(lock_fd, 0)
-            os.pwrite(lock_fd, f"{os.getpid()}\n".encode(), 0)
+            os.lseek(lock_fd, 0, os.SEEK_SET)
+            os.write(lock_fd, f"{os.getpid()}\n".encode())
             if not path.is_file():  # deleted while we waited for the lock
                 raise SessionNotFoundError(f"no session {session_id!r} in {self.directory}")
             self._prepare_for_append(session_id, path)

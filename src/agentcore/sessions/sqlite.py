@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import uuid
 import weakref
 from collections.abc import Iterator, Sequence
@@ -82,6 +83,19 @@ _live_tokens: weakref.WeakValueDictionary[str, SqliteSessionStore] = weakref.Wea
 
 
 def _pid_alive(pid: int) -> bool:
+    if sys.platform == "win32":  # os.kill(pid, 0) would send CTRL_C_EVENT there
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        finally:
+            kernel32.CloseHandle(handle)
+        return code.value == 259  # STILL_ACTIVE
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
