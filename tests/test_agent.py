@@ -626,6 +626,66 @@ async def test_queued_messages_survive_an_abort_and_are_delivered_once_later() -
     assert not agent.has_queued_messages()
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_cancelling_the_caller_leaves_the_agent_idle(anyio_backend: str) -> None:
+    faux = FauxProvider(
+        [faux_text("a long answer " * 100), faux_text("next")], tokens_per_second=500
+    )
+    agent = Agent(initial_state={"model": faux.model})
+    agent.follow_up("still queued")
+    with anyio.move_on_after(0.05):
+        await agent.prompt("hi")
+    assert not agent.state.is_streaming and agent.signal is None
+    assert agent.state.streaming_message is None
+    assert [texts(m) for m in agent.follow_up_queue] == ["still queued"]
+    assert roles(agent) == ["user"]  # the partial answer never reached message_end
+    faux.append_responses(faux_text("answered"))
+    await agent.prompt("again")
+    assert [texts(m) for m in agent.state.messages] == [
+        "hi",
+        "again",
+        "next",
+        "still queued",
+        "answered",
+    ]
+    assert not agent.has_queued_messages()
+
+
+@pytest.mark.anyio
+async def test_abort_in_prepare_next_turn_keeps_what_was_queued_during_the_run() -> None:
+    faux = FauxProvider([faux_tool_call("t", {}), faux_text("later")])
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        agent.steer("steered while the tool ran")
+        agent.follow_up("followed while the tool ran")
+        return AgentToolResult.text("ok")
+
+    def prepare(ctx: Any) -> None:
+        agent.abort()
+
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [make_tool("t", execute)]},
+        prepare_next_turn=prepare,
+    )
+    await agent.prompt("go")
+    # (the loop still makes one more request after an abort in prepare_next_turn, which the
+    # provider answers as aborted at once; nothing queued is delivered to it)
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert [m.role for m in agent.state.messages if m.role != "assistant"] == [
+        "user",
+        "tool_result",
+    ]
+    assert [texts(m) for m in agent.steering_queue] == ["steered while the tool ran"]
+    assert [texts(m) for m in agent.follow_up_queue] == ["followed while the tool ran"]
+    agent.prepare_next_turn = None
+    faux.append_responses(faux_text("after follow-up"))
+    await agent.continue_()
+    users = [texts(m) for m in agent.state.messages if m.role == "user"]
+    assert users == ["go", "steered while the tool ran", "followed while the tool ran"]
+    assert not agent.has_queued_messages()
+
+
 # --- reset, sync facade --------------------------------------------------------------------------
 
 
