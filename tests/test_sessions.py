@@ -47,7 +47,7 @@ from agentcore.sessions import (
     repair_transcript,
 )
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import make_tool, texts
+from conftest import BACKENDS, make_tool, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sessions"
@@ -525,7 +525,10 @@ def echo(name: str = "echo") -> Any:
 
 
 @pytest.mark.anyio
-async def test_agent_stores_each_message_at_message_end(store: SessionStore) -> None:
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_agent_stores_each_message_at_message_end(
+    store: SessionStore, anyio_backend: str
+) -> None:
     faux = FauxProvider([faux_tool_call("echo", {"x": 1}), faux_text("done")])
     session = store.create()
     agent = Agent(
