@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcore.llm import Model, ThinkingBudgets
+from agentcore.llm import Model, ThinkingBudgets, get_models
 from agentcore.llm.thinking import (
     DEFAULT_BUDGETS,
     MIN_ANSWER_TOKENS,
@@ -47,8 +48,46 @@ def test_adjust_invariants(max_tokens: int, model_max: int, level: str) -> None:
     assert total - budget >= min(MIN_ANSWER_TOKENS, total)
 
 
-def test_supports_xhigh() -> None:
-    assert supports_xhigh(Model(id="gpt-5.2", api="openai-responses", provider="openai"))
-    assert supports_xhigh(Model(id="claude-opus-4-6", api="anthropic-messages", provider="x"))
-    assert not supports_xhigh(Model(id="gpt-5-mini", api="openai-responses", provider="openai"))
-    assert not supports_xhigh(Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="x"))
+@pytest.mark.parametrize(
+    ("model_id", "expected"),
+    [
+        ("gpt-5.2", True),
+        ("gpt-5.2-codex", True),
+        ("gpt-5.3", True),
+        ("gpt-5.4-pro", True),
+        ("gpt-6", True),
+        ("gpt-6.1-mini", True),
+        ("openai/gpt-5.2", True),
+        ("gpt-5.1-codex-max", True),
+        ("claude-opus-4-6", True),
+        ("claude-opus-4.6", True),
+        ("claude-opus-4-6-20260205", True),
+        ("claude-opus-4-7", True),
+        ("claude-opus-5", True),
+        ("anthropic/claude-opus-4.6", True),
+        ("anthropic.claude-opus-4-6-v1:0", True),
+        ("gpt-5", False),
+        ("gpt-5-mini", False),
+        ("gpt-5.1", False),
+        ("gpt-5.1-codex", False),
+        ("gpt-4.1", False),
+        ("chatgpt-4o-latest", False),
+        ("gpt-oss-120b", False),
+        ("o3", False),
+        ("claude-opus-4-5", False),
+        ("claude-opus-4-1", False),
+        ("claude-opus-4-20250514", False),
+        ("claude-3-opus-20240229", False),
+        ("claude-sonnet-4-5", False),
+        ("claude-sonnet-4-6", False),
+        ("gemini-3-pro-preview", False),
+    ],
+)
+def test_supports_xhigh(model_id: str, expected: bool) -> None:
+    assert supports_xhigh(Model(id=model_id, api="openai-responses", provider="x")) is expected
+
+
+def test_xhigh_in_the_catalogue() -> None:
+    assert {m.id for m in get_models("openai") if supports_xhigh(m)} == {"gpt-5.2"}
+    assert {m.id for m in get_models("anthropic") if supports_xhigh(m)} == {"claude-opus-4-6"}
+    assert not any(supports_xhigh(m) for m in get_models("google"))

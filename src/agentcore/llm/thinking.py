@@ -1,12 +1,14 @@
 """Thinking levels: the shared rules every adapter applies before its own mapping.
 
-`xhigh` is only sent to models that support it (others get `high`); APIs that take a token
+`xhigh` is only sent to models that support it (others get `high`), which `XHIGH_SINCE` says per
+model family; APIs that take a token
 budget use `ThinkingBudgets` (defaults 1024/2048/8192/16384) and grow the output limit by the
 budget, keeping at least 1,024 tokens for the answer.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .types import ThinkingBudgets, ThinkingLevel
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_BUDGETS",
     "MIN_ANSWER_TOKENS",
+    "XHIGH_MODELS",
+    "XHIGH_SINCE",
     "adjust_max_tokens_for_thinking",
     "budget_for",
     "clamp_level",
@@ -29,13 +33,32 @@ DEFAULT_BUDGETS = ThinkingBudgets()
 MIN_ANSWER_TOKENS = 1024
 """Tokens kept for the answer when a thinking budget would eat the whole output limit."""
 
-_XHIGH_MARKERS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "gpt-5.1-codex-max", "opus-4-6", "opus-4.6")
+XHIGH_SINCE: tuple[tuple[re.Pattern[str], tuple[int, int]], ...] = (
+    # OpenAI GPT: gpt-5.2, gpt-5.2-codex, gpt-5.4-pro, gpt-6, openai/gpt-5.3, ...
+    (re.compile(r"(?<![a-z0-9])gpt-(\d+)(?:\.(\d+))?"), (5, 2)),
+    # Claude Opus: claude-opus-4-6, claude-opus-4.6, claude-opus-4-6-20260205, claude-opus-5, ...
+    (re.compile(r"(?<![a-z0-9])claude-opus-(\d+)(?:[-.](\d{1,2}))?(?!\d)"), (4, 6)),
+)
+"""The model families that take `xhigh`, each from the version it first appeared in: a pattern
+finding `(major, minor)` in a model id, and that first version. Newer releases of a family
+qualify without a change here."""
+
+XHIGH_MODELS: frozenset[str] = frozenset({"gpt-5.1-codex-max"})
+"""Models that take `xhigh` although their family's version does not say so."""
 
 
 def supports_xhigh(model: Model) -> bool:
-    """Whether `model` accepts the `xhigh` level (GPT-5.2+ and codex-max, Claude Opus 4.6)."""
+    """Whether `model` accepts the `xhigh` level (`XHIGH_SINCE`, `XHIGH_MODELS`): GPT-5.2 and
+    later, GPT-5.1 Codex Max, Claude Opus 4.6 and later. Provider prefixes (`openai/`,
+    `anthropic.`) and date suffixes are allowed."""
     model_id = model.id.lower()
-    return any(marker in model_id for marker in _XHIGH_MARKERS)
+    if any(known in model_id for known in XHIGH_MODELS):
+        return True
+    for pattern, since in XHIGH_SINCE:
+        match = pattern.search(model_id)
+        if match is not None:
+            return (int(match.group(1)), int(match.group(2) or 0)) >= since
+    return False
 
 
 def clamp_level(level: ThinkingLevel, supports_xhigh: bool) -> ThinkingLevel:
