@@ -3,6 +3,7 @@ Agent writing to and resuming from a session."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import subprocess
@@ -140,6 +141,9 @@ def test_custom_models_round_trip(store: SessionStore) -> None:
     )
     session = store.create(state=SessionState(model=model))
     assert store.load(session.id).state.model == model
+    proxied = dataclasses.replace(get_model("openai", "gpt-4o-mini"), base_url="http://proxy/v1")
+    session = store.create(state=SessionState(model=proxied))
+    assert store.load(session.id).state.model == proxied  # stored fields win over the catalogue
 
 
 def test_update_is_one_change(store: SessionStore) -> None:
@@ -690,3 +694,44 @@ def test_sessions_module_docstring_example_names_exist() -> None:
     assert set(sessions.__all__) <= set(dir(sessions))
     source = textwrap.dedent(sessions.__doc__ or "")
     assert "SqliteSessionStore" in source
+
+
+# --- against a real model (scripts/local-model) ------------------------------------------------
+
+
+@pytest.mark.local_llm
+@pytest.mark.anyio
+@pytest.mark.timeout(300)
+async def test_a_session_resumed_in_a_new_agent_remembers_on_the_local_model(
+    tmp_path: Path,
+) -> None:
+    from e2e.local_server import LocalModelUnavailable, ensure_local_model
+
+    try:
+        local = ensure_local_model()
+    except LocalModelUnavailable as exc:
+        pytest.skip(str(exc))
+    options: dict[str, Any] = {"temperature": 0.0, "max_tokens": 24}
+    with SqliteSessionStore(tmp_path / "chats.db") as store:
+        session = store.create()
+        agent = Agent(
+            initial_state={
+                "model": local.model,
+                "system_prompt": "You are a terse assistant. Answer in a few words.",
+            },
+            session=session,
+            **options,
+        )
+        with anyio.fail_after(240):
+            await agent.prompt("My name is Alice. Just reply OK.")
+        assert agent.state.messages[-1].stop_reason in ("stop", "length")
+        session.close()
+
+        resumed = Agent(session=store.open(session.id), **options)  # model and prompt restored
+        assert resumed.state.model == local.model
+        with anyio.fail_after(240):
+            await resumed.prompt("What is my name? Answer with the name only.")
+        answer = resumed.state.messages[-1]
+        assert answer.stop_reason in ("stop", "length"), answer.error_message
+        assert "alice" in answer.text.lower()
+        assert store.load(session.id).messages == resumed.state.messages

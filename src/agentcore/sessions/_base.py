@@ -23,7 +23,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, get_args
 
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
@@ -235,16 +235,11 @@ def model_to_json(model: Model) -> dict[str, Any]:
 
 
 def model_from_json(data: Any, where: str) -> Model:
-    """The catalogue's entry for the stored provider and id if there is one (fresh prices and
-    quirks), else the model rebuilt from the stored fields."""
+    """The model rebuilt from its stored fields (a custom `base_url` or headers survive); quirk
+    flags the store could not keep come from the catalogue's entry for the same provider and id.
+    """
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
         raise SessionCorruptError(f"{where}: model must be an object with an 'id'")
-    from ..llm.models import get_model
-
-    try:
-        return get_model(str(data.get("provider", "")), data["id"])
-    except ModelNotFoundError:
-        pass
     known = {f.name for f in fields(Model)}
     kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat")}
     try:
@@ -256,9 +251,19 @@ def model_from_json(data: Any, where: str) -> Model:
             kwargs["compat"] = OpenAICompletionsCompat(
                 **{k: v for k, v in compat.items() if k in names}
             )
-        return Model(**kwargs)
+        model = Model(**kwargs)
     except (TypeError, AttributeError) as exc:
         raise SessionCorruptError(f"{where}: invalid model: {exc}") from exc
+    if model.compat is None:
+        from ..llm.models import get_model
+
+        try:
+            listed = get_model(model.provider, model.id)
+        except ModelNotFoundError:
+            return model
+        if listed.compat is not None and listed.api == model.api:
+            model = replace(model, compat=listed.compat)
+    return model
 
 
 def _messages_from_json(items: Any, where: str) -> list[AgentMessage]:
