@@ -611,6 +611,69 @@ async def test_complete_end_to_end(replay_server: ReplayServer) -> None:
     assert message.text == "Hello, world!" and message.stop_reason == "stop"
 
 
+async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
+    from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather in a city."""
+        return f"{city}: 18C"
+
+    @tool
+    def get_forecast(city: str, days: list[int]) -> str:
+        """The forecast for a city, some days ahead."""
+        return f"{city}: sun on days {days}"
+
+    replay_server.enqueue(sse("tool_calls_parallel"), sse("text"))
+    model = make_model(replay_server, supports_reasoning_effort=True)
+    events: list[Any] = []
+    messages = await run_agent_loop(
+        [UserMessage(content="Weather in Paris, forecast for Tokyo?")],
+        AgentContext(system_prompt="You are terse.", tools=[get_weather, get_forecast]),
+        AgentLoopConfig(model=model, api_key=KEY, reasoning="medium"),
+        events.append,
+    )
+
+    roles = [m.role for m in messages]
+    assert roles == ["user", "assistant", "tool_result", "tool_result", "assistant"]
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("call_1", False), ("call_2", False)]
+    assert [r.content for r in results] == [
+        [TextContent(text="Paris: 18C")],
+        [TextContent(text="Tokyo: sun on days [1, 2]")],
+    ]
+    assert messages[-1].text == "Hello, world!"  # type: ignore[union-attr]
+    assert events[0].type == "agent_start" and events[-1].type == "agent_end"
+
+    first, second = (r.json for r in replay_server.requests)
+    assert first["reasoning_effort"] == "medium"
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_weather", "get_forecast"]
+    assert second["messages"][0] == {"role": "system", "content": "You are terse."}
+    assert second["messages"][2:] == [
+        {
+            "role": "assistant",
+            "content": "Checking both.",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                },
+                {
+                    "id": "call_2",
+                    "type": "function",
+                    "function": {
+                        "name": "get_forecast",
+                        "arguments": '{"city": "Tokyo", "days": [1, 2]}',
+                    },
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18C"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Tokyo: sun on days [1, 2]"},
+    ]
+
+
 # --- a real llama.cpp server (scripts/local-model start) -------------------------------------
 
 
