@@ -29,6 +29,7 @@ from .llm.model import Model
 from .messages import AgentMessage, AssistantMessage, ImageContent, TextContent, UserMessage
 
 __all__ = [
+    "BUSY_CONTINUE",
     "BUSY_PROMPT",
     "OPTIONS",
     "ActiveRun",
@@ -71,6 +72,7 @@ OPTIONS = (
 """The `AgentLoopConfig` options an Agent forwards (model and reasoning come from the state; the
 queue hooks are the Agent's own)."""
 
+BUSY_CONTINUE = "the agent is already running: await wait_for_idle() before continuing"
 BUSY_PROMPT = (
     "the agent is already running: queue the message with steer() or follow_up(), "
     "or await wait_for_idle() first"
@@ -116,7 +118,7 @@ class ActiveRun:
         "started",
     )
 
-    def __init__(self, skip_steering_poll: bool) -> None:
+    def __init__(self, skip_steering_poll: bool = False) -> None:
         self.controller = AbortController()
         self.done = anyio.Event()
         self.loop_thread = threading.get_ident()

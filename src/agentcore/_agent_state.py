@@ -123,6 +123,17 @@ class AgentState:
         """The `error_message` of the last failed or aborted turn of the current or last run."""
         return self._error_message
 
+    def _begin_run(self) -> None:
+        self._is_streaming = True
+        self._streaming = None
+        self._pending = frozenset()
+        self._error_message = None
+
+    def _end_run(self) -> None:
+        self._is_streaming = False
+        self._streaming = None
+        self._pending = frozenset()
+
     def __repr__(self) -> str:
         return (
             f"AgentState(model={self.model.provider}/{self.model.id}, "

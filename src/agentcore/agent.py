@@ -28,6 +28,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._agent_run import (
+    BUSY_CONTINUE,
     BUSY_PROMPT,
     OPTIONS,
     ActiveRun,
@@ -389,22 +390,13 @@ class Agent:
             ConfigError: the transcript is empty, or ends with an assistant message and nothing
                 is queued.
         """
-        self._check_idle("the agent is already running: await wait_for_idle() before continuing")
+        self._check_idle(BUSY_CONTINUE)
         messages = self._state.messages
         if not messages:
             raise ConfigError("cannot continue: the transcript has no messages")
         if getattr(messages[-1], "role", None) != "assistant":
             return await self._run(None)
-        steering = self._queues.take("steering")
-        if steering:
-            return await self._run(steering, skip_steering_poll=True)
-        follow_up = self._queues.take("follow_up")
-        if follow_up:
-            return await self._run(follow_up)
-        raise ConfigError(
-            "cannot continue from an assistant message: prompt(), or queue a message with "
-            "steer() or follow_up() first"
-        )
+        return await self._run(None, from_queues=True)
 
     def abort(self, reason: Any = None) -> None:
         """Abort the active run (safe from any thread; does nothing when idle)."""
@@ -426,11 +418,9 @@ class Agent:
             AgentBusyError: a run is active (nothing is changed).
         """
         self._check_idle("the agent is already running: reset() needs an idle agent")
-        state = self._state
-        state.messages = []
-        state._streaming = None
-        state._pending = frozenset()
-        state._error_message = None
+        self._state.messages = []
+        self._state._end_run()
+        self._state._error_message = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])
@@ -440,28 +430,36 @@ class Agent:
             raise AgentBusyError(message)
 
     async def _run(
-        self, prompts: list[AgentMessage] | None, *, skip_steering_poll: bool = False
+        self, prompts: list[AgentMessage] | None, *, from_queues: bool = False
     ) -> list[AgentMessage]:
+        """One run. With `from_queues` (a continue on an assistant tail), the prompts are the
+        queued messages, taken only once this run is the active one."""
         state = self._state
-        try:
-            context = AgentContext(
-                system_prompt=state.system_prompt,
-                messages=list(state.messages),
-                tools=list(state.tools),
-            )
-            config = self._loop_config()
-            run = ActiveRun(skip_steering_poll)
-            with self._run_lock:
-                if self._active is not None:
-                    raise AgentBusyError(BUSY_PROMPT)
-                self._active = run
-        except BaseException:
-            self._queues.restore()  # messages continue_() took go back
-            raise
-        state._is_streaming = True
-        state._streaming = None
-        state._pending = frozenset()
-        state._error_message = None
+        context = AgentContext(
+            system_prompt=state.system_prompt,
+            messages=list(state.messages),
+            tools=list(state.tools),
+        )
+        config = self._loop_config()
+        run = ActiveRun()
+        with self._run_lock:
+            if self._active is not None:
+                raise AgentBusyError(BUSY_CONTINUE if prompts is None else BUSY_PROMPT)
+            self._active = run
+        if from_queues:
+            prompts = self._queues.take("steering")
+            run.skip_steering_poll = bool(prompts)  # the next one waits for the next turn
+            if not prompts:
+                prompts = self._queues.take("follow_up")
+            if not prompts:
+                with self._run_lock:
+                    self._active = None
+                run.done.set()
+                raise ConfigError(
+                    "cannot continue from an assistant message: prompt(), or queue a message "
+                    "with steer() or follow_up() first"
+                )
+        state._begin_run()
         failed = False
         try:
             binding = self._binding
@@ -500,9 +498,7 @@ class Agent:
                 except Exception as exc:
                     _log.exception("could not write the session at the end of the run")
                     error = exc
-        state._is_streaming = False
-        state._streaming = None
-        state._pending = frozenset()
+        state._end_run()
         with self._run_lock:
             self._active = None
         run.done.set()
