@@ -218,6 +218,7 @@ async def test_A5_listeners_receive_the_run_signal() -> None:
             agent.abort()
 
     agent.subscribe(listener)
+    agent.subscribe(lambda event: len(signals))  # a sync listener's return value is ignored
     await agent.prompt("hi")
     assert signals and all(s is signals[0] for s in signals)
     assert signals[0].aborted

@@ -18,6 +18,7 @@ so a process killed at any moment loses at most the message being streamed, and
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -550,7 +551,7 @@ class Agent:
                     result = subscription.listener(event, signal)
                 else:
                     result = subscription.listener(event)
-                if result is not None:
+                if inspect.isawaitable(result):
                     await result
             except Exception as exc:
                 if failure is None:
