@@ -63,7 +63,7 @@ SYSTEM_PROMPT = (
     "Never do arithmetic in your head: always use calculator. Call one tool at a time and wait "
     "for its result. Answer in one or two short sentences."
 )
-MAX_LINES = 200  # read_file returns at most this many lines, 20 unless asked for more
+MAX_LINES = 200  # read_file returns at most this many lines, 10 unless asked for more
 RUN_TIMEOUT_S = 300  # abort the run if it takes longer than this
 
 # --- tools --------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def resolve_in_repo(path: str) -> Path:
 
 
 @tool
-def read_file(path: str, max_lines: int = 20) -> str:
+def read_file(path: str, max_lines: int = 10) -> str:
     """Read a text file of the repository. The result starts with the file's total line count.
 
     Args:
