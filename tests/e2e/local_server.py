@@ -5,6 +5,7 @@ the reason.
 model are cached, a reuse when the server is already running; minutes the first time), then sends
 one warm-up request, and remembers the outcome for the rest of the session:
 
+- `AGENTCORE_SKIP_LOCAL_MODEL=1`: nothing is started, the tests are skipped saying so;
 - `AGENTCORE_LOCAL_MODEL_UNAVAILABLE` set (by `scripts/test`, when its own start failed): the
   tests are skipped with that text as the reason;
 - the start script fails (no compiler, no disk space, a failed download, a port in use, ...):
@@ -34,6 +35,7 @@ __all__ = ["ROOT", "LocalModel", "LocalModelUnavailable", "ensure_local_model"]
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "local-model"
 UNAVAILABLE_ENV = "AGENTCORE_LOCAL_MODEL_UNAVAILABLE"
+SKIP_ENV = "AGENTCORE_SKIP_LOCAL_MODEL"
 START_TIMEOUT_S = 3600  # a cold start builds llama-server: ~8 minutes on 2 cores, more on 1
 WARMUP_TIMEOUT_S = 120
 
@@ -146,6 +148,8 @@ def ensure_local_model(progress: Callable[[str], None] | None = None) -> LocalMo
 
 def _ensure(progress: Callable[[str], None] | None) -> LocalModel | Exception:
     global _started_here
+    if os.environ.get(SKIP_ENV) == "1":
+        return LocalModelUnavailable(f"local model not used: {SKIP_ENV}=1")
     unavailable = os.environ.get(UNAVAILABLE_ENV, "").strip()
     if unavailable:
         return LocalModelUnavailable(f"local model unavailable: {unavailable}")
