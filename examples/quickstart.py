@@ -369,4 +369,8 @@ async def main(task: list[str]) -> int:
 
 if __name__ == "__main__":
     question = " ".join(sys.argv[1:]).strip()
-    sys.exit(anyio.run(main, [question] if question else DEFAULT_TASK))
+    try:
+        sys.exit(anyio.run(main, [question] if question else DEFAULT_TASK))
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        sys.exit(130)
