@@ -604,3 +604,37 @@ async def test_G5_queues_survive_an_abort_before_the_run() -> None:
     )
     await run("go", config=config, signal=controller.signal)
     assert len(queues.steering) == 1 and len(queues.follow_up) == 1
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_G2_sync_tool_dispatched_before_an_abort_does_not_start_after_it() -> None:
+    """A worker thread may pick up a sync call only after the abort fired: its body must not
+    run then (its result would be discarded anyway)."""
+    controller = AbortController()
+    ran: list[bool] = []
+
+    def sync_tool(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        ran.append(signal.aborted)
+        return AgentToolResult.text("did the work")
+
+    async def aborter(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        controller.abort()
+        await anyio.sleep(0.01)
+        return AgentToolResult.text("aborted")
+
+    for _ in range(20):
+        faux = FauxProvider(
+            [
+                faux_message(
+                    ToolCall(id="s", name="sync_tool", arguments={}),
+                    ToolCall(id="a", name="aborter", arguments={}),
+                )
+            ]
+        )
+        controller = AbortController()
+        tools = [make_tool("sync_tool", sync_tool), make_tool("aborter", aborter)]
+        r = await run("go", AgentContext(tools=tools), faux=faux, signal=controller.signal)
+        results = {m.tool_call_id: m for m in r.result if isinstance(m, ToolResultMessage)}
+        assert set(results) == {"s", "a"}
+        assert results["s"].is_error
+    assert True not in ran  # a body that ran at all ran before the abort

@@ -33,7 +33,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._validation import ArgumentsError
-from .abort import _threadsafe_caller, cancel_on_abort
+from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -64,6 +64,19 @@ def _error(text: str) -> AgentToolResult:
 
 def _text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+_NOT_STARTED = object()
+
+
+def _execute_unless_aborted(
+    tool: AgentTool, tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any
+) -> Any:
+    """Run a sync tool in its worker thread. A worker may pick the call up only after the
+    abort fired (it was handed over just before): then the tool must not start at all."""
+    if signal.aborted:
+        return _NOT_STARTED
+    return tool.execute(tool_call_id, args, signal, on_update)
 
 
 @dataclass(slots=True, eq=False)
@@ -214,13 +227,16 @@ class _Batch:
                     value = await tool.execute(call.id, item.args, run.signal, on_update)  # type: ignore[misc]
                 else:
                     value = await anyio.to_thread.run_sync(
-                        tool.execute,
+                        _execute_unless_aborted,
+                        tool,
                         call.id,
                         item.args,
                         run.signal,
                         on_update,
                         abandon_on_cancel=True,
                     )
+                    if value is _NOT_STARTED:
+                        value = _error(ABORTED_BEFORE_START)
                     if inspect.isawaitable(value):
                         value = await value
                 if not isinstance(value, AgentToolResult):
