@@ -2,7 +2,7 @@
 
 A script is a random sequence of answers (text, thinking, tool calls, truncated or failed
 answers), tools that succeed, raise, report errors, terminate, are slow, hang, stream updates or
-abort the run themselves, hooks that block, raise or rewrite, steering and follow-up queues,
+abort the run themselves, hooks that block, raise, rewrite or abort, steering and follow-up queues,
 sequential or parallel batches, and aborts at random points (after N events, from the event
 listener, from a timer, from a tool). Whatever happens:
 
@@ -10,8 +10,8 @@ listener, from a timer, from a tool). Whatever happens:
 - every `tool_execution_start` has one `tool_execution_end`;
 - every tool call of an executed batch has exactly one result, in call order, in `turn_end` and
   in the transcript; failed or aborted answers run no tools;
-- no tool starts after the abort, an abort during tools asks the model nothing more, and at most
-  one request (which then reports `aborted`) follows any abort;
+- no tool (nor its `before_tool_call`) starts after the abort, an abort during tools asks the
+  model nothing more, and at most one request (which then reports `aborted`) follows any abort;
 - every polled steering or follow-up message joins the transcript (none is lost);
 - the run always completes.
 """
@@ -138,16 +138,16 @@ def scripts(draw: st.DrawFn) -> Script:
         answers=tuple(draw(st.lists(answers, min_size=2, max_size=5))),
         mode=draw(st.sampled_from(list(ToolExecutionMode))),
         max_parallel=draw(st.none() | st.integers(1, 3)),
-        before=draw(st.sampled_from([None, None, "block_some", "raise_some", "block_terminate"])),
-        after=draw(st.sampled_from([None, None, "rewrite", "raise_some", "terminate", "flip"])),
-        failing_hook=draw(
-            st.sampled_from([False] * 4 + [True]).flatmap(
-                lambda fail: (
-                    st.tuples(st.sampled_from(FAILING_HOOKS), st.integers(1, 3))
-                    if fail
-                    else st.none()
-                )
+        before=draw(
+            st.sampled_from(
+                [None, None, "block_some", "raise_some", "block_terminate", "abort_some"]
             )
+        ),
+        after=draw(st.sampled_from([None, None, "rewrite", "raise_some", "terminate", "flip"])),
+        failing_hook=(
+            None
+            if (failing := draw(st.sampled_from([None, None, *FAILING_HOOKS]))) is None
+            else (failing, draw(st.integers(1, 2)))
         ),
         stop_after_turn=draw(st.none() | st.none() | st.integers(1, 3)),
         swap_thinking=draw(st.booleans()),
@@ -303,12 +303,16 @@ def build_config(world: World, faux: FauxProvider) -> AgentLoopConfig:
     script = world.script
 
     def before(ctx: Any) -> BeforeToolCallResult | None:
+        if world.controller.signal.aborted:
+            world.started_aborted.append(f"before_tool_call {ctx.tool_call.id}")
         if script.before == "block_some" and ctx.tool_call.id.endswith("1"):
             return BeforeToolCallResult(block=True, reason="not allowed")
         if script.before == "raise_some" and ctx.tool_call.id.endswith("0"):
             raise RuntimeError("before hook failed")
         if script.before == "block_terminate":
             return BeforeToolCallResult(block=True, terminate=True)
+        if script.before == "abort_some" and ctx.tool_call.id.endswith("1"):
+            world.controller.abort("from before_tool_call")
         return None
 
     async def after(ctx: Any) -> AfterToolCallResult | None:
@@ -492,6 +496,7 @@ def test_G6_invariants_hold_for_random_scripts(script: Script) -> None:
     event(f"ended with {last.role} {getattr(last, 'stop_reason', '')}".strip())
     event(f"aborted: {world.abort_at is not None}")
     event(f"failed hook: {world.failed_hook}")
+    event(f"failing hook planned: {script.failing_hook is not None}")
     event(f"tool executions: {min(sum(e.type == 'tool_execution_start' for e in world.events), 4)}")
     event(f"model calls: {min(world.faux.call_count if world.faux else 0, 4)}")
 
