@@ -251,7 +251,7 @@ class _Run:
 
     # -- the run ---------------------------------------------------------------------------
 
-    async def run(self, prompts: list[AgentMessage] | None, poll_steering: bool = True) -> None:
+    async def run(self, prompts: list[AgentMessage] | None) -> None:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         async with anyio.create_task_group() as self.group:
             try:
@@ -260,7 +260,7 @@ class _Run:
                 for prompt in prompts or ():
                     await self.add_message(prompt)
                 self.check_sink()
-                await self.loop(poll_steering)
+                await self.loop()
             except Exception as exc:
                 await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
             await self.emit(AgentEndEvent(messages=list(self.new_messages)))
@@ -271,9 +271,9 @@ class _Run:
         messages = await call_hook(hook)
         return _check_prompts(messages or [])
 
-    async def loop(self, poll_steering: bool) -> None:
+    async def loop(self) -> None:
         config = self.config
-        pending = await self.poll(config.get_steering_messages) if poll_steering else []
+        pending = await self.poll(config.get_steering_messages)
         first = True
         while True:
             more_tools = True
@@ -317,6 +317,8 @@ class _Run:
                     if config.should_stop_after_turn is not None and await self.call_ctx_hook(
                         "should_stop_after_turn", turn
                     ):
+                        return
+                    if self.signal.aborted:  # aborted from inside a hook: no new request
                         return
                 pending = await self.poll(config.get_steering_messages)
             pending = await self.poll(config.get_follow_up_messages)
@@ -500,8 +502,6 @@ async def run_agent_loop_continue(
     emit: Emit,
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
-    *,
-    poll_steering: bool = True,
 ) -> list[AgentMessage]:
     """Continue from the transcript as it is (its last message must not be an assistant's).
 
@@ -511,7 +511,7 @@ async def run_agent_loop_continue(
     _check_call(context, config, emit)
     _check_continue(context)
     run = _Run(context, config, emit, signal, stream_fn)
-    await run.run(None, poll_steering)
+    await run.run(None)
     return run.new_messages
 
 
