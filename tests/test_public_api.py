@@ -14,18 +14,7 @@ from typing import Any
 
 import pytest
 
-PUBLIC_MODULES = ["agentcore", "agentcore.llm", "agentcore.testing"]
-
-# Type aliases of the model layer that have no docstring yet. Their modules (llm/types.py,
-# llm/model.py, llm/events.py) are outside this change; strict xfail, so the marker must go as
-# soon as they are documented.
-UNDOCUMENTED_ELSEWHERE = {
-    ("agentcore.llm", "AssistantMessageEvent"),
-    ("agentcore.llm", "CacheRetention"),
-    ("agentcore.llm", "InputKind"),
-    ("agentcore.llm", "ThinkingLevel"),
-    ("agentcore.llm", "Transport"),
-}
+PUBLIC_MODULES = ["agentcore", "agentcore.llm", "agentcore.sessions", "agentcore.testing"]
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
@@ -125,12 +114,7 @@ def _docstring_cases() -> list[Any]:
         for name in importlib.import_module(module_name).__all__:
             if name == "__version__":
                 continue
-            marks = (
-                [pytest.mark.xfail(strict=True, reason="alias docstring missing in llm/")]
-                if (module_name, name) in UNDOCUMENTED_ELSEWHERE
-                else []
-            )
-            cases.append(pytest.param(module_name, name, id=f"{module_name}.{name}", marks=marks))
+            cases.append(pytest.param(module_name, name, id=f"{module_name}.{name}"))
     return cases
 
 

@@ -238,3 +238,4 @@ AssistantMessageEvent: TypeAlias = (
     | DoneEvent
     | ErrorEvent
 )
+"""One event of the streaming protocol: discriminate on `type`."""

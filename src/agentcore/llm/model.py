@@ -9,6 +9,7 @@ from typing import Literal, TypeAlias
 __all__ = ["InputKind", "Model", "ModelCost", "OpenAICompletionsCompat"]
 
 InputKind: TypeAlias = Literal["text", "image"]
+"""A kind of input a model accepts."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

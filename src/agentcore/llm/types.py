@@ -27,8 +27,13 @@ __all__ = [
 ]
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+"""How hard the model should think; each provider maps it to its own knob ("off" sends none)."""
+
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
+"""How long prompt-cache entries should live, where the API lets us say ("none": no caching)."""
+
 Transport: TypeAlias = Literal["sse", "websocket", "auto"]
+"""How a response streams, for providers that offer a choice."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

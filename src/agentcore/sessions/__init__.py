@@ -37,8 +37,8 @@ from .sqlite import SqliteSessionStore as SqliteSessionStore
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
-    "SESSION_FORMAT_VERSION",
     "JsonlSessionStore",
+    "SESSION_FORMAT_VERSION",
     "Session",
     "SessionCorruptError",
     "SessionData",
