@@ -12,7 +12,11 @@ AgentCoreError
 │   ├── ModelNotFoundError              no catalogue entry for a provider/model id
 │   ├── MissingApiKeyError              no API key given and none in the environment
 │   └── MissingExtraError (ImportError) the provider SDK extra is not installed
-└── ToolError                           raised by a tool to report a failure to the model
+├── ToolError                           raised by a tool to report a failure to the model
+└── SessionError (agentcore.sessions)   a stored session cannot be used
+    ├── SessionNotFoundError (LookupError)
+    ├── SessionLockedError              another process is writing the session
+    └── SessionCorruptError (ValueError)
 ```
 
 Failures of a request, the network or the model *during* a run are not exceptions: they end the
