@@ -15,11 +15,16 @@ The agent reads files of this repository (`read_file`, `list_files`) and does ar
 (`calculator`, which parses the expression with `ast` instead of calling `eval`). Everything the
 run does arrives as events: text as it streams, each tool call with its arguments as the model
 writes them, and each tool result.
+
+By default it asks how many lines `pyproject.toml` has, then, as a follow-up message in the same
+run (`get_follow_up_messages`), to multiply that number by 7 with the calculator: the small local
+model answers after one tool result rather than chaining a second tool on its own.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import os
 import sys
@@ -77,6 +82,7 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+_MAX_BITS = 4096  # larger integers are refused, so that nested powers cannot eat the CPU
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
@@ -107,7 +113,17 @@ def evaluate(expression: str) -> int | float:
             left, right = walk(node.left), walk(node.right)
             if isinstance(node.op, ast.Pow) and abs(right) > 100:
                 raise ToolError("exponent too large (at most 100)")
-            return _BINARY[type(node.op)](left, right)  # type: ignore[no-any-return]
+            result = _BINARY[type(node.op)](left, right)
+            if not isinstance(result, int | float):  # e.g. (-1) ** 0.5 is complex
+                raise ToolError(f"{expression!r} has no real-number result")
+            too_large = (
+                result.bit_length() > _MAX_BITS
+                if isinstance(result, int)
+                else not math.isfinite(result)
+            )
+            if too_large:
+                raise ToolError(f"the result of {expression!r} is too large")
+            return result
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](walk(node.operand))  # type: ignore[no-any-return]
         raise ToolError(
@@ -119,6 +135,8 @@ def evaluate(expression: str) -> int | float:
         return walk(tree)
     except ZeroDivisionError:
         raise ToolError(f"division by zero in {expression!r}") from None
+    except OverflowError:
+        raise ToolError(f"the result of {expression!r} is too large") from None
 
 
 @tool
