@@ -260,3 +260,32 @@ async def test_sync_and_async_use_do_not_mix() -> None:
     assert await anyio.to_thread.run_sync(read) == [0, 1]
     with pytest.raises(RuntimeError, match="synchronously"):
         await other.result()
+
+
+class Fatal(BaseException):
+    """Not an Exception: like SystemExit or KeyboardInterrupt."""
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_producer_raising_a_base_exception_still_ends_the_stream() -> None:
+    async def producer(push: Push) -> Any:
+        await _push(push, "first")
+        raise Fatal("out of here")
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    with anyio.fail_after(5):
+        async with stream:
+            assert [e async for e in stream] == ["first"]
+            with pytest.raises(Fatal, match="out of here"):
+                await stream.result()
+
+
+def test_sync_producer_raising_a_base_exception() -> None:
+    async def producer(push: Push) -> Any:
+        await _push(push, "first")
+        raise Fatal("out of here")
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    assert list(stream) == ["first"]
+    with pytest.raises(Fatal, match="out of here"):
+        stream.result_sync()

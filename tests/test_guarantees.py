@@ -638,3 +638,49 @@ async def test_G2_sync_tool_dispatched_before_an_abort_does_not_start_after_it()
         assert set(results) == {"s", "a"}
         assert results["s"].is_error
     assert True not in ran  # a body that ran at all ran before the abort
+
+
+class Fatal(BaseException):
+    """Not an Exception: like KeyboardInterrupt."""
+
+
+async def test_G1_base_exception_in_a_hook_never_hangs_the_stream() -> None:
+    def fatal(ctx: Any) -> None:
+        raise Fatal("hook pulled the plug")
+
+    faux = FauxProvider([faux_text("first"), faux_text("never")])
+    stream = agent_loop(
+        [user()], AgentContext(), AgentLoopConfig(model=faux.model, prepare_next_turn=fatal)
+    )
+    events: list[Any] = []
+    with anyio.fail_after(5):
+        async with stream:
+            async for event in stream:
+                events.append(event)
+            with pytest.raises(Fatal, match="pulled the plug"):
+                await stream.result()
+    assert events[-1].type == "turn_end"
+
+
+@pytest.mark.parametrize("where", ["hook", "parallel_tool", "sequential_tool"])
+async def test_G1_base_exception_escapes_run_agent_loop_as_itself(where: str) -> None:
+    async def fatal_tool(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        raise Fatal("interrupted")
+
+    def fatal_hook(ctx: Any) -> None:
+        raise Fatal("interrupted")
+
+    batch = faux_message(
+        ToolCall(id="1", name="fatal", arguments={}), ToolCall(id="2", name="echo", arguments={})
+    )
+    faux = FauxProvider([batch if where != "hook" else faux_text("first"), faux_text("never")])
+    config = AgentLoopConfig(
+        model=faux.model,
+        prepare_next_turn=fatal_hook if where == "hook" else None,
+        tool_execution=ToolExecutionMode.SEQUENTIAL
+        if where == "sequential_tool"
+        else ToolExecutionMode.PARALLEL,
+    )
+    with anyio.fail_after(5), pytest.raises(Fatal, match="interrupted"):
+        tools = [make_tool("fatal", fatal_tool), echo()]
+        await run_agent_loop([user()], AgentContext(tools=tools), config, lambda e: None)

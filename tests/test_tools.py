@@ -664,3 +664,19 @@ async def test_malformed_tool_calls_become_error_results() -> None:
     assert bad == "ran" or "Validation failed" in bad
     assert len(recorder.contexts) == 2  # all of it went back to the model
     assert [m.role for m in recorder.contexts[1].messages][-5:] == ["tool_result"] * 5
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_tool_calling_sys_exit_gives_an_error_result(sync: bool) -> None:
+    """A wrapped command-line program (argparse, click) exits: the agent's host must not."""
+    import sys
+
+    def exits(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        sys.exit(2)
+
+    async def exits_async(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        sys.exit(2)
+
+    with anyio.fail_after(5):
+        r = await run_tool(make_tool("cli", exits if sync else exits_async), {})
+    assert r.is_error and texts(r) == "The tool exited (SystemExit: 2)."

@@ -92,21 +92,33 @@ class _Channel:
             drained.set()
 
 
-async def _produce(channel: _Channel, producer: Producer) -> None:
+async def _run_producer(channel: _Channel, producer: Producer, push: Any) -> None:
+    """Run the producer in a cancel scope that `channel.cancel` fires, keeping its outcome.
+
+    Whatever the producer raises (also `SystemExit` and the like) is kept for `result()`, so
+    that the consumer always sees the stream end; a cancellation still propagates.
+    """
     call = _threadsafe_caller()
     with anyio.CancelScope() as scope:
         channel.cancel = lambda: call(scope.cancel)
         try:
-            channel.result = await producer(channel.push)
-        except Exception as exc:
+            channel.result = await producer(push)
+        except anyio.get_cancelled_exc_class():
+            channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
+            raise
+        except BaseException as exc:
             channel.error = exc
-    if scope.cancelled_caught and channel.error is None:
-        channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
-    channel.finished = True
-    channel.cancel = None
-    channel.push(_END)
-    assert channel.done is not None
-    channel.done.set()
+
+
+async def _produce(channel: _Channel, producer: Producer) -> None:
+    try:
+        await _run_producer(channel, producer, channel.push)
+    finally:  # the consumer must learn that the stream ended, however it ended
+        channel.finished = True
+        channel.cancel = None
+        channel.push(_END)
+        assert channel.done is not None
+        channel.done.set()
 
 
 def _spawn(channel: _Channel, producer: Producer) -> None:
@@ -239,17 +251,11 @@ class EventStream(Generic[E, R]):
         channel = self._channel
 
         async def main() -> None:
-            call = _threadsafe_caller()
-            with anyio.CancelScope() as scope:
-                channel.cancel = lambda: call(scope.cancel)
-                try:
-                    channel.result = await self._producer(_put(q))
-                except Exception as exc:
-                    channel.error = exc
-            if scope.cancelled_caught and channel.error is None:
-                channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
-            channel.cancel = None
-            channel.finished = True
+            try:
+                await _run_producer(channel, self._producer, _put(q))
+            finally:
+                channel.cancel = None
+                channel.finished = True
 
         def run() -> None:
             try:

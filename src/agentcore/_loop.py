@@ -253,17 +253,24 @@ class _Run:
 
     async def run(self, prompts: list[AgentMessage] | None) -> None:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
-        async with anyio.create_task_group() as self.group:
-            try:
-                await self.emit(AgentStartEvent())
-                await self.turn_start()
-                for prompt in prompts or ():
-                    await self.add_message(prompt)
-                self.check_sink()
-                await self.loop()
-            except Exception as exc:
-                await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
-            await self.emit(AgentEndEvent(messages=list(self.new_messages)))
+        try:
+            async with anyio.create_task_group() as self.group:
+                try:
+                    await self.emit(AgentStartEvent())
+                    await self.turn_start()
+                    for prompt in prompts or ():
+                        await self.add_message(prompt)
+                    self.check_sink()
+                    await self.loop()
+                except Exception as exc:
+                    await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
+                await self.emit(AgentEndEvent(messages=list(self.new_messages)))
+        except BaseExceptionGroup as group:
+            # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
+            # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
 
     async def poll(self, hook: Callable[[], Any] | None) -> list[AgentMessage]:
         if hook is None or self.signal.aborted:

@@ -249,6 +249,9 @@ class _Batch:
             except Exception as exc:
                 result = _error(_text(exc))
                 is_error = True
+            except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
+                result = _error(f"The tool exited (SystemExit: {exc.code!r}).")
+                is_error = True
         item.finished = True
         if scope.cancelled_caught:
             result = _error(ABORTED_WHILE_RUNNING)
