@@ -92,6 +92,12 @@ async def test_chunk_sizes_from_a_seeded_range() -> None:
     assert [len(d) for d in first] != [len(d) for d in other]
 
 
+@pytest.mark.parametrize("chunk_chars", [0, -1, (0, 4), (5, 2)])
+def test_chunk_sizes_must_be_positive(chunk_chars: Any) -> None:
+    with pytest.raises(ValueError, match="chunk_chars"):
+        FauxProvider(chunk_chars=chunk_chars)
+
+
 async def test_thinking_and_tool_calls_stream() -> None:
     message = faux_message(
         ThinkingContent(thinking="I should look it up", thinking_signature="sig"),

@@ -495,7 +495,9 @@ def test_invalid_schema_is_rejected(parameters: Any, match: str) -> None:
     assert "'bad'" in str(info.value)
 
 
-@pytest.mark.parametrize("name", ["", "has space", "a" * 65, "dots.not.allowed", 42, None])
+@pytest.mark.parametrize(
+    "name", ["", "has space", "a" * 65, "dots.not.allowed", "trailing\n", 42, None]
+)
 def test_bad_tool_name_is_rejected(name: Any) -> None:
     with pytest.raises(ToolDefinitionError, match="invalid tool name"):
         AgentTool(name=name, description="", parameters={"type": "object"}, execute=print)

@@ -35,7 +35,7 @@ __all__ = [
     "tool",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class ToolExecutionMode(enum.StrEnum):
@@ -116,7 +116,7 @@ class AgentTool:
         execution_mode: ToolExecutionMode | None = None,
         prepare_arguments: Callable[[Any], Any] | None = None,
     ) -> None:
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolDefinitionError(
                 f"invalid tool name {name!r}: use 1-64 letters, digits, '_' or '-'"
             )

@@ -106,6 +106,9 @@ class FauxProvider:
             max_tokens=max_tokens,
             cost=cost or ModelCost(),
         )
+        sizes = (chunk_chars,) if isinstance(chunk_chars, int) else chunk_chars
+        if len(sizes) not in (1, 2) or min(sizes) < 1 or sizes[0] > sizes[-1]:
+            raise ValueError(f"chunk_chars must be >= 1 or a (min, max) range, got {chunk_chars!r}")
         self.chunk_chars = chunk_chars
         self.tokens_per_second = tokens_per_second
         self.latency = latency
