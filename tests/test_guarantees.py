@@ -234,7 +234,7 @@ async def test_G1_hooks_returning_the_wrong_thing() -> None:
     faux.set_responses([faux_text("never")])
     config = AgentLoopConfig(model=faux.model, get_steering_messages=lambda: ["not a message"])
     r = await run("go", config=config)
-    assert_failed_with(r, "not a message")
+    assert_failed_with(r, "get_steering_messages()[0] is not a message")
 
 
 @pytest.mark.parametrize("on", ["agent_start", "message_update", "tool_execution_end", "turn_end"])

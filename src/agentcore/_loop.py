@@ -68,16 +68,16 @@ def _error_text(exc: BaseException) -> str:
     return text if text else type(exc).__name__
 
 
-def _check_prompts(prompts: Any) -> list[AgentMessage]:
+def _check_prompts(prompts: Any, what: str = "prompts") -> list[AgentMessage]:
     if isinstance(prompts, str | bytes) or not isinstance(prompts, Sequence):
         raise MessageFormatError(
-            "prompts must be a list of messages (e.g. [UserMessage(content='hi')]), "
+            f"{what} must be a list of messages (e.g. [UserMessage(content='hi')]), "
             f"got {type(prompts).__name__}"
         )
     for i, message in enumerate(prompts):
         if not isinstance(getattr(message, "role", None), str):
             raise MessageFormatError(
-                f"prompts[{i}] is not a message: expected an object with a `role` "
+                f"{what}[{i}] is not a message: expected an object with a `role` "
                 f"(UserMessage, ...), got {type(message).__name__}"
             )
     return list(prompts)
@@ -272,15 +272,17 @@ class _Run:
                 raise group.exceptions[0] from None
             raise
 
-    async def poll(self, hook: Callable[[], Any] | None) -> list[AgentMessage]:
+    async def poll(self, name: str) -> list[AgentMessage]:
+        """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
+        hook = getattr(self.config, name)
         if hook is None or self.signal.aborted:
             return []
         messages = await call_hook(hook)
-        return _check_prompts(messages or [])
+        return _check_prompts(messages or [], f"{name}()")
 
     async def loop(self) -> None:
         config = self.config
-        pending = await self.poll(config.get_steering_messages)
+        pending = await self.poll("get_steering_messages")
         first = True
         while True:
             more_tools = True
@@ -327,8 +329,8 @@ class _Run:
                         return
                     if self.signal.aborted:  # aborted from inside a hook: no new request
                         return
-                pending = await self.poll(config.get_steering_messages)
-            pending = await self.poll(config.get_follow_up_messages)
+                pending = await self.poll("get_steering_messages")
+            pending = await self.poll("get_follow_up_messages")
             if not pending:
                 return
 
