@@ -684,3 +684,19 @@ async def test_G1_base_exception_escapes_run_agent_loop_as_itself(where: str) ->
     with anyio.fail_after(5), pytest.raises(Fatal, match="interrupted"):
         tools = [make_tool("fatal", fatal_tool), echo()]
         await run_agent_loop([user()], AgentContext(tools=tools), config, lambda e: None)
+
+
+@pytest.mark.parametrize("hook", ["prepare_next_turn", "should_stop_after_turn"])
+async def test_G3_abort_from_a_between_turns_hook_asks_nothing_more(hook: str) -> None:
+    controller = AbortController()
+
+    def aborting(ctx: Any) -> Any:
+        controller.abort()
+        return None if hook == "prepare_next_turn" else False
+
+    faux = FauxProvider([faux_tool_call("echo"), faux_text("never asked")])
+    config = AgentLoopConfig(model=faux.model, **{hook: aborting})
+    r = await run("go", AgentContext(tools=[echo()]), config, signal=controller.signal)
+    assert faux.call_count == 1
+    assert [m.role for m in r.result] == ["user", "assistant", "tool_result"]
+    assert r.types[-2:] == ["turn_end", "agent_end"]

@@ -97,8 +97,14 @@ async def test_L1_plain_prompt() -> None:
         if u.assistant_message_event.type == "text_delta"
     ]
     assert "".join(deltas) == assistant.text
-    lengths = [len(u.message.text) for u in updates]
-    assert lengths == sorted(lengths) and lengths[-1] == len(assistant.text)
+    # each update's snapshot is the message as it stood then (read long after the run ended)
+    so_far = ""
+    for u in updates:
+        event = u.assistant_message_event
+        if event.type == "text_delta":
+            so_far += event.delta
+        assert u.message.text == so_far
+        assert u.message.role == "assistant" and u.message.model == "faux-1"
     turn_end = r.of("turn_end")[0]
     assert turn_end.message is assistant and turn_end.tool_results == []
     assert faux.call_count == 1
