@@ -700,3 +700,29 @@ async def test_G3_abort_from_a_between_turns_hook_asks_nothing_more(hook: str) -
     assert faux.call_count == 1
     assert [m.role for m in r.result] == ["user", "assistant", "tool_result"]
     assert r.types[-2:] == ["turn_end", "agent_end"]
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+@pytest.mark.parametrize("during", ["streaming", "tools"])
+async def test_outer_cancellation_propagates_and_is_not_an_abort(during: str) -> None:
+    """Only the run's own signal turns into `aborted`; a caller's timeout cancels the run."""
+
+    async def forever(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        await anyio.sleep_forever()
+
+    answer = faux_text(LONG) if during == "streaming" else faux_tool_call("forever")
+    faux = FauxProvider([answer], chunk_chars=4, tokens_per_second=1000)
+    seen: list[Any] = []
+    with anyio.fail_after(5), anyio.move_on_after(0.05) as scope:
+        await run_agent_loop(
+            [user()],
+            AgentContext(tools=[make_tool("forever", forever)]),
+            AgentLoopConfig(model=faux.model),
+            seen.append,
+        )
+    assert scope.cancelled_caught
+    assert "agent_end" not in event_types(seen)
+    assert not any(
+        e.type == "message_end" and getattr(e.message, "stop_reason", None) == "aborted"
+        for e in seen
+    )
