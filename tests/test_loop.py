@@ -1351,3 +1351,19 @@ async def test_run_agent_loop_awaits_an_async_emit() -> None:
     assert not any(inside)  # never re-entered
     assert seen[0] == "agent_start" and seen[-1] == "agent_end"
     assert [m.role for m in out] == ["user", "assistant", "tool_result", "assistant"]
+
+
+async def test_a_sync_emit_may_return_a_value() -> None:
+    """Only an awaitable result of `emit` is awaited; whatever else it returns is ignored."""
+    faux = FauxProvider([faux_tool_call("echo"), faux_text("done")])
+    seen: list[str] = []
+
+    def emit(event: Any) -> bool:
+        seen.append(event.type)
+        return True  # e.g. "handled"
+
+    out = await run_agent_loop(
+        [user()], AgentContext(tools=[echo_tool()]), AgentLoopConfig(model=faux.model), emit
+    )
+    assert out[-1].stop_reason == "stop" and out[-1].text == "done"
+    assert seen[-1] == "agent_end" and "message_update" in seen

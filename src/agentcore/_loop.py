@@ -206,7 +206,7 @@ class _Run:
         """Deliver an event; a raising sink is remembered, and the run then fails."""
         try:
             result = self.emit_fn(event)
-            if result is not None:
+            if result is not None and inspect.isawaitable(result):
                 # an async sink: deliver one event at a time even while tools run concurrently
                 async with self.emit_lock:
                     await result
@@ -419,7 +419,7 @@ class _Run:
                         except Exception as exc:
                             self.sink_error = exc
                             break
-                        if pending is not None:
+                        if pending is not None and inspect.isawaitable(pending):
                             await self.emit_pending(pending)
                     else:
                         await self.emit(update)
