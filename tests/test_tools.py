@@ -682,3 +682,27 @@ async def test_tool_calling_sys_exit_gives_an_error_result(sync: bool) -> None:
     with anyio.fail_after(5):
         r = await run_tool(make_tool("cli", exits if sync else exits_async), {})
     assert r.is_error and texts(r) == "The tool exited (SystemExit: 2)."
+
+
+async def test_raising_prepare_arguments_gives_an_error_result() -> None:
+    def prepare(raw: Any) -> Any:
+        raise ValueError("cannot upgrade these arguments")
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        raise AssertionError("must not run")
+
+    r = await run_tool(make_tool("t", execute, prepare_arguments=prepare), {"a": 1})
+    assert r.is_error and texts(r) == "cannot upgrade these arguments"
+
+
+@pytest.mark.parametrize("hook", ["before_tool_call", "after_tool_call"])
+async def test_hooks_returning_the_wrong_type_give_error_results(hook: str) -> None:
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult.text("ran")
+
+    faux = FauxProvider([faux_tool_call("t"), faux_text("ok")])
+    config = AgentLoopConfig(model=faux.model, **{hook: lambda ctx: {"block": True}})
+    r = await run("go", AgentContext(tools=[make_tool("t", execute)]), config)
+    result = r.result[2]
+    assert result.is_error and hook in texts(result) and "dict" in texts(result)
+    assert faux.call_count == 2
