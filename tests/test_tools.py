@@ -32,7 +32,7 @@ from agentcore import (
 from agentcore._validation import ArgumentsError, ArgumentsValidator
 from agentcore.llm import MessageBuilder
 from agentcore.testing import FauxProvider, faux_message, faux_text, faux_tool_call
-from conftest import Recorder, make_tool, replay, run, texts, user
+from conftest import BACKENDS, Recorder, make_tool, replay, run, texts, user
 
 pytestmark = pytest.mark.anyio
 
@@ -235,6 +235,7 @@ def test_tool_decorator_rejects_what_cannot_be_described() -> None:
 # --- sync tools -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
 async def test_sync_tools_run_in_a_worker_thread() -> None:
     loop_thread = threading.get_ident()
     threads: dict[str, int] = {}
@@ -300,6 +301,7 @@ async def test_sync_tool_does_not_block_the_event_loop() -> None:
     assert len(ticks) == 5 and ticks[-1] - ticks[0] < 0.14
 
 
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
 async def test_on_update_from_a_foreign_thread() -> None:
     """Progress reported from a thread the tool started itself still arrives, before the end."""
 
