@@ -289,3 +289,31 @@ def test_sync_producer_raising_a_base_exception() -> None:
     assert list(stream) == ["first"]
     with pytest.raises(Fatal, match="out of here"):
         stream.result_sync()
+
+
+async def test_back_pressure_with_concurrent_producer_tasks() -> None:
+    """Several tasks of one producer may wait for the consumer at once: all must resume."""
+    finished: list[str] = []
+
+    async def producer(push: Push) -> Any:
+        async def pusher(name: str, n: int) -> None:
+            for i in range(n):
+                await _push(push, (name, i))
+            finished.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pusher, "a", 2000)
+            tg.start_soon(pusher, "b", 2000)
+        return "done"
+
+    stream: EventStream[Any, Any] = EventStream(producer)
+    with anyio.fail_after(5):
+        async with stream:
+            first = await stream.__anext__()
+            await anyio.sleep(0.05)  # both pushers are now waiting for the consumer
+            rest = [e async for e in stream]
+            assert await stream.result() == "done"
+    events = [first, *rest]
+    assert sorted(finished) == ["a", "b"]
+    assert [e for e in events if e[0] == "a"] == [("a", i) for i in range(2000)]
+    assert len(events) == 4000

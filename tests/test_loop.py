@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,6 +38,7 @@ from agentcore.llm import DoneEvent, ErrorEvent, MessageBuilder
 from agentcore.testing import (
     FauxCall,
     FauxProvider,
+    check_well_formed,
     event_types,
     faux_message,
     faux_text,
@@ -1367,3 +1369,49 @@ async def test_a_sync_emit_may_return_a_value() -> None:
     )
     assert out[-1].stop_reason == "stop" and out[-1].text == "done"
     assert seen[-1] == "agent_end" and "message_update" in seen
+
+
+def _chatty_batch() -> tuple[list[Any], AssistantMessage]:
+    async def chatty(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        for i in range(1500):
+            on_update(AgentToolResult.text(str(i)))
+        return AgentToolResult.text("chatty done")
+
+    async def quiet(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        await anyio.sleep(0.02)
+        return AgentToolResult.text("quiet done")
+
+    tools = [make_tool("chatty", chatty), make_tool("quiet", quiet)]
+    return tools, calls(call("chatty", id="a"), call("quiet", id="b"))
+
+
+async def test_slow_consumer_and_parallel_tools_do_not_deadlock() -> None:
+    """A tool floods updates while a sibling ends and the consumer lags behind: the run's
+    tasks wait for the consumer together and all go on when it catches up."""
+    tools, batch = _chatty_batch()
+    faux = FauxProvider([batch, faux_text("done")])
+    stream = agent_loop([user()], AgentContext(tools=tools), AgentLoopConfig(model=faux.model))
+    events: list[Any] = []
+    with anyio.fail_after(10):
+        async with stream:
+            async for event in stream:
+                events.append(event)
+                if len(events) == 1:
+                    await anyio.sleep(0.1)  # the run gets far ahead meanwhile
+            result = await stream.result()
+    check_well_formed(events)
+    roles = [m.role for m in result]
+    assert roles == ["user", "assistant", "tool_result", "tool_result", "assistant"]
+    assert sum(e.type == "tool_execution_update" for e in events) == 1500
+
+
+async def test_leaving_while_the_run_waits_for_the_consumer_is_clean() -> None:
+    tools, batch = _chatty_batch()
+    faux = FauxProvider([batch, faux_text("done")])
+    stream = agent_loop([user()], AgentContext(tools=tools), AgentLoopConfig(model=faux.model))
+    with anyio.fail_after(5):
+        async with stream:
+            async for _ in stream:
+                await anyio.sleep(0.1)  # the run fills the buffer and waits for us
+                break
+    gc.collect()  # a coroutine left un-awaited would warn here (an error under pytest)

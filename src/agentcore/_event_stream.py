@@ -80,7 +80,8 @@ class _Channel:
             self.waiter = None
             waiter.set()
         if len(self.buffer) > _HIGH_WATER and not self.unbounded:
-            self.drained = anyio.Event()
+            if self.drained is None:  # one event for every producer task that waits meanwhile
+                self.drained = anyio.Event()
             return self.drained.wait()
         return None
 

@@ -208,8 +208,7 @@ class _Run:
             result = self.emit_fn(event)
             if result is not None and inspect.isawaitable(result):
                 # an async sink: deliver one event at a time even while tools run concurrently
-                async with self.emit_lock:
-                    await result
+                await self._in_order(result)
         except Exception as exc:
             if self.sink_error is None:
                 self.sink_error = exc
@@ -217,11 +216,19 @@ class _Run:
     async def emit_pending(self, pending: Awaitable[None]) -> None:
         """Await what a sync sink returned (the EventStream's back-pressure wait)."""
         try:
-            async with self.emit_lock:
-                await pending
+            await self._in_order(pending)
         except Exception as exc:
             if self.sink_error is None:
                 self.sink_error = exc
+
+    async def _in_order(self, pending: Awaitable[None]) -> None:
+        try:
+            async with self.emit_lock:
+                await pending
+        except BaseException:
+            if inspect.iscoroutine(pending):
+                pending.close()  # cancelled before its turn: no "never awaited" warning
+            raise
 
     def check_sink(self) -> None:
         if self.sink_error is not None and not self.failing:
