@@ -1,10 +1,11 @@
 """G6: the invariants of every run, checked by hypothesis over random scripts.
 
 A script is a random sequence of answers (text, thinking, tool calls, truncated or failed
-answers), tools that succeed, raise, report errors, terminate, are slow, hang, stream updates or
-abort the run themselves, hooks that block, raise, rewrite or abort, steering and follow-up queues,
-sequential or parallel batches, and aborts at random points (after N events, from the event
-listener, from a timer, from a tool). Whatever happens:
+answers); tools that succeed, raise, report errors, terminate, are slow, hang, stream updates,
+flood the run with updates or abort it themselves; hooks that block, raise, rewrite or abort;
+steering and follow-up queues; sequential or parallel batches; aborts at random points (after N
+events, from the event listener, from a timer, from a tool); and a prompt or a lagging consumer.
+Whatever happens:
 
 - the events are well nested (`check_well_formed`), and `result()` is `agent_end.messages`;
 - every `tool_execution_start` has one `tool_execution_end`;
@@ -49,7 +50,7 @@ from agentcore import (
 )
 from agentcore.testing import FauxProvider, check_well_formed, faux_message
 
-BEHAVIOURS = ["ok", "raise", "is_error", "terminate", "slow", "update", "abort", "hang"]
+BEHAVIOURS = ["ok", "raise", "is_error", "terminate", "slow", "update", "abort", "hang", "flood"]
 TOOLS = ["act", "act_sync", "seq", "missing"]
 FAILING_HOOKS = [
     "convert_to_llm",
@@ -133,7 +134,7 @@ def scripts(draw: st.DrawFn) -> Script:
             )
         )
     )
-    consumer = draw(st.sampled_from(["iterate", "emit_sync", "emit_async"]))
+    consumer = draw(st.sampled_from(["iterate", "lagging", "emit_sync", "emit_async"]))
     return Script(
         answers=tuple(draw(st.lists(answers, min_size=2, max_size=5))),
         mode=draw(st.sampled_from(list(ToolExecutionMode))),
@@ -161,7 +162,7 @@ def scripts(draw: st.DrawFn) -> Script:
                 lambda x: st.none() if x is None else st.integers(1, 60)
             )
         )
-        if consumer != "iterate"
+        if consumer.startswith("emit")
         else None,
         paced=draw(st.booleans()),
         backend=draw(st.sampled_from(["asyncio", "asyncio", "trio"])),
@@ -258,6 +259,9 @@ def build_tools(world: World) -> list[AgentTool]:
             on_update(AgentToolResult.text("1/2"))
             await anyio.lowlevel.checkpoint()
             on_update(AgentToolResult.text("2/2"))
+        if behaviour == "flood":  # more than the EventStream buffers before it pushes back
+            for i in range(1100):
+                on_update(AgentToolResult.text(str(i)))
         if behaviour == "abort":
             world.controller.abort("from a tool")
             await anyio.sleep(0.001)
@@ -404,10 +408,12 @@ async def run_script(world: World) -> list[Any]:
         async with anyio.create_task_group() as tg:
             if script.abort is not None and script.abort[0] == "timer":
                 tg.start_soon(timer, script.abort[1])
-            if script.consumer == "iterate":
+            if script.consumer in ("iterate", "lagging"):
                 async with agent_loop(prompts, context, config, signal=signal) as stream:
                     async for event in stream:
                         world.on_event(event)
+                        if script.consumer == "lagging" and len(world.events) == 1:
+                            await anyio.sleep(0.02)  # the run gets ahead and is pushed back
                     result = await stream.result()
             else:
                 sink_calls = 0
@@ -469,7 +475,7 @@ def check(world: World, result: list[Any]) -> None:
         assert extra in (0, 1)
         if extra == 1:
             assert result[-1].role == "assistant" and result[-1].stop_reason == "aborted"
-        if in_tools and world.script.consumer != "iterate":
+        if in_tools and world.script.consumer.startswith("emit"):
             assert extra == 0
 
     # queued messages are never lost
