@@ -7,7 +7,7 @@ provider or a small scripted stream function; agentcore's own code is never mock
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,6 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
     agent_loop,
-    agent_loop_continue,
 )
 from agentcore.abort import AbortSignal
 from agentcore.llm import AssistantMessageEvent, AssistantMessageEventStream, Context, Model
@@ -109,17 +108,6 @@ async def run(
     )
 
 
-async def run_continue(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    *,
-    signal: AbortSignal | None = None,
-    stream_fn: Any = None,
-) -> Run:
-    """`agent_loop_continue`, collected."""
-    return await collect(agent_loop_continue(context, config, signal=signal, stream_fn=stream_fn))
-
-
 def make_tool(
     name: str,
     execute: Callable[..., Any],
@@ -179,9 +167,3 @@ def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMe
     """A script step replaying ready-made protocol events."""
     items = list(events)
     return lambda context, options: AssistantMessageEventStream.from_events(items)
-
-
-async def agen(items: Iterable[Any]) -> AsyncIterator[Any]:
-    """An async iterator over `items`."""
-    for item in items:
-        yield item
