@@ -43,3 +43,76 @@ async def test_abort_inside_prepare_next_turn_sends_no_new_request() -> None:
     assert faux.call_count == 1
     assert [m.role for m in messages] == ["user", "assistant", "tool_result"]
     assert faux.pending == 1
+
+
+async def test_a_repeated_start_event_opens_no_second_message() -> None:
+    from agentcore.llm import AssistantMessageEventStream, MessageBuilder
+
+    def stream_fn(model, context, options):  # type: ignore[no-untyped-def]
+        async def events():  # type: ignore[no-untyped-def]
+            b = MessageBuilder(model)
+            yield b.start()
+            yield b.start()
+            i = (start := b.text_start()).content_index
+            yield start
+            yield b.text_delta(i, "hi")
+            yield b.text_end(i)
+            yield b.done("stop")
+
+        return AssistantMessageEventStream(events())
+
+    faux = FauxProvider()
+    run = agent_loop(
+        [UserMessage(content="go")],
+        AgentContext(),
+        AgentLoopConfig(model=faux.model),
+        stream_fn=stream_fn,
+    )
+    events = [event async for event in run]
+    check_well_formed(events)
+    assert (await run.result())[-1].text == "hi"
+
+
+async def test_a_sink_failing_on_the_answer_fails_the_run_before_tools_run() -> None:
+    from agentcore import run_agent_loop
+
+    ran: list[str] = []
+
+    @tool
+    def side_effect() -> str:
+        """Record that it ran."""
+        ran.append("ran")
+        return "done"
+
+    faux = FauxProvider([faux_tool_call("side_effect"), faux_text("unused")])
+    seen: list[object] = []
+
+    def emit(event: object) -> None:
+        seen.append(event)
+        message = getattr(event, "message", None)
+        is_answer = getattr(message, "role", "") == "assistant"
+        if event.type == "message_end" and is_answer and message.tool_calls:  # type: ignore[attr-defined, union-attr]
+            raise RuntimeError("listener broke")
+
+    messages = await run_agent_loop(
+        [UserMessage(content="go")],
+        AgentContext(tools=[side_effect]),
+        AgentLoopConfig(model=faux.model),
+        emit,
+    )
+    check_well_formed(seen)  # type: ignore[arg-type]
+    assert ran == []
+    assert messages[-1].stop_reason == "error" and "listener broke" in messages[-1].error_message
+
+
+async def test_prepare_next_turn_with_an_unknown_thinking_level_fails_the_run() -> None:
+    faux = FauxProvider([faux_tool_call("ping"), faux_text("unused")])
+    config = AgentLoopConfig(
+        model=faux.model,
+        prepare_next_turn=lambda ctx: NextTurn(thinking_level="extreme"),  # type: ignore[arg-type]
+    )
+    run = agent_loop([UserMessage(content="go")], AgentContext(tools=[ping]), config)
+    events = [event async for event in run]
+    check_well_formed(events)
+    last = (await run.result())[-1]
+    assert last.stop_reason == "error" and "thinking_level='extreme'" in last.error_message

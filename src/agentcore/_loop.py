@@ -52,6 +52,8 @@ __all__ = [
     "run_agent_loop_continue",
 ]
 
+_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
 
 
@@ -305,6 +307,7 @@ class _Run:
                 if message.stop_reason in ("error", "aborted"):
                     await self.turn_end(message, [])
                     return
+                self.check_sink()  # a broken sink fails the run before any tool runs
                 calls = message.tool_calls
                 results: list[ToolResultMessage] = []
                 more_tools = False
@@ -363,6 +366,11 @@ class _Run:
             self.model = turn.model
             self._options = None
         if turn.thinking_level is not None:
+            if turn.thinking_level not in _LEVELS:
+                raise ConfigError(
+                    f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
+                    f"expected one of {_LEVELS}"
+                )
             self.reasoning = turn.thinking_level
             self._options = None
 
@@ -413,6 +421,8 @@ class _Run:
                 if event.type == "done" or event.type == "error":
                     break
                 if event.type == "start":
+                    if started:  # a provider repeating `start`: the message is already open
+                        continue
                     started = True
                     self.partial_event = event
                     self.open_message = event.partial
