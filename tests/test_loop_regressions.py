@@ -10,11 +10,18 @@ from agentcore import (
     AgentLoopConfig,
     NextTurn,
     PrepareNextTurnContext,
+    ToolCall,
     UserMessage,
     agent_loop,
     tool,
 )
-from agentcore.testing import FauxProvider, check_well_formed, faux_text, faux_tool_call
+from agentcore.testing import (
+    FauxProvider,
+    check_well_formed,
+    faux_message,
+    faux_text,
+    faux_tool_call,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -116,3 +123,24 @@ async def test_prepare_next_turn_with_an_unknown_thinking_level_fails_the_run() 
     check_well_formed(events)
     last = (await run.result())[-1]
     assert last.stop_reason == "error" and "thinking_level='extreme'" in last.error_message
+
+
+async def test_duplicate_tool_call_ids_from_a_model_get_one_result_each() -> None:
+    faux = FauxProvider(
+        [
+            faux_message(
+                ToolCall(id="call_1", name="ping", arguments={}),
+                ToolCall(id="call_1", name="ping", arguments={}),
+            ),
+            faux_text("done"),
+        ]
+    )
+    run = agent_loop(
+        [UserMessage(content="go")], AgentContext(tools=[ping]), AgentLoopConfig(model=faux.model)
+    )
+    events = [event async for event in run]
+    check_well_formed(events)
+    messages = await run.result()
+    ids = [c.id for c in messages[1].tool_calls]
+    assert ids == ["call_1", "call_1_2"]
+    assert [m.tool_call_id for m in messages[2:4]] == ids

@@ -146,6 +146,7 @@ class MessageBuilder:
         self._finals: list[Any] = []
         self._open: dict[int, _Block] = {}
         self._last_open = -1
+        self._tool_ids: set[str] = set()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -267,8 +268,13 @@ class MessageBuilder:
     def toolcall_start(
         self, *, id: str, name: str, thought_signature: str | None = None
     ) -> ToolCallStartEvent:
-        """Open a tool-call block with its id and name; its arguments start as `{}`."""
-        index = self._open_block(_Block("tool_call", id=id, name=name, signature=thought_signature))
+        """Open a tool-call block with its id and name; its arguments start as `{}`.
+
+        An id already used by another call of this message gets a suffix (`call_1` becomes
+        `call_1_2`): every call must get its own result, so ids must be unique.
+        """
+        block = _Block("tool_call", id=self._unique_id(id), name=name, signature=thought_signature)
+        index = self._open_block(block)
         return ToolCallStartEvent(content_index=index, partial=_Snapshot(self))
 
     def toolcall_delta(self, index: int, delta: str) -> ToolCallDeltaEvent:
@@ -293,10 +299,20 @@ class MessageBuilder:
     def set_tool_call(self, index: int, *, id: str | None = None, name: str | None = None) -> None:
         """Fill in a tool call's id or name that arrived after its first fragment."""
         block = self._check_open(index, "tool_call")
-        if id:
-            block.id = id
+        if id and id != block.id:
+            block.id = self._unique_id(id)
         if name:
             block.name = name
+
+    def _unique_id(self, id: str) -> str:
+        if not id:
+            return id
+        candidate, n = id, 1
+        while candidate in self._tool_ids:
+            n += 1
+            candidate = f"{id}_{n}"
+        self._tool_ids.add(candidate)
+        return candidate
 
     def _close(self, index: int) -> Any:
         block = self._open.pop(index)
