@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from ._base import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
 from ._base import SESSION_FORMAT_VERSION as SESSION_FORMAT_VERSION
-from ._base import Session as Session
 from ._base import SessionCorruptError as SessionCorruptError
 from ._base import SessionData as SessionData
 from ._base import SessionError as SessionError
@@ -30,8 +29,9 @@ from ._base import SessionNotFoundError as SessionNotFoundError
 from ._base import SessionParent as SessionParent
 from ._base import SessionRecoveryWarning as SessionRecoveryWarning
 from ._base import SessionState as SessionState
-from ._base import SessionStore as SessionStore
 from ._base import repair_transcript as repair_transcript
+from ._store import Session as Session
+from ._store import SessionStore as SessionStore
 from .jsonl import JsonlSessionStore as JsonlSessionStore
 from .sqlite import SqliteSessionStore as SqliteSessionStore
 

@@ -40,7 +40,6 @@ from ..errors import ModelNotFoundError
 from ..messages import AgentMessage, to_json
 from ._base import (
     SESSION_FORMAT_VERSION,
-    RawSession,
     SessionCorruptError,
     SessionError,
     SessionInfo,
@@ -48,14 +47,13 @@ from ._base import (
     SessionNotFoundError,
     SessionRecoveryWarning,
     SessionState,
-    SessionStore,
-    iter_lines,
     message_from_json,
     parent_from_json,
     parent_to_json,
     state_from_json,
     state_to_json,
 )
+from ._store import RawSession, SessionStore, iter_lines
 
 __all__ = ["JsonlSessionStore"]
 

@@ -37,7 +37,6 @@ from typing import Any
 from ..messages import AgentMessage, now_ms, to_json
 from ._base import (
     SESSION_FORMAT_VERSION,
-    RawSession,
     SessionCorruptError,
     SessionError,
     SessionInfo,
@@ -45,11 +44,11 @@ from ._base import (
     SessionNotFoundError,
     SessionParent,
     SessionState,
-    SessionStore,
     message_from_json,
     state_from_json,
     state_to_json,
 )
+from ._store import RawSession, SessionStore
 
 __all__ = ["SqliteSessionStore"]
 
