@@ -15,7 +15,14 @@ import sys
 
 from common import MODEL, bare_loop, clock, scripted_stream_fn
 
-from agentcore import AgentContext, AgentLoopConfig, UserMessage, agent_loop, tool
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    UserMessage,
+    agent_loop,
+    run_agent_loop,
+    tool,
+)
 
 RUNS = 1000
 TURNS = 4  # 3 tool turns, then the answer
@@ -48,6 +55,24 @@ async def agentcore_all() -> float:
     return clock() - t0
 
 
+async def agentcore_callback_all() -> float:
+    """The same runs through `run_agent_loop`, events delivered to a callback (no reader task)."""
+    stream_fn = scripted_stream_fn(TURNS, delay=DELAY)
+    context = AgentContext(tools=[noop])
+    config = AgentLoopConfig(model=MODEL)
+
+    async def one() -> None:
+        seen: list[object] = []
+        messages = await run_agent_loop(
+            [UserMessage(content="go")], context, config, seen.append, stream_fn=stream_fn
+        )
+        assert len(messages) == 2 * TURNS
+
+    t0 = clock()
+    await asyncio.gather(*(one() for _ in range(RUNS)))
+    return clock() - t0
+
+
 async def bare_all() -> float:
     stream_fn = scripted_stream_fn(TURNS, delay=DELAY)
 
@@ -61,7 +86,8 @@ async def bare_all() -> float:
 
 
 def child(which: str) -> None:
-    seconds = asyncio.run(agentcore_all() if which == "agentcore" else bare_all())
+    runner = {"agentcore": agentcore_all, "callback": agentcore_callback_all, "bare": bare_all}
+    seconds = asyncio.run(runner[which]())
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{seconds} {peak_mb}")
 
@@ -80,10 +106,17 @@ def measure(which: str) -> tuple[float, float]:
 def main() -> None:
     bare_s, bare_mb = measure("bare")
     ours_s, ours_mb = measure("agentcore")
+    cb_s, cb_mb = measure("callback")
     print(f"{RUNS} runs x {TURNS - 1} tool turns, model latency {DELAY * 1000:.0f} ms")
-    print(f"bare asyncio loop : {bare_s:6.2f} s  peak RSS {bare_mb:6.0f} MB")
-    print(f"agentcore         : {ours_s:6.2f} s  peak RSS {ours_mb:6.0f} MB")
-    print(f"ratio             : {ours_s / bare_s:6.2f}x  (target <= 2x)")
+    print(f"bare asyncio loop           : {bare_s:6.2f} s  peak RSS {bare_mb:6.0f} MB")
+    print(
+        f"agentcore, agent_loop       : {ours_s:6.2f} s  peak RSS {ours_mb:6.0f} MB  "
+        f"({ours_s / bare_s:.2f}x, target <= 2x)"
+    )
+    print(
+        f"agentcore, run_agent_loop   : {cb_s:6.2f} s  peak RSS {cb_mb:6.0f} MB  "
+        f"({cb_s / bare_s:.2f}x)"
+    )
 
 
 if __name__ == "__main__":
