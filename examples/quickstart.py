@@ -12,9 +12,9 @@ that URL (Ollama, vLLM, LM Studio, ...): `AGENTCORE_BASE_URL=http://localhost:11
 AGENTCORE_MODEL=ollama/llama3.2`.
 
 The agent reads files of this repository (`read_file`, `list_files`) and does arithmetic
-(`calculator`, which parses the expression with `ast` instead of calling `eval`). Everything the
-run does arrives as events: text as it streams, each tool call with its arguments as the model
-writes them, and each tool result.
+(`calculator`, which parses the expression with `ast` instead of calling `eval`): the ready-made
+tools of `agentcore.builtin_tools`. Everything the run does arrives as events: text as it streams,
+each tool call with its arguments as the model writes them, and each tool result.
 
 By default it asks how many lines `pyproject.toml` has, then, as a follow-up message in the same
 run (`get_follow_up_messages`), to multiply that number by 7 with the calculator: the small local
@@ -23,13 +23,9 @@ model answers after one tool result rather than chaining a second tool on its ow
 
 from __future__ import annotations
 
-import ast
-import math
-import operator
 import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,11 +43,10 @@ from agentcore import (
     AssistantMessage,
     ConfigError,
     ModelNotFoundError,
-    ToolError,
     UserMessage,
     agent_loop,
-    tool,
 )
+from agentcore.builtin_tools import builtin_tools
 from agentcore.llm import Model, get_model, openai_compatible_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,140 +63,10 @@ SYSTEM_PROMPT = (
     "Never do arithmetic in your head: always use calculator. Call one tool at a time and wait "
     "for its result. Answer in one or two short sentences."
 )
-MAX_LINES = 200  # read_file returns at most this many lines, 10 unless asked for more
 RUN_TIMEOUT_S = 300  # abort the run if it takes longer than this
 
-# --- tools --------------------------------------------------------------------------------------
-
-_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_MAX_BITS = 4096  # larger integers are refused, so that nested powers cannot eat the CPU
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
-    ast.UAdd: operator.pos,
-    ast.USub: operator.neg,
-}
-
-
-def evaluate(expression: str) -> int | float:
-    """Evaluate an arithmetic expression of numbers, + - * / // % ** and parentheses.
-
-    Only these node types are accepted, so nothing else (names, calls, attributes) can run.
-
-    Raises:
-        ToolError: the expression is not plain arithmetic, or cannot be computed.
-    """
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ToolError(f"not an arithmetic expression: {expression!r} ({exc.msg})") from None
-
-    def walk(node: ast.AST) -> int | float:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            if isinstance(node.value, bool):
-                raise ToolError(f"not a number: {node.value!r}")
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 100:
-                raise ToolError("exponent too large (at most 100)")
-            result = _BINARY[type(node.op)](left, right)
-            if not isinstance(result, int | float):  # e.g. (-1) ** 0.5 is complex
-                raise ToolError(f"{expression!r} has no real-number result")
-            too_large = (
-                result.bit_length() > _MAX_BITS
-                if isinstance(result, int)
-                else not math.isfinite(result)
-            )
-            if too_large:
-                raise ToolError(f"the result of {expression!r} is too large")
-            return result
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](walk(node.operand))  # type: ignore[no-any-return]
-        raise ToolError(
-            f"unsupported element {type(node).__name__} in {expression!r}: use numbers, "
-            "+ - * / // % ** and parentheses"
-        )
-
-    try:
-        return walk(tree)
-    except ZeroDivisionError:
-        raise ToolError(f"division by zero in {expression!r}") from None
-    except OverflowError:
-        raise ToolError(f"the result of {expression!r} is too large") from None
-
-
-@tool
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression and return the result.
-
-    Args:
-        expression: the arithmetic to evaluate: numbers, + - * / // % ** and parentheses.
-    """
-    result = evaluate(expression)
-    if isinstance(result, float) and result.is_integer():
-        result = int(result)
-    return f"{expression} = {result}"
-
-
-def resolve_in_repo(path: str) -> Path:
-    """`path` (relative to the repository root) as an absolute path inside the repository.
-
-    Raises:
-        ToolError: the path leaves the repository (`..`, an absolute path elsewhere, a symlink).
-    """
-    target = (ROOT / path).resolve()
-    if target != ROOT and ROOT not in target.parents:
-        raise ToolError(f"{path!r} is outside the repository; use a path relative to its root")
-    return target
-
-
-@tool
-def read_file(path: str, max_lines: int = 10) -> str:
-    """Read a text file of the repository. The result starts with the file's total line count.
-
-    Args:
-        path: the file's path relative to the repository root, e.g. "pyproject.toml".
-        max_lines: how many lines of the file to return (at most 200).
-    """
-    target = resolve_in_repo(path)
-    if not target.is_file():
-        raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
-    try:
-        lines = target.read_text("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise ToolError(f"{path!r} is not a text file") from None
-    limit = max(1, min(max_lines, MAX_LINES))
-    shown = lines[:limit]
-    more = f" (showing the first {limit})" if len(lines) > limit else ""
-    return f"{path} has {len(lines)} lines{more}:\n" + "\n".join(shown)
-
-
-@tool
-def list_files(directory: str = ".") -> str:
-    """List the files and subdirectories of a repository directory.
-
-    Args:
-        directory: relative to the repository root; "." is the root itself.
-    """
-    target = resolve_in_repo(directory)
-    if not target.is_dir():
-        raise ToolError(f"no such directory: {directory!r}")
-    names = sorted(
-        p.name + ("/" if p.is_dir() else "") for p in target.iterdir() if not p.name.startswith(".")
-    )
-    return "\n".join(names) if names else "(empty)"
-
-
-TOOLS: list[AgentTool] = [read_file, list_files, calculator]
+TOOLS: list[AgentTool] = builtin_tools(ROOT)  # read_file, list_files, calculator
+"""The agent's tools, from `agentcore.builtin_tools`, with file access confined to `ROOT`."""
 
 # --- the model ------------------------------------------------------------------------------------
 

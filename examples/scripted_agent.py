@@ -4,8 +4,8 @@
 
 The `faux` provider (`agentcore.testing.FauxProvider`) streams queued answers in small chunks,
 just as a real provider streams a real model's. This is how an application tests its own tools
-and event handling: here the script calls the quick start's `read_file` and `calculator` tools,
-and the last answer is computed from what the tools returned.
+and event handling: here the script calls the ready-made `read_file` and `calculator` tools of
+`agentcore.builtin_tools`, and the last answer is computed from what the tools returned.
 
 It also shows the synchronous API: called with no event loop running, `agent_loop` runs on a
 background thread and its events are read with a plain `for`.
@@ -25,10 +25,11 @@ from agentcore import (
     UserMessage,
     agent_loop,
 )
+from agentcore.builtin_tools import calculator, read_file
 from agentcore.testing import FauxCall, FauxProvider, faux_text, faux_tool_call
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quickstart import calculator, read_file  # a sibling example
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository root: the only directory `read_file` may read."""
 
 
 def last_tool_result(call: FauxCall) -> str:
@@ -57,7 +58,7 @@ def main() -> int:
         ]
     )
     config = AgentLoopConfig(model=faux.model)
-    context = AgentContext(system_prompt="You are scripted.", tools=[read_file, calculator])
+    context = AgentContext(system_prompt="You are scripted.", tools=[read_file(ROOT), calculator()])
     prompt = UserMessage(content="How many lines does pyproject.toml have, times 7?")
 
     events = agent_loop([prompt], context, config)

@@ -84,105 +84,28 @@ def text(message: ToolResultMessage) -> str:
     return "".join(b.text for b in message.content if isinstance(b, TextContent))
 
 
-# --- the quick start's tools ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("expression", "value"),
-    [
-        ("2 + 3 * 4", 14),
-        ("(1 + 2) ** 3", 27),
-        ("7 / 2", 3.5),
-        ("-3 + 1", -2),
-        ("17 // 5 + 17 % 5", 5),
-        ("2.5 * 4", 10.0),
-    ],
-)
-def test_evaluate_computes_arithmetic(expression: str, value: float) -> None:
-    assert quickstart.evaluate(expression) == value
-
-
-@pytest.mark.parametrize(
-    ("expression", "needle"),
-    [
-        ("__import__('os').system('echo pwned')", "unsupported element Call"),
-        ("a + 1", "unsupported element Name"),
-        ("(1).real", "unsupported element Attribute"),
-        ("'ab' * 3", "unsupported element Constant"),
-        ("True + 1", "not a number"),
-        ("[1, 2]", "unsupported element List"),
-        ("1 if 1 else 2", "unsupported element IfExp"),
-        ("2 ** 1000", "exponent too large"),
-        ("((10 ** 100) ** 100) ** 100", "too large"),
-        ("10.0 ** 100 * 10.0 ** 100 * 10.0 ** 100 * 10.0 ** 100", "too large"),
-        ("(-1) ** 0.5", "no real-number result"),
-        ("1 / 0", "division by zero"),
-        ("", "not an arithmetic expression"),
-        ("1 +", "not an arithmetic expression"),
-    ],
-)
-def test_evaluate_refuses_anything_but_arithmetic(expression: str, needle: str) -> None:
-    with pytest.raises(quickstart.ToolError, match=needle):
-        quickstart.evaluate(expression)
+# --- the quick start's tools (agentcore.builtin_tools, tested in test_builtin_tools.py) --------
 
 
 @pytest.mark.anyio
-async def test_calculator_tool() -> None:
-    result = await call_tool(quickstart.calculator, {"expression": "72 * 7"})
-    assert not result.is_error and text(result) == "72 * 7 = 504"
-    result = await call_tool(quickstart.calculator, {"expression": "10 / 4 * 2"})
-    assert text(result) == "10 / 4 * 2 = 5"  # a whole float is shown as an integer
-    result = await call_tool(quickstart.calculator, {"expression": "open('x')"})
-    assert result.is_error and "unsupported element Call" in text(result)
-
-
-@pytest.mark.anyio
-async def test_read_file_reports_the_line_count_and_limits_lines() -> None:
-    result = await call_tool(quickstart.read_file, {"path": "pyproject.toml", "max_lines": 3})
+async def test_quickstart_tools_work_in_the_repository_only() -> None:
+    read_file, list_files, calculator = quickstart.TOOLS
+    result = await call_tool(read_file, {"path": "pyproject.toml", "max_lines": 3})
     assert not result.is_error
     lines = text(result).splitlines()
     assert lines[0] == f"pyproject.toml has {PYPROJECT_LINES} lines (showing the first 3):"
     assert lines[1:] == (ROOT / "pyproject.toml").read_text("utf-8").splitlines()[:3]
-    result = await call_tool(quickstart.read_file, {"path": "pyproject.toml", "max_lines": 10**6})
-    assert len(text(result).splitlines()) == 1 + min(PYPROJECT_LINES, quickstart.MAX_LINES)
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(
-    ("path", "needle"),
-    [
-        ("../../etc/passwd", "outside the repository"),
-        ("/etc/passwd", "outside the repository"),
-        ("examples/../../x", "outside the repository"),
-        ("no-such-file.txt", "no such file"),
-        ("examples", "no such file"),
-    ],
-)
-async def test_read_file_stays_in_the_repository(path: str, needle: str) -> None:
-    result = await call_tool(quickstart.read_file, {"path": path})
-    assert result.is_error and needle in text(result)
-
-
-@pytest.mark.anyio
-async def test_read_file_refuses_a_symlink_out_of_the_repository(tmp_path: Path) -> None:
-    link = EXAMPLES / f".test-link-{os.getpid()}"
-    (tmp_path / "secret.txt").write_text("secret\n")
-    link.symlink_to(tmp_path / "secret.txt")
-    try:
-        result = await call_tool(quickstart.read_file, {"path": f"examples/{link.name}"})
-    finally:
-        link.unlink()
-    assert result.is_error and "outside the repository" in text(result)
-
-
-@pytest.mark.anyio
-async def test_list_files() -> None:
-    result = await call_tool(quickstart.list_files, {})
+    for path in ["../../etc/passwd", "/etc/passwd", "examples/../../x"]:
+        result = await call_tool(read_file, {"path": path})
+        assert result.is_error and "outside the working directory" in text(result)
+    result = await call_tool(list_files, {})
     names = text(result).splitlines()
     assert "pyproject.toml" in names and "examples/" in names
     assert not any(name.startswith(".") for name in names)
-    result = await call_tool(quickstart.list_files, {"directory": ".."})
-    assert result.is_error and "outside the repository" in text(result)
+    result = await call_tool(list_files, {"path": ".."})
+    assert result.is_error and "outside the working directory" in text(result)
+    result = await call_tool(calculator, {"expression": "72 * 7"})
+    assert not result.is_error and text(result) == "72 * 7 = 504"
 
 
 # --- choosing the model ---------------------------------------------------------------------------

@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-PUBLIC_MODULES = ["agentcore", "agentcore.llm", "agentcore.sessions", "agentcore.testing"]
+PUBLIC_MODULES = [
+    "agentcore",
+    "agentcore.builtin_tools",
+    "agentcore.llm",
+    "agentcore.sessions",
+    "agentcore.testing",
+]
 
 
 def _public_names(module: types.ModuleType) -> set[str]:

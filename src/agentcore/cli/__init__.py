@@ -18,6 +18,7 @@ from typing import TextIO
 
 import anyio
 
+from ..builtin_tools import builtin_tools
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from ._args import Parsed, parse_args
@@ -37,7 +38,6 @@ from ._run import (
     run_prompt,
     write_error,
 )
-from ._tools import builtin_tools
 
 __all__ = ["main"]
 

@@ -1,0 +1,279 @@
+"""The ready-made tools of `agentcore.builtin_tools`: what they compute and read, and what they
+refuse (names and calls in the calculator, huge results, paths outside the root)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    AbortController,
+    AgentContext,
+    AgentLoopConfig,
+    AgentTool,
+    AgentToolResult,
+    TextContent,
+    ToolError,
+    ToolResultMessage,
+    UserMessage,
+    agent_loop,
+)
+from agentcore.builtin_tools import builtin_tools, calculator, list_files, read_file
+from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+
+
+def run_tool(tool: AgentTool, **args: Any) -> str:
+    """Call `tool` directly with validated `args`: its text, or the `ToolError` it raises."""
+    result = tool.execute("call-1", tool.validator.validate(args), AbortController().signal, print)
+    assert isinstance(result, AgentToolResult) and not result.is_error
+    return "".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
+def calculate(expression: str) -> str:
+    """What the calculator answers after `<expression> = `."""
+    answer = run_tool(calculator(), expression=expression)
+    prefix = f"{expression} = "
+    assert answer.startswith(prefix)
+    return answer[len(prefix) :]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A tools' root with a few files and, next to it, a file that must stay out of reach."""
+    base = tmp_path / "root"
+    base.mkdir()
+    (base / "notes.txt").write_text("the secret is 42\n")
+    (base / "ten.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    (base / "sub").mkdir()
+    (base / "sub" / "a.py").write_text("print('a')\n")
+    (base / ".hidden").write_text("x\n")
+    (base / "node_modules").mkdir()
+    (base / "node_modules" / "big.js").write_text("x\n")
+    (tmp_path / "outside.txt").write_text("not yours\n")
+    return base
+
+
+# --- the calculator ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("2 + 3 * 4", "14"),
+        ("(1 + 2) ** 3", "27"),
+        ("7 / 2", "3.5"),
+        ("-3 + 1", "-2"),
+        ("17 // 5 + 17 % 5", "5"),
+        ("2.5 * 4", "10"),  # a whole float is shown as an integer
+        ("10 / 4 * 2", "5"),
+        ("1 + 2 * 3", "7"),
+        ("2 ** 10", "1024"),
+        ("(1 + 2) / 4", "0.75"),
+        ("-7 // 2", "-4"),
+        ("sqrt(16) + pi - pi", "4"),
+        ("max(1, 5, 3)", "5"),
+        ("factorial(5)", "120"),
+        ("2 ** 1000", str(2**1000)),
+        ("2 ** -2", "0.25"),
+        ("1e20", "1e+20"),
+    ],
+)
+def test_calculator_computes_arithmetic(expression: str, value: str) -> None:
+    assert calculate(expression) == value
+
+
+@pytest.mark.parametrize(
+    ("expression", "needle"),
+    [
+        ("__import__('os').system('echo pwned')", "unsupported element Call"),
+        ("open('x')", "unsupported element Call"),
+        ("a + 1", "unsupported element Name"),
+        ("(1).real", "unsupported element Attribute"),
+        ("().__class__", "unsupported element Attribute"),
+        ("'ab' * 3", "unsupported element Constant"),
+        ("1j * 1j", "unsupported element Constant"),
+        ("True + 1", "not a number"),
+        ("[1, 2]", "unsupported element List"),
+        ("1 if 1 else 2", "unsupported element IfExp"),
+        ("sqrt(x=4)", "unsupported element Call"),
+        ("2 ** 5000", "exponent too large"),
+        ("9 ** 9 ** 9", "too large"),
+        ("10 ** 100000", "too large"),
+        ("((10 ** 100) ** 100) ** 100", "too large"),
+        ("10.0 ** 100 * 10.0 ** 100 * 10.0 ** 100 * 10.0 ** 100", "too large"),
+        ("10.0 ** 400", "too large"),
+        ("1e400", "too large"),
+        ("exp(1000)", "too large"),
+        ("factorial(100000)", "too large"),
+        ("factorial(2000)", "too large"),
+        ("(-1) ** 0.5", "no real-number result"),
+        ("1 / 0", "cannot evaluate '1 / 0': division by zero"),
+        ("5 % 0", "division by zero"),
+        ("sqrt(-1)", "cannot evaluate"),
+        ("", "not an arithmetic expression"),
+        ("1 +", "not an arithmetic expression"),
+        ("1" * 2000, "longer than"),
+    ],
+)
+def test_calculator_refuses_anything_but_arithmetic(expression: str, needle: str) -> None:
+    with pytest.raises(ToolError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        calculate(expression)
+
+
+@pytest.mark.timeout(5)
+def test_calculator_refuses_huge_results_quickly() -> None:
+    for expression in ["9 ** 9 ** 9 ** 9", "(2 ** 4000) ** 4000", "factorial(5000) ** 2"]:
+        with pytest.raises(ToolError, match="too large"):
+            calculate(expression)
+
+
+# --- read_file -----------------------------------------------------------------------------------
+
+
+def test_read_file_reports_the_line_count(root: Path) -> None:
+    assert run_tool(read_file(root), path="notes.txt") == "notes.txt has 1 line:\nthe secret is 42"
+    text = run_tool(read_file(root), path="ten.txt", max_lines=3)
+    assert text == "ten.txt has 10 lines (showing the first 3):\nline 1\nline 2\nline 3"
+    text = run_tool(read_file(root), path="ten.txt", offset=9)
+    assert text == "ten.txt has 10 lines (showing lines 9-10):\nline 9\nline 10"
+    text = run_tool(read_file(root), path="ten.txt", offset=20)
+    assert text == "ten.txt has 10 lines (nothing from line 20):\n"
+    (root / "empty.txt").write_text("")
+    assert run_tool(read_file(root), path="empty.txt") == "empty.txt has 0 lines:\n"
+
+
+def test_read_file_returns_at_most_max_lines(root: Path) -> None:
+    tool = read_file(root, max_lines=4)
+    text = run_tool(tool, path="ten.txt")  # the cap is the default
+    assert text.splitlines()[0] == "ten.txt has 10 lines (showing the first 4):"
+    assert len(run_tool(tool, path="ten.txt", max_lines=10**6).splitlines()) == 1 + 4
+    assert len(run_tool(read_file(root), path="ten.txt").splitlines()) == 1 + 10
+
+
+def test_read_file_reads_at_most_256_kib(root: Path) -> None:
+    (root / "big.txt").write_text(("y" * 99 + "\n") * 5000)  # 500 KB of 100-byte lines
+    text = run_tool(read_file(root), path="big.txt", max_lines=2)
+    assert text.splitlines()[0] == "big.txt has more than 2621 lines (showing the first 2):"
+
+
+def test_read_file_refuses_binary_files(root: Path) -> None:
+    (root / "data.bin").write_bytes(b"\x89PNG\x00\x01")
+    with pytest.raises(ToolError, match="not a text file"):
+        run_tool(read_file(root), path="data.bin")
+
+
+@pytest.mark.parametrize(
+    ("path", "needle"),
+    [
+        ("../outside.txt", "outside the working directory"),
+        ("../../etc/passwd", "outside the working directory"),
+        ("/etc/passwd", "outside the working directory"),
+        ("sub/../../outside.txt", "outside the working directory"),
+        ("no-such-file.txt", "no such file"),
+        ("sub", "no such file"),
+        ("bad\x00name", "invalid path"),
+    ],
+)
+def test_read_file_stays_in_the_root(root: Path, path: str, needle: str) -> None:
+    with pytest.raises(ToolError, match=needle):
+        run_tool(read_file(root), path=path)
+
+
+def test_read_file_accepts_an_absolute_path_inside_the_root(root: Path) -> None:
+    assert run_tool(read_file(root), path=str(root / "notes.txt")).endswith("the secret is 42")
+
+
+def test_file_tools_refuse_symlinks_out_of_the_root(root: Path) -> None:
+    (root / "link.txt").symlink_to(root.parent / "outside.txt")
+    (root / "linkdir").symlink_to(root.parent)
+    for path in ["link.txt", "linkdir/outside.txt"]:
+        with pytest.raises(ToolError, match="outside the working directory"):
+            run_tool(read_file(root), path=path)
+    with pytest.raises(ToolError, match="outside the working directory"):
+        run_tool(list_files(root), path="linkdir")
+    (root / "inside.txt").symlink_to(root / "notes.txt")  # a symlink within the root is fine
+    assert run_tool(read_file(root), path="inside.txt").endswith("the secret is 42")
+
+
+def test_the_root_must_be_a_directory(root: Path) -> None:
+    for factory in (read_file, list_files, builtin_tools):
+        with pytest.raises(NotADirectoryError, match="not a directory"):
+            factory(root / "missing")
+        with pytest.raises(NotADirectoryError, match="not a directory"):
+            factory(root / "notes.txt")
+
+
+# --- list_files ----------------------------------------------------------------------------------
+
+
+def test_list_files(root: Path) -> None:
+    assert run_tool(list_files(root)).splitlines() == [
+        "node_modules/",
+        "notes.txt",
+        "sub/",
+        "ten.txt",
+    ]  # sorted, directories end in "/", no dot files
+    assert run_tool(list_files(root), path="sub") == "sub/a.py"  # paths relative to the root
+    assert run_tool(list_files(root), recursive=True).splitlines() == [
+        "node_modules/",  # listed, not descended into
+        "notes.txt",
+        "sub/",
+        "ten.txt",
+        "sub/a.py",
+    ]
+    (root / "empty").mkdir()
+    assert run_tool(list_files(root), path="empty") == "(empty directory)"
+    with pytest.raises(ToolError, match="outside the working directory"):
+        run_tool(list_files(root), path="..")
+    with pytest.raises(ToolError, match="no such directory"):
+        run_tool(list_files(root), path="notes.txt")
+
+
+def test_list_files_returns_at_most_max_entries(root: Path) -> None:
+    text = run_tool(list_files(root, max_entries=2), recursive=True)
+    assert text.splitlines() == ["node_modules/", "notes.txt", "[only the first 2 shown]"]
+
+
+# --- as an agent's tools -------------------------------------------------------------------------
+
+
+def test_builtin_tools(root: Path) -> None:
+    tools = builtin_tools(root)
+    assert [t.name for t in tools] == ["read_file", "list_files", "calculator"]
+    assert not any(t.is_async() for t in tools)  # sync: they run in a worker thread
+    assert all(t.llm_tool.description for t in tools)
+    read_params = tools[0].llm_tool.parameters["properties"]
+    assert set(read_params) == {"path", "offset", "max_lines"}
+    assert read_params["max_lines"]["default"] == 200
+
+
+async def call_tool(tool: AgentTool, args: dict[str, Any]) -> ToolResultMessage:
+    """Call `tool` as a model would (validation included), through the loop and the faux
+    provider; the result message."""
+    faux = FauxProvider([faux_tool_call(tool.name, args), faux_text("done")])
+    async with agent_loop(
+        [UserMessage(content="go")], AgentContext(tools=[tool]), AgentLoopConfig(model=faux.model)
+    ) as events:
+        async for _ in events:
+            pass
+        messages = await events.result()
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1
+    return results[0]
+
+
+def text(message: ToolResultMessage) -> str:
+    return "".join(b.text for b in message.content if isinstance(b, TextContent))
+
+
+@pytest.mark.anyio
+async def test_refusals_reach_the_model_as_error_results(root: Path) -> None:
+    result = await call_tool(calculator(), {"expression": "72 * 7"})
+    assert not result.is_error and text(result) == "72 * 7 = 504"
+    result = await call_tool(calculator(), {"expression": "open('x')"})
+    assert result.is_error and "unsupported element Call" in text(result)
+    result = await call_tool(read_file(root), {"path": os.fspath(root.parent / "outside.txt")})
+    assert result.is_error and "outside the working directory" in text(result)
