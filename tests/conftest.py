@@ -29,7 +29,13 @@ from agentcore import (
 from agentcore.abort import AbortSignal
 from agentcore.llm import AssistantMessageEvent, AssistantMessageEventStream, Context, Model
 from agentcore.llm.types import SimpleStreamOptions
-from agentcore.testing import FauxProvider, check_well_formed, event_types
+from agentcore.testing import (
+    FauxProvider,
+    check_well_formed,
+    event_types,
+    faux_text,
+    faux_tool_call,
+)
 
 BACKENDS = ["asyncio", "trio"]
 """Parametrize `anyio_backend` with this to run a test under both backends."""
@@ -133,6 +139,16 @@ def echo_tool(name: str = "echo", *, log: list[tuple[str, Any]] | None = None) -
         return AgentToolResult.text(f"{name}:{args}")
 
     return make_tool(name, execute)
+
+
+async def call_tool(tool: AgentTool, args: dict[str, Any]) -> ToolResultMessage:
+    """Call `tool` as a model would (validation included), through the loop and the faux
+    provider; the result message."""
+    faux = FauxProvider([faux_tool_call(tool.name, args), faux_text("done")])
+    done = await run("go", AgentContext(tools=[tool]), faux=faux)
+    results = [m for m in done.result if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1
+    return results[0]
 
 
 def texts(message: AssistantMessage | ToolResultMessage | Any) -> str:

@@ -11,23 +11,20 @@ import pytest
 
 from agentcore import (
     AbortController,
-    AgentContext,
-    AgentLoopConfig,
     AgentTool,
     AgentToolResult,
     TextContent,
     ToolError,
-    ToolResultMessage,
-    UserMessage,
-    agent_loop,
 )
 from agentcore.builtin_tools import builtin_tools, calculator, list_files, read_file
-from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+from conftest import call_tool, texts
 
 
 def run_tool(tool: AgentTool, **args: Any) -> str:
     """Call `tool` directly with validated `args`: its text, or the `ToolError` it raises."""
-    result = tool.execute("call-1", tool.validator.validate(args), AbortController().signal, print)
+    result = tool.execute(
+        "call-1", tool.validator.validate(args), AbortController().signal, lambda _: None
+    )
     assert isinstance(result, AgentToolResult) and not result.is_error
     return "".join(b.text for b in result.content if isinstance(b, TextContent))
 
@@ -250,30 +247,11 @@ def test_builtin_tools(root: Path) -> None:
     assert read_params["max_lines"]["default"] == 200
 
 
-async def call_tool(tool: AgentTool, args: dict[str, Any]) -> ToolResultMessage:
-    """Call `tool` as a model would (validation included), through the loop and the faux
-    provider; the result message."""
-    faux = FauxProvider([faux_tool_call(tool.name, args), faux_text("done")])
-    async with agent_loop(
-        [UserMessage(content="go")], AgentContext(tools=[tool]), AgentLoopConfig(model=faux.model)
-    ) as events:
-        async for _ in events:
-            pass
-        messages = await events.result()
-    results = [m for m in messages if isinstance(m, ToolResultMessage)]
-    assert len(results) == 1
-    return results[0]
-
-
-def text(message: ToolResultMessage) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, TextContent))
-
-
 @pytest.mark.anyio
 async def test_refusals_reach_the_model_as_error_results(root: Path) -> None:
     result = await call_tool(calculator(), {"expression": "72 * 7"})
-    assert not result.is_error and text(result) == "72 * 7 = 504"
+    assert not result.is_error and texts(result) == "72 * 7 = 504"
     result = await call_tool(calculator(), {"expression": "open('x')"})
-    assert result.is_error and "unsupported element Call" in text(result)
+    assert result.is_error and "unsupported element Call" in texts(result)
     result = await call_tool(read_file(root), {"path": os.fspath(root.parent / "outside.txt")})
-    assert result.is_error and "outside the working directory" in text(result)
+    assert result.is_error and "outside the working directory" in texts(result)

@@ -12,20 +12,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
-from agentcore import (
-    AgentContext,
-    AgentLoopConfig,
-    AgentTool,
-    TextContent,
-    ToolResultMessage,
-    UserMessage,
-    agent_loop,
-)
-from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+from conftest import call_tool, texts
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -64,26 +54,6 @@ def run_example(
     )
 
 
-async def call_tool(tool: AgentTool, args: dict[str, Any]) -> ToolResultMessage:
-    """Call `tool` as a model would (validation included), through the loop and the faux
-    provider; the result message."""
-    faux = FauxProvider([faux_tool_call(tool.name, args), faux_text("done")])
-    context = AgentContext(tools=[tool])
-    async with agent_loop(
-        [UserMessage(content="go")], context, AgentLoopConfig(model=faux.model)
-    ) as events:
-        async for _ in events:
-            pass
-        messages = await events.result()
-    results = [m for m in messages if isinstance(m, ToolResultMessage)]
-    assert len(results) == 1
-    return results[0]
-
-
-def text(message: ToolResultMessage) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, TextContent))
-
-
 # --- the quick start's tools (agentcore.builtin_tools, tested in test_builtin_tools.py) --------
 
 
@@ -92,20 +62,20 @@ async def test_quickstart_tools_work_in_the_repository_only() -> None:
     read_file, list_files, calculator = quickstart.TOOLS
     result = await call_tool(read_file, {"path": "pyproject.toml", "max_lines": 3})
     assert not result.is_error
-    lines = text(result).splitlines()
+    lines = texts(result).splitlines()
     assert lines[0] == f"pyproject.toml has {PYPROJECT_LINES} lines (showing the first 3):"
     assert lines[1:] == (ROOT / "pyproject.toml").read_text("utf-8").splitlines()[:3]
     for path in ["../../etc/passwd", "/etc/passwd", "examples/../../x"]:
         result = await call_tool(read_file, {"path": path})
-        assert result.is_error and "outside the working directory" in text(result)
+        assert result.is_error and "outside the working directory" in texts(result)
     result = await call_tool(list_files, {})
-    names = text(result).splitlines()
+    names = texts(result).splitlines()
     assert "pyproject.toml" in names and "examples/" in names
     assert not any(name.startswith(".") for name in names)
     result = await call_tool(list_files, {"path": ".."})
-    assert result.is_error and "outside the working directory" in text(result)
+    assert result.is_error and "outside the working directory" in texts(result)
     result = await call_tool(calculator, {"expression": "72 * 7"})
-    assert not result.is_error and text(result) == "72 * 7 = 504"
+    assert not result.is_error and texts(result) == "72 * 7 = 504"
 
 
 # --- choosing the model ---------------------------------------------------------------------------
