@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._adapter import connection_text, finish_iterator
-from ._http import ssl_context
+from ._adapter import connection_text, exception_text, finish_iterator
+from ._http import is_timeout, is_transport_error, ssl_context
 from ._retry import RetryInfo, is_retryable_status, parse_retry_after
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "describe_sdk_error",
     "import_sdk",
     "sdk_client",
+    "sdk_failure_text",
     "status_error_text",
 ]
 
@@ -130,6 +131,18 @@ def describe_sdk_error(sdk: ModuleType, exc: BaseException, *, started: bool) ->
     if isinstance(exc, sdk.APIError):  # an error event in the stream
         return f"server error in the stream: {api_error_text(exc.body) or exc.message}"
     return None
+
+
+def sdk_failure_text(sdk: ModuleType, exc: BaseException, *, started: bool) -> str:
+    """The error text of a failure the adapter has no words of its own for: the SDK's exception
+    as `describe_sdk_error` words it, a transport error the SDK let through unwrapped (it does not
+    wrap failures while the body streams), or anything else with its type name."""
+    text = describe_sdk_error(sdk, exc, started=started)
+    if text is not None:
+        return text
+    if is_transport_error(exc):
+        return connection_text(exc, started=started, timeout=is_timeout(exc))
+    return exception_text(exc)
 
 
 def classify_sdk_error(sdk: ModuleType, exc: BaseException) -> RetryInfo | None:

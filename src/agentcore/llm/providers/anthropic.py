@@ -26,8 +26,6 @@ from ...abort import cancel_on_abort
 from .._adapter import (
     ABORTED,
     apply_on_payload,
-    connection_text,
-    exception_text,
     fallback_message,
     get_field,
     is_aborted,
@@ -36,14 +34,14 @@ from .._adapter import (
     stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._http import is_timeout, is_transport_error
+from .._http import is_transport_error
 from .._retry import RequestAborted, RetryInfo, send_with_retries
 from .._sdk import (
     classify_sdk_error,
     close_sdk_stream,
-    describe_sdk_error,
     import_sdk,
     sdk_client,
+    sdk_failure_text,
 )
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
@@ -105,12 +103,7 @@ def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
         return str(exc)
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed server stream: an event's data is not valid JSON ({exc})"
-    text = describe_sdk_error(sdk, exc, started=started)
-    if text is not None:
-        return text
-    if is_transport_error(exc):  # the SDK does not wrap failures while streaming
-        return connection_text(exc, started=started, timeout=is_timeout(exc))
-    return exception_text(exc)
+    return sdk_failure_text(sdk, exc, started=started)
 
 
 def _classify(sdk: Any, exc: BaseException) -> RetryInfo | None:

@@ -46,8 +46,6 @@ from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
-    connection_text,
-    exception_text,
     fallback_message,
     get_field,
     is_aborted,
@@ -55,15 +53,15 @@ from .._adapter import (
     report_response,
 )
 from .._env import resolve_api_key
-from .._http import is_timeout, is_transport_error, sse_data
+from .._http import sse_data
 from .._retry import RequestAborted, send_with_retries
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
     close_sdk_stream,
-    describe_sdk_error,
     import_sdk,
     sdk_client,
+    sdk_failure_text,
 )
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
@@ -303,12 +301,7 @@ def _describe(exc: BaseException, sdk: Any, *, started: bool) -> str:
         return str(exc)
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in a server event ({exc.msg} at {exc.pos}): {exc.doc[:200]!r}"
-    text = describe_sdk_error(sdk, exc, started=started)
-    if text is not None:
-        return text
-    if is_transport_error(exc):  # while reading the body, which the SDK does not wrap
-        return connection_text(exc, started=started, timeout=is_timeout(exc))
-    return exception_text(exc)
+    return sdk_failure_text(sdk, exc, started=started)
 
 
 class _Translator:
