@@ -50,6 +50,8 @@ from agentcore.messages import (
     UserMessage,
 )
 
+from . import helpers
+from .helpers import abort_after, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, split_sse
 
 pytestmark = pytest.mark.anyio
@@ -107,9 +109,9 @@ def context(*messages: Any, tools: Sequence[Tool] = (), system: str = "") -> Con
 async def collect(
     stream: AssistantMessageEventStream,
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events = [event async for event in stream]
+    events, message = await helpers.collect(stream)
     check_protocol(events)
-    return events, await stream.result()
+    return events, message
 
 
 def check_protocol(events: list[AssistantMessageEvent]) -> None:
@@ -531,13 +533,8 @@ async def test_abort_mid_stream_keeps_partial_content_and_usage(
     controller = AbortController()
     options = StreamOptions(api_key="k", signal=controller.signal)
     stream = run(replay_server, make_model(replay_server), None, options)
-    events: list[AssistantMessageEvent] = []
-    async for event in stream:
-        events.append(event)
-        if event.type == "text_delta":
-            controller.abort()
+    events, message = await collect_aborting(stream, controller)
     check_protocol(events)
-    message = await stream.result()
     assert events[-1].type == "error" and events[-1].reason == "aborted"
     assert message.stop_reason == "aborted" and message.error_message == "request was aborted"
     assert message.content == [TextContent(text="Hello")]
@@ -552,12 +549,7 @@ async def test_abort_while_waiting_for_a_slow_chunk(replay_server: ReplayServer)
     events: list[AssistantMessageEvent] = []
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-
-            async def abort_soon() -> None:
-                await anyio.sleep(0.3)
-                controller.abort()
-
-            tg.start_soon(abort_soon)
+            tg.start_soon(abort_after, controller, 0.3)
             async for event in stream:
                 events.append(event)
     check_protocol(events)
@@ -577,12 +569,7 @@ async def test_abort_during_retry_wait(replay_server: ReplayServer) -> None:
     stream = run(replay_server, make_model(replay_server), None, options)
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-
-            async def abort_soon() -> None:
-                await anyio.sleep(0.3)
-                controller.abort()
-
-            tg.start_soon(abort_soon)
+            tg.start_soon(abort_after, controller, 0.3)
             events, message = await collect(stream)
     assert [e.type for e in events] == ["error"]
     assert message.stop_reason == "aborted"
@@ -675,10 +662,7 @@ async def test_runs_under_trio(replay_server: ReplayServer) -> None:
     options = StreamOptions(api_key="k", signal=controller.signal)
     stream = run(replay_server, model, None, options)
     with anyio.fail_after(5):
-        async for event in stream:
-            if event.type == "text_delta":
-                controller.abort()
-    message = await stream.result()
+        _, message = await collect_aborting(stream, controller)
     assert message.stop_reason == "aborted" and message.text == "Hello"
     with anyio.fail_after(5):
         async with run(replay_server, model) as stream:

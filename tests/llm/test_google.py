@@ -18,11 +18,9 @@ from hypothesis import strategies as st
 from agentcore.abort import AbortController
 from agentcore.errors import MissingApiKeyError, MissingExtraError
 from agentcore.llm import get_api_provider, is_context_overflow
-from agentcore.llm.events import AssistantMessageEvent
 from agentcore.llm.model import Model, ModelCost
 from agentcore.llm.models import calculate_cost
 from agentcore.llm.providers import google
-from agentcore.llm.stream import AssistantMessageEventStream
 from agentcore.llm.types import (
     Context,
     ResponseInfo,
@@ -42,6 +40,7 @@ from agentcore.messages import (
     UserMessage,
 )
 
+from .helpers import abort_after, collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, split_sse
 
 pytestmark = pytest.mark.anyio
@@ -96,13 +95,6 @@ def snake(value: Any) -> Any:
     return value
 
 
-async def run(
-    stream: AssistantMessageEventStream,
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events = [event async for event in stream]
-    return events, await stream.result()
-
-
 def ask(text: str = "Hi", **kw: Any) -> Context:
     return Context(system_prompt="Be brief.", messages=[UserMessage(content=text)], **kw)
 
@@ -121,7 +113,7 @@ def simple(**kw: Any) -> SimpleStreamOptions:
 async def test_plain_text(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text"))
     model = gemini(replay_server)
-    events, message = await run(google.stream(model, ask(), opts(temperature=0.2)))
+    events, message = await collect(google.stream(model, ask(), opts(temperature=0.2)))
 
     assert [e.type for e in events] == [
         "start",
@@ -153,7 +145,7 @@ async def test_plain_text(replay_server: ReplayServer) -> None:
 async def test_thinking_then_text_keeps_signatures(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("thinking"))
     model = gemini(replay_server, "gemini-2.5-pro")
-    events, message = await run(google.stream_simple(model, ask(), simple(reasoning="medium")))
+    events, message = await collect(google.stream_simple(model, ask(), simple(reasoning="medium")))
 
     assert [e.type for e in events] == [
         "start",
@@ -183,7 +175,7 @@ async def test_thinking_then_text_keeps_signatures(replay_server: ReplayServer) 
 async def test_usage_and_cost(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("thinking"))
     model = gemini(replay_server, "gemini-2.5-pro")
-    _, message = await run(google.stream(model, ask(), opts()))
+    _, message = await collect(google.stream(model, ask(), opts()))
 
     # prompt 100 of which 40 cached; 20 answer + 50 thinking tokens
     assert (message.usage.input, message.usage.cache_read, message.usage.cache_write) == (60, 40, 0)
@@ -197,7 +189,7 @@ async def test_usage_and_cost(replay_server: ReplayServer) -> None:
 async def test_one_tool_call(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("tool_call"))
     model = gemini(replay_server)
-    events, message = await run(google.stream(model, ask(tools=[WEATHER]), opts()))
+    events, message = await collect(google.stream(model, ask(tools=[WEATHER]), opts()))
 
     assert message.stop_reason == "tool_use"
     text, call = message.content
@@ -226,7 +218,7 @@ async def test_one_tool_call(replay_server: ReplayServer) -> None:
 async def test_several_tool_calls(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("tool_calls_parallel"))
     model = gemini(replay_server)
-    events, message = await run(google.stream(model, ask(), opts()))
+    events, message = await collect(google.stream(model, ask(), opts()))
 
     assert message.stop_reason == "tool_use"
     calls = message.tool_calls
@@ -269,7 +261,7 @@ async def test_finish_reasons(replay_server: ReplayServer, reason: str, stop_rea
         "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7},
     }
     replay_server.enqueue(ScriptedResponse.sse([f"data: {json.dumps(body)}\r\n\r\n".encode()]))
-    events, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
 
     assert message.stop_reason == stop_reason
     assert message.text == "partial answer"
@@ -282,14 +274,14 @@ async def test_finish_reasons(replay_server: ReplayServer, reason: str, stop_rea
 
 async def test_max_tokens_fixture(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("max_tokens"))
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.stop_reason == "length"
     assert message.text == "This answer is cut off"
 
 
 async def test_safety_fixture(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("safety"))
-    events, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.stop_reason == "error"
     assert message.error_message == "Gemini stopped with finish reason SAFETY"
     assert message.text == "I can"
@@ -298,7 +290,7 @@ async def test_safety_fixture(replay_server: ReplayServer) -> None:
 
 async def test_blocked_prompt(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("prompt_blocked"))
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.stop_reason == "error"
     assert message.error_message == "Gemini blocked the prompt: PROHIBITED_CONTENT"
     assert message.usage.input == 9
@@ -310,7 +302,7 @@ async def test_blocked_prompt(replay_server: ReplayServer) -> None:
 async def test_error_status(replay_server: ReplayServer) -> None:
     replay_server.enqueue(error_json("error_400", 400))
     seen: list[ResponseInfo] = []
-    events, message = await run(
+    events, message = await collect(
         google.stream(
             gemini(replay_server), ask(), opts(on_response=lambda info, _m: seen.append(info))
         )
@@ -332,7 +324,7 @@ async def test_context_overflow_error_is_recognised(replay_server: ReplayServer)
             {"error": {"code": 400, "message": text, "status": "INVALID_ARGUMENT"}}, status=400
         )
     )
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert is_context_overflow(message)
 
 
@@ -345,7 +337,7 @@ async def test_429_with_retry_after_then_success(replay_server: ReplayServer) ->
     async def on_response(info: ResponseInfo, model: Model) -> None:
         statuses.append(info.status)
 
-    events, message = await run(
+    events, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(on_response=on_response))
     )
     assert message.stop_reason == "stop"
@@ -358,7 +350,7 @@ async def test_429_with_retry_after_then_success(replay_server: ReplayServer) ->
 async def test_retry_after_above_max_retry_delay(replay_server: ReplayServer) -> None:
     replay_server.enqueue(error_json("error_429", 429, headers={"retry-after": "120"}))
     started = time.monotonic()
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert time.monotonic() - started < 5
     assert message.stop_reason == "error"
     assert message.error_message is not None
@@ -370,7 +362,7 @@ async def test_retry_after_above_max_retry_delay(replay_server: ReplayServer) ->
 async def test_retry_delay_from_the_error_body(replay_server: ReplayServer) -> None:
     # no header: Gemini's RetryInfo detail says "retryDelay": "37s"
     replay_server.enqueue(error_json("error_429", 429))
-    _, message = await run(
+    _, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(max_retry_delay_ms=10_000))
     )
     assert message.error_message is not None
@@ -387,13 +379,13 @@ async def test_server_error_is_retried(replay_server: ReplayServer) -> None:
         ),
         sse("text"),
     )
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.text == "Hello, world!"
 
 
 async def test_connection_dropped_mid_stream(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text", drop_after=2))
-    events, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert events[0].type == "start"
     assert events[-1].type == "error"
     assert message.stop_reason == "error"
@@ -406,7 +398,7 @@ async def test_connection_dropped_mid_stream(replay_server: ReplayServer) -> Non
 
 async def test_malformed_event(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("malformed"))
-    events, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert events[-1].type == "error"
     assert message.text == "fine so far"
     assert message.error_message is not None
@@ -415,7 +407,7 @@ async def test_malformed_event(replay_server: ReplayServer) -> None:
 
 async def test_truncated_stream(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("truncated"))
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.stop_reason == "error"
     assert message.text == "The stream stops here"
     assert message.error_message == "the Gemini stream ended without a finish reason (truncated)"
@@ -423,7 +415,7 @@ async def test_truncated_stream(replay_server: ReplayServer) -> None:
 
 async def test_empty_body(replay_server: ReplayServer) -> None:
     replay_server.enqueue(ScriptedResponse.sse([]))
-    events, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert [e.type for e in events] == ["start", "error"]
     assert message.error_message is not None
     assert "without a finish reason" in message.error_message
@@ -434,12 +426,7 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     controller = AbortController()
     stream = google.stream(gemini(replay_server), ask(), opts(signal=controller.signal))
     started = time.monotonic()
-    events: list[AssistantMessageEvent] = []
-    async for event in stream:
-        events.append(event)
-        if event.type == "text_delta":
-            controller.abort()
-    message = await stream.result()
+    events, message = await collect_aborting(stream, controller)
     assert time.monotonic() - started < 3
     assert message.stop_reason == "aborted"
     assert message.text == "Hello"
@@ -453,13 +440,9 @@ async def test_abort_while_waiting_for_the_response(replay_server: ReplayServer)
     controller = AbortController()
     stream = google.stream(gemini(replay_server), ask(), opts(signal=controller.signal))
 
-    async def abort_soon() -> None:
-        await anyio.sleep(0.2)
-        controller.abort()
-
     async with anyio.create_task_group() as tg:
-        tg.start_soon(abort_soon)
-        events, message = await run(stream)
+        tg.start_soon(abort_after, controller, 0.2)
+        events, message = await collect(stream)
     assert [e.type for e in events] == ["error"]
     assert message.stop_reason == "aborted"
 
@@ -467,7 +450,7 @@ async def test_abort_while_waiting_for_the_response(replay_server: ReplayServer)
 async def test_already_aborted_sends_nothing(replay_server: ReplayServer) -> None:
     controller = AbortController()
     controller.abort()
-    _, message = await run(
+    _, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(signal=controller.signal))
     )
     assert message.stop_reason == "aborted"
@@ -479,14 +462,10 @@ async def test_abort_during_retry_wait(replay_server: ReplayServer) -> None:
     controller = AbortController()
     stream = google.stream(gemini(replay_server), ask(), opts(signal=controller.signal))
 
-    async def abort_soon() -> None:
-        await anyio.sleep(0.3)
-        controller.abort()
-
     started = time.monotonic()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(abort_soon)
-        _, message = await run(stream)
+        tg.start_soon(abort_after, controller, 0.3)
+        _, message = await collect(stream)
     assert time.monotonic() - started < 5
     assert message.stop_reason == "aborted"
 
@@ -507,7 +486,7 @@ async def test_on_payload_replaces_the_body(replay_server: ReplayServer) -> None
         }
 
     model = gemini(replay_server)
-    await run(google.stream(model, ask(), opts(on_payload=on_payload)))
+    await collect(google.stream(model, ask(), opts(on_payload=on_payload)))
     assert seen[0]["model"] == "gemini-2.5-flash"
     assert seen[0]["contents"] == [{"role": "user", "parts": [{"text": "Hi"}]}]
     body = snake(replay_server.requests[0].json)
@@ -518,12 +497,12 @@ async def test_on_payload_replaces_the_body(replay_server: ReplayServer) -> None
     async def returns_none(payload: Any, model: Model) -> None:
         payload["config"]["temperature"] = 0.1  # in-place edits count too
 
-    await run(google.stream(model, ask(), opts(on_payload=returns_none)))
+    await collect(google.stream(model, ask(), opts(on_payload=returns_none)))
     assert snake(replay_server.requests[1].json)["generation_config"]["temperature"] == 0.1
 
 
 async def test_invalid_payload_is_an_error_terminal(replay_server: ReplayServer) -> None:
-    events, message = await run(
+    events, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(on_payload=lambda p, m: ["nope"]))
     )
     assert [e.type for e in events] == ["error"]
@@ -535,7 +514,7 @@ async def test_invalid_payload_is_an_error_terminal(replay_server: ReplayServer)
 async def test_headers_and_max_tokens(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text"))
     model = gemini(replay_server, headers={"x-model": "m", "x-both": "model"})
-    await run(google.stream(model, ask(), opts(headers={"x-both": "options"}, max_tokens=1234)))
+    await collect(google.stream(model, ask(), opts(headers={"x-both": "options"}, max_tokens=1234)))
     request = replay_server.requests[0]
     assert request.headers["x-model"] == "m"
     assert request.headers["x-both"] == "options"
@@ -544,7 +523,7 @@ async def test_headers_and_max_tokens(replay_server: ReplayServer) -> None:
 
 async def test_base_url_without_version(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text"))
-    await run(google.stream(gemini(replay_server, base_url=replay_server.url), ask(), opts()))
+    await collect(google.stream(gemini(replay_server, base_url=replay_server.url), ask(), opts()))
     assert replay_server.requests[0].path.startswith("/v1beta/models/gemini-2.5-flash:")
 
 
@@ -626,8 +605,8 @@ def test_no_thinking_config_for_models_that_do_not_reason() -> None:
 async def test_thinking_level_request_shape(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text"), sse("text"))
     model = gemini(replay_server, "gemini-3-flash-preview")
-    await run(google.stream_simple(model, ask(), simple(reasoning="low")))
-    await run(google.stream_simple(model, ask(), simple()))
+    await collect(google.stream_simple(model, ask(), simple(reasoning="low")))
+    await collect(google.stream_simple(model, ask(), simple()))
     first, second = (snake(r.json)["generation_config"] for r in replay_server.requests)
     assert first["thinking_config"] == {"include_thoughts": True, "thinking_level": "LOW"}
     assert second["thinking_config"] == {"thinking_level": "MINIMAL"}
@@ -683,7 +662,7 @@ async def test_same_model_replay_keeps_thinking_and_signatures(replay_server: Re
         ],
         tools=[WEATHER],
     )
-    await run(google.stream(model, context, opts()))
+    await collect(google.stream(model, context, opts()))
     user, assistant, results = _parts(replay_server.requests[0].json)
     assert user == (
         "user",
@@ -733,7 +712,7 @@ async def test_tool_result_images_for_older_models(replay_server: ReplayServer) 
             ),
         ]
     )
-    await run(google.stream(model, context, opts()))
+    await collect(google.stream(model, context, opts()))
     contents = _parts(replay_server.requests[0].json)
     assert contents[1][1] == [{"function_call": {"name": "screenshot", "args": {}}}]
     assert contents[2][1] == [
@@ -809,7 +788,7 @@ async def test_cross_provider_transcript(replay_server: ReplayServer) -> None:
             UserMessage(content="Again."),
         ],
     )
-    _, message = await run(google.stream(model, context, opts()))
+    _, message = await collect(google.stream(model, context, opts()))
     assert message.stop_reason == "stop"
 
     body = replay_server.requests[0].json
@@ -869,7 +848,7 @@ async def test_no_sentinel_for_older_models(replay_server: ReplayServer) -> None
         content=[ToolCall(id="toolu_1", name="list_files", arguments={})],
     )
     context = Context(messages=[UserMessage(content="Go"), turn])
-    await run(google.stream(model, context, opts()))
+    await collect(google.stream(model, context, opts()))
     contents = _parts(replay_server.requests[0].json)
     assert contents[1][1] == [{"function_call": {"name": "list_files", "args": {}}}]
 
@@ -895,7 +874,7 @@ async def test_tool_call_ids_for_models_that_need_them(replay_server: ReplayServ
             ),
         ]
     )
-    await run(google.stream(model, context, opts()))
+    await collect(google.stream(model, context, opts()))
     contents = _parts(replay_server.requests[0].json)
     assert contents[1][1][0]["function_call"]["id"] == "call_abc_fc_123"
     assert contents[2][1][0]["function_response"]["id"] == "call_abc_fc_123"
@@ -915,7 +894,7 @@ async def test_images_dropped_for_text_only_models(replay_server: ReplayServer) 
             UserMessage(content=[ImageContent(data=PNG, mime_type="image/png")]),
         ]
     )
-    await run(google.stream(model, context, opts()))
+    await collect(google.stream(model, context, opts()))
     assert _parts(replay_server.requests[0].json) == [("user", [{"text": "What is it?"}])]
 
 
@@ -983,7 +962,7 @@ async def test_key_from_the_environment(
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.setenv("GOOGLE_API_KEY", "env-key")
     replay_server.enqueue(sse("text"))
-    await run(google.stream(gemini(replay_server), ask()))
+    await collect(google.stream(gemini(replay_server), ask()))
     assert replay_server.requests[0].headers["x-goog-api-key"] == "env-key"
 
 
@@ -1002,7 +981,7 @@ async def test_connection_refused(replay_server: ReplayServer) -> None:
     with ReplayServer() as closed:
         url = closed.base_url("/v1beta")
     model = gemini(replay_server, base_url=url)
-    _, message = await run(google.stream(model, ask(), opts(max_retry_delay_ms=1)))
+    _, message = await collect(google.stream(model, ask(), opts(max_retry_delay_ms=1)))
     assert message.stop_reason == "error"
     assert message.error_message is not None
     assert message.error_message.startswith("could not connect (ConnectError")
@@ -1010,7 +989,7 @@ async def test_connection_refused(replay_server: ReplayServer) -> None:
 
 async def test_drop_before_the_first_event_is_retried(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("text", drop_after=0), sse("text"))
-    events, message = await run(
+    events, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(max_retry_delay_ms=1))
     )
     assert message.text == "Hello, world!"
@@ -1024,7 +1003,7 @@ async def test_on_response_failure_is_an_error_terminal(replay_server: ReplaySer
     def on_response(info: ResponseInfo, model: Model) -> None:
         raise RuntimeError("hook broke")
 
-    _, message = await run(
+    _, message = await collect(
         google.stream(gemini(replay_server), ask(), opts(on_response=on_response))
     )
     assert message.stop_reason == "error"
@@ -1041,7 +1020,7 @@ async def test_leaving_early_releases_the_connection(replay_server: ReplayServer
             if event.type == "text_delta":
                 break
     assert time.monotonic() - started < 3
-    _, message = await run(google.stream(model, ask(), opts()))
+    _, message = await collect(google.stream(model, ask(), opts()))
     assert message.text == "Hello, world!"
 
 
@@ -1049,15 +1028,13 @@ async def test_leaving_early_releases_the_connection(replay_server: ReplayServer
 async def test_under_trio(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("tool_call"), sse("text", delay=5.0))
     model = gemini(replay_server)
-    _, message = await run(google.stream(model, ask(), opts()))
+    _, message = await collect(google.stream(model, ask(), opts()))
     assert message.stop_reason == "tool_use"
 
     controller = AbortController()
     stream = google.stream(model, ask(), opts(signal=controller.signal))
-    async for event in stream:
-        if event.type == "text_delta":
-            controller.abort()
-    assert (await stream.result()).stop_reason == "aborted"
+    _, message = await collect_aborting(stream, controller)
+    assert message.stop_reason == "aborted"
 
 
 async def test_agent_run_with_tool_calls(replay_server: ReplayServer) -> None:
@@ -1132,7 +1109,7 @@ async def test_thought_flag_and_signature_updates(replay_server: ReplayServer) -
             )
         )
     )
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.content == [
         ThinkingContent(thinking="one two three", thinking_signature=sig_b),
         TextContent(text="signed text", text_signature=sig_a),
@@ -1146,5 +1123,5 @@ async def test_signature_on_a_trailing_empty_text_part(replay_server: ReplayServ
             _events_body([{"text": "Answer."}], [{"text": "", "thoughtSignature": sig}])
         )
     )
-    _, message = await run(google.stream(gemini(replay_server), ask(), opts()))
+    _, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
     assert message.content == [TextContent(text="Answer.", text_signature=sig)]

@@ -43,6 +43,7 @@ from agentcore.messages import (
     UserMessage,
 )
 
+from .helpers import collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, serve
 
 pytestmark = pytest.mark.anyio
@@ -282,13 +283,8 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     controller = AbortController()
     options = StreamOptions(api_key=KEY, signal=controller.signal)
     s = stream(make_model(replay_server), ask(), options)
-    events: list[AssistantMessageEvent] = []
     started = time.monotonic()
-    async for event in s:
-        events.append(event)
-        if event.type == "text_delta":
-            controller.abort()
-    message = await s.result()
+    events, message = await collect_aborting(s, controller)
     assert time.monotonic() - started < 2.5
     assert message.stop_reason == "aborted"
     assert message.error_message == "request was aborted"
@@ -318,10 +314,7 @@ async def test_under_trio(replay_server: ReplayServer) -> None:
     controller = AbortController()
     s = stream(model, ask(), StreamOptions(api_key=KEY, signal=controller.signal))
     with anyio.fail_after(5):
-        async for event in s:
-            if event.type == "text_delta":
-                controller.abort()
-    message = await s.result()
+        _, message = await collect_aborting(s, controller)
     assert message.stop_reason == "aborted" and message.text == "Hello"
     assert len(replay_server.requests) == 3
 

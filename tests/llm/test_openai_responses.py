@@ -48,6 +48,7 @@ from agentcore.messages import (
     UserMessage,
 )
 
+from .helpers import abort_after, collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, split_sse
 
 pytestmark = pytest.mark.anyio
@@ -90,11 +91,6 @@ def context(*messages: Any, system: str = "", tools: Sequence[Tool] = ()) -> Con
 
 def fixture_response(name: str, **kwargs: Any) -> ScriptedResponse:
     return ScriptedResponse.sse(load_fixture(API, name), **kwargs)
-
-
-async def collect(stream: Any) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    events = [event async for event in stream]
-    return events, await stream.result()
 
 
 def check_protocol(events: list[AssistantMessageEvent]) -> None:
@@ -501,16 +497,11 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     chunks = split_sse(load_fixture(API, "text"))
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [0.5] * len(chunks)))
     controller = AbortController()
-    events: list[AssistantMessageEvent] = []
     began = time.monotonic()
     stream = openai_responses.stream(
         make_model(replay_server), context(), StreamOptions(api_key="k", signal=controller.signal)
     )
-    async for event in stream:
-        events.append(event)
-        if event.type == "text_delta" and event.delta == "!":
-            controller.abort()
-    message = await stream.result()
+    events, message = await collect_aborting(stream, controller, delta="!")
 
     assert time.monotonic() - began < 2
     check_protocol(events)
@@ -529,16 +520,11 @@ async def test_abort_while_waiting_for_the_next_chunk(replay_server: ReplayServe
     )
     began = time.monotonic()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_abort_later, controller, 0.3)
+        tg.start_soon(abort_after, controller, 0.3)
         message = await stream.result()
     assert time.monotonic() - began < 3
     assert message.stop_reason == "aborted"
     assert message.text == "Hello!"
-
-
-async def _abort_later(controller: AbortController, delay: float) -> None:
-    await anyio.sleep(delay)
-    controller.abort()
 
 
 async def test_abort_before_sending(replay_server: ReplayServer) -> None:
@@ -570,7 +556,7 @@ async def test_abort_during_retry_wait(replay_server: ReplayServer) -> None:
     )
     began = time.monotonic()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_abort_later, controller, 0.3)
+        tg.start_soon(abort_after, controller, 0.3)
         message = await stream.result()
     assert time.monotonic() - began < 3
     assert message.stop_reason == "aborted"
@@ -1169,6 +1155,6 @@ async def test_abort_under_trio(replay_server: ReplayServer) -> None:
     )
     with anyio.fail_after(3):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_abort_later, controller, 0.3)
+            tg.start_soon(abort_after, controller, 0.3)
             message = await stream.result()
     assert message.stop_reason == "aborted" and message.text == "Hello!"
