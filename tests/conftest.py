@@ -40,6 +40,19 @@ from agentcore.testing import (
 BACKENDS = ["asyncio", "trio"]
 """Parametrize `anyio_backend` with this to run a test under both backends."""
 
+ONE_TURN_NO_UPDATES = [
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_end",
+    "message_start",
+    "message_end",
+    "turn_end",
+    "agent_end",
+]
+"""The event types of a run of one turn whose assistant message came without `message_update`s:
+a stream that failed, or one that sent only its final message."""
+
 
 @pytest.fixture
 def anyio_backend() -> str:

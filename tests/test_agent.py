@@ -38,18 +38,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import BACKENDS, make_tool, texts
-
-FAILED_RUN = [
-    "agent_start",
-    "turn_start",
-    "message_start",
-    "message_end",
-    "message_start",
-    "message_end",
-    "turn_end",
-    "agent_end",
-]
+from conftest import BACKENDS, ONE_TURN_NO_UPDATES, make_tool, texts
 
 
 def roles(agent: Agent) -> list[str]:
@@ -149,7 +138,7 @@ async def test_A3_stream_function_raising() -> None:
     agent = Agent(initial_state={"model": FauxProvider().model}, stream_fn=explode)
     events = recorder(agent)
     await agent.prompt("hi")
-    assert event_types(events) == FAILED_RUN
+    assert event_types(events) == ONE_TURN_NO_UPDATES
     check_well_formed(events)
     last = agent.state.messages[-1]
     assert roles(agent) == ["user", "assistant"]

@@ -44,7 +44,18 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import BACKENDS, Recorder, collect, echo_tool, make_tool, replay, run, texts, user
+from conftest import (
+    BACKENDS,
+    ONE_TURN_NO_UPDATES,
+    Recorder,
+    collect,
+    echo_tool,
+    make_tool,
+    replay,
+    run,
+    texts,
+    user,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -1107,16 +1118,7 @@ async def test_L24_stream_without_start_event() -> None:
     )
     config = AgentLoopConfig(model=FauxProvider().model)
     r = await run("go", config=config, stream_fn=recorder)
-    assert r.types == [
-        "agent_start",
-        "turn_start",
-        "message_start",
-        "message_end",
-        "message_start",
-        "message_end",
-        "turn_end",
-        "agent_end",
-    ]
+    assert r.types == ONE_TURN_NO_UPDATES
     assert r.events[4].message is final and r.events[5].message is final
     assert r.result[-1] is final
 
