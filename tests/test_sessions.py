@@ -3,6 +3,7 @@ Agent writing to and resuming from a session."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sqlite3
@@ -54,10 +55,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sessions"
 
 
+def store_location(kind: str, where: Path) -> Path:
+    """Where `open_store(kind, where)` keeps its sessions (a directory, or a database file)."""
+    return where / "sessions" if kind == "jsonl" else where / "sessions.db"
+
+
 def open_store(kind: str, where: Path) -> SessionStore:
     if kind == "jsonl":
-        return JsonlSessionStore(where / "sessions")
-    return SqliteSessionStore(where / "sessions.db")
+        return JsonlSessionStore(store_location(kind, where))
+    return SqliteSessionStore(store_location(kind, where))
 
 
 @pytest.fixture(params=["jsonl", "sqlite"])
@@ -322,49 +328,51 @@ store.close()
 """
 
 
-def test_a_session_held_by_another_process(store: SessionStore, kind: str, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def held_by_a_child(
+    store: SessionStore, kind: str, tmp_path: Path
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A new session of `store`, closed here and opened for writing by a child process that runs
+    `HOLDER`; yields the session's id and the child."""
     session = store.create()
     session.close()
-    where = str(tmp_path / "sessions") if kind == "jsonl" else str(tmp_path / "sessions.db")
+    where = str(store_location(kind, tmp_path))
     with subprocess.Popen(
         [sys.executable, "-c", HOLDER, kind, where, session.id],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as child:
+        yield session.id, child
+
+
+def test_a_session_held_by_another_process(store: SessionStore, kind: str, tmp_path: Path) -> None:
+    with held_by_a_child(store, kind, tmp_path) as (session_id, child):
         try:
             assert child.stdout is not None and child.stdin is not None
             assert child.stdout.readline().strip() == "ready"
             with pytest.raises(SessionLockedError, match=f"pid {child.pid}"):
-                store.open(session.id)
-            assert [texts(m) for m in store.load(session.id).messages] == ["from the child"]
+                store.open(session_id)
+            assert [texts(m) for m in store.load(session_id).messages] == ["from the child"]
             child.stdin.write("\n")
             child.stdin.flush()
             assert child.wait(timeout=10) == 0
         finally:
             child.kill()
-    store.open(session.id).append(UserMessage(content="after"))
-    assert len(store.load(session.id).messages) == 2
+    store.open(session_id).append(UserMessage(content="after"))
+    assert len(store.load(session_id).messages) == 2
 
 
 def test_a_dead_writer_does_not_block_the_session(
     store: SessionStore, kind: str, tmp_path: Path
 ) -> None:
-    session = store.create()
-    session.close()
-    where = str(tmp_path / "sessions") if kind == "jsonl" else str(tmp_path / "sessions.db")
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, kind, where, session.id],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as child:
+    with held_by_a_child(store, kind, tmp_path) as (session_id, child):
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
         child.kill()  # SIGKILL: no chance to release anything
         child.wait()
-    store.open(session.id).append(UserMessage(content="taken over"))
-    assert len(store.load(session.id).messages) == 2
+    store.open(session_id).append(UserMessage(content="taken over"))
+    assert len(store.load(session_id).messages) == 2
 
 
 WRITER = """
@@ -382,7 +390,7 @@ store.close()
 
 
 def test_two_processes_writing_one_store_at_once(kind: str, tmp_path: Path) -> None:
-    where = str(tmp_path / "sessions") if kind == "jsonl" else str(tmp_path / "sessions.db")
+    where = str(store_location(kind, tmp_path))
     open_store(kind, tmp_path).close()  # create the directory or database first
     command = [sys.executable, "-c", WRITER, kind, where, "300"]
     ids = []
