@@ -34,3 +34,8 @@ async def abort_after(controller: AbortController, delay: float) -> None:
     """Abort `controller` after `delay` seconds (start it in a task group beside the reader)."""
     await anyio.sleep(delay)
     controller.abort()
+
+
+def comparable(message: AssistantMessage) -> tuple[Any, ...]:
+    """What two streams of the same answer must agree on, however the bytes were chunked."""
+    return (message.content, message.usage, message.stop_reason, message.error_message)

@@ -51,7 +51,7 @@ from agentcore.messages import (
 )
 
 from . import helpers
-from .helpers import abort_after, collect_aborting
+from .helpers import abort_after, collect_aborting, comparable
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, split_sse
 
 pytestmark = pytest.mark.anyio
@@ -1197,14 +1197,10 @@ def assert_valid_anthropic_messages(messages: list[dict[str, Any]]) -> None:
 
 async def _final_message(server: ReplayServer, chunks: list[bytes]) -> AssistantMessage:
     server.enqueue(ScriptedResponse.sse(chunks))
-    stream = adapter.stream(make_model(server), context(), StreamOptions(api_key="k"))
-    events = [e async for e in stream]
-    check_protocol(events)
-    return await stream.result()
-
-
-def _comparable(message: AssistantMessage) -> tuple[Any, ...]:
-    return (message.content, message.usage, message.stop_reason, message.error_message)
+    _, message = await collect(
+        adapter.stream(make_model(server), context(), StreamOptions(api_key="k"))
+    )
+    return message
 
 
 @pytest.mark.parametrize("name", ["tool_calls", "thinking"])
@@ -1222,7 +1218,7 @@ def test_any_rechunking_gives_the_same_message(name: str) -> None:
         @given(st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=12))
         def check(sizes: list[int]) -> None:
             message = anyio.run(_final_message, server, rechunk(body, sizes))
-            assert _comparable(message) == _comparable(expected)
+            assert comparable(message) == comparable(expected)
 
         check()
 

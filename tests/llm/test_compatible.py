@@ -16,6 +16,7 @@ from agentcore.llm import (
 )
 from agentcore.messages import TextContent, UserMessage
 
+from .helpers import collect
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture
 
 pytestmark = pytest.mark.anyio
@@ -92,9 +93,9 @@ async def test_a_request_reaches_the_server_without_an_api_key(
 ) -> None:
     replay_server.enqueue(ScriptedResponse.sse(load_fixture("openai-completions", "text")))
     model = openai_compatible_model(replay_server.base_url(), "my-local-model")
-    s = stream(model, Context(messages=[UserMessage(content="Hi")]), StreamOptions())
-    events = [event async for event in s]
-    message = await s.result()
+    events, message = await collect(
+        stream(model, Context(messages=[UserMessage(content="Hi")]), StreamOptions())
+    )
     assert events[-1].type == "done"
     assert message.content == [TextContent(text="Hello, world!")]
     request = replay_server.requests[0]

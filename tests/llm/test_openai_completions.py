@@ -43,7 +43,7 @@ from agentcore.messages import (
     UserMessage,
 )
 
-from .helpers import collect_aborting
+from .helpers import collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, serve
 
 pytestmark = pytest.mark.anyio
@@ -84,9 +84,7 @@ def sse(name: str, **kwargs: Any) -> ScriptedResponse:
 async def run(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    s = stream(model, context, options or StreamOptions(api_key=KEY))
-    events = [event async for event in s]
-    return events, await s.result()
+    return await collect(stream(model, context, options or StreamOptions(api_key=KEY)))
 
 
 def types(events: list[AssistantMessageEvent]) -> list[str]:
