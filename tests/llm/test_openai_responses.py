@@ -21,6 +21,7 @@ from agentcore.abort import AbortController
 from agentcore.errors import MissingApiKeyError, MissingExtraError
 from agentcore.llm import (
     AssistantMessageEvent,
+    AssistantMessageEventStream,
     Context,
     Model,
     ModelCost,
@@ -48,7 +49,7 @@ from agentcore.messages import (
     UserMessage,
 )
 
-from .helpers import abort_after, collect, collect_aborting
+from .helpers import abort_after, collect, collect_aborting, comparable
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture, rechunk, split_sse
 
 pytestmark = pytest.mark.anyio
@@ -91,6 +92,13 @@ def context(*messages: Any, system: str = "", tools: Sequence[Tool] = ()) -> Con
 
 def fixture_response(name: str, **kwargs: Any) -> ScriptedResponse:
     return ScriptedResponse.sse(load_fixture(API, name), **kwargs)
+
+
+def send(server: ReplayServer, **options: Any) -> AssistantMessageEventStream:
+    """The default model's stream for the default context, with `options` besides the API key."""
+    return openai_responses.stream(
+        make_model(server), context(), StreamOptions(api_key="k", **options)
+    )
 
 
 def check_protocol(events: list[AssistantMessageEvent]) -> None:
@@ -259,9 +267,7 @@ async def test_one_tool_call_with_arguments_in_many_chunks(replay_server: Replay
 
 async def test_several_tool_calls_after_thinking_and_text(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("tool_calls"))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
 
     check_protocol(events)
     thinking, text, first, second = message.content
@@ -316,9 +322,7 @@ async def test_stop_reasons(
     replay_server: ReplayServer, fixture: str, reason: str, error: str | None
 ) -> None:
     replay_server.enqueue(fixture_response(fixture))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.stop_reason == reason
     assert message.error_message == error
@@ -331,18 +335,14 @@ async def test_stop_reasons(
 
 async def test_incomplete_keeps_partial_text_and_usage(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("incomplete"))
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k")
-    ).result()
+    message = await send(replay_server).result()
     assert message.content == [TextContent(text="Once upon a time there")]
     assert (message.usage.input, message.usage.output) == (40, 16)
 
 
 async def test_failed_response_keeps_usage_and_partial_text(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("failed"))
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k")
-    ).result()
+    message = await send(replay_server).result()
     assert message.text == "Partial"
     assert message.usage.input == 40 and message.usage.cost.total > 0
 
@@ -350,9 +350,7 @@ async def test_failed_response_keeps_usage_and_partial_text(replay_server: Repla
 async def test_content_filter_is_an_error(replay_server: ReplayServer) -> None:
     body = load_fixture(API, "incomplete").replace(b'"max_output_tokens"}', b'"content_filter"}')
     replay_server.enqueue(ScriptedResponse.sse(body))
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k")
-    ).result()
+    message = await send(replay_server).result()
     assert message.stop_reason == "error"
     assert "content filter" in (message.error_message or "")
 
@@ -435,9 +433,7 @@ async def test_retry_after_above_max_retry_delay_fails_at_once(
         )
     )
     began = time.monotonic()
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k", max_retry_delay_ms=5000)
-    ).result()
+    message = await send(replay_server, max_retry_delay_ms=5000).result()
 
     assert time.monotonic() - began < 5
     assert message.stop_reason == "error"
@@ -447,9 +443,7 @@ async def test_retry_after_above_max_retry_delay_fails_at_once(
 
 async def test_connection_dropped_mid_stream(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("text", drop_after=6))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.stop_reason == "error"
     assert message.content == [TextContent(text="Hello!")]
@@ -460,9 +454,7 @@ async def test_connection_dropped_mid_stream(replay_server: ReplayServer) -> Non
 async def test_stream_ending_without_the_final_event(replay_server: ReplayServer) -> None:
     chunks = split_sse(load_fixture(API, "text"))[:-1]  # everything but response.completed
     replay_server.enqueue(ScriptedResponse.sse(chunks))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.stop_reason == "error"
     assert message.text == "Hello! How can I help you today?"
@@ -471,9 +463,7 @@ async def test_stream_ending_without_the_final_event(replay_server: ReplayServer
 
 async def test_malformed_json_in_an_event(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("malformed"))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.stop_reason == "error"
     assert message.text == "Hel"
@@ -482,9 +472,7 @@ async def test_malformed_json_in_an_event(replay_server: ReplayServer) -> None:
 
 async def test_event_that_is_not_an_object(replay_server: ReplayServer) -> None:
     replay_server.enqueue(ScriptedResponse.sse([b"data: [1, 2]\n\n"]))
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k")
-    ).result()
+    message = await send(replay_server).result()
     assert message.stop_reason == "error"
     assert "not a JSON object" in (message.error_message or "")
 
@@ -498,9 +486,7 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [0.5] * len(chunks)))
     controller = AbortController()
     began = time.monotonic()
-    stream = openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k", signal=controller.signal)
-    )
+    stream = send(replay_server, signal=controller.signal)
     events, message = await collect_aborting(stream, controller, delta="!")
 
     assert time.monotonic() - began < 2
@@ -515,9 +501,7 @@ async def test_abort_while_waiting_for_the_next_chunk(replay_server: ReplayServe
     chunks = split_sse(load_fixture(API, "text"))
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [10.0] * len(chunks)))
     controller = AbortController()
-    stream = openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k", signal=controller.signal)
-    )
+    stream = send(replay_server, signal=controller.signal)
     began = time.monotonic()
     async with anyio.create_task_group() as tg:
         tg.start_soon(abort_after, controller, 0.3)
@@ -568,9 +552,7 @@ async def test_leaving_early_closes_the_stream(replay_server: ReplayServer) -> N
     chunks = split_sse(load_fixture(API, "text"))
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [30.0] * len(chunks)))
     with anyio.fail_after(5):
-        async with openai_responses.stream(
-            make_model(replay_server), context(), StreamOptions(api_key="k")
-        ) as stream:
+        async with send(replay_server) as stream:
             async for event in stream:
                 if event.type == "text_delta":
                     break
@@ -955,9 +937,7 @@ async def test_items_without_added_events(replay_server: ReplayServer) -> None:
     ]
     body = b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in events_data)
     replay_server.enqueue(ScriptedResponse.sse(body))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.content == [
         TextContent(text="Hi", text_signature="m"),
@@ -974,21 +954,15 @@ def _run_rechunked(server: ReplayServer, name: str, sizes: list[int]) -> Assista
     server.enqueue(ScriptedResponse.sse(rechunk(load_fixture(API, name), sizes)))
 
     async def run() -> AssistantMessage:
-        return await openai_responses.stream(
-            make_model(server), context(), StreamOptions(api_key="k")
-        ).result()
+        return await send(server).result()
 
     return anyio.run(run)
-
-
-def _comparable(message: AssistantMessage) -> tuple[Any, ...]:
-    return (message.content, message.usage, message.stop_reason, message.error_message)
 
 
 @pytest.mark.parametrize("name", ["tool_calls", "reasoning"])
 def test_any_rechunking_gives_the_same_message(name: str) -> None:
     with ReplayServer() as server:
-        expected = _comparable(_run_rechunked(server, name, [1 << 20]))
+        expected = comparable(_run_rechunked(server, name, [1 << 20]))
         assert expected[2] in ("stop", "tool_use")
 
         @settings(
@@ -998,7 +972,7 @@ def test_any_rechunking_gives_the_same_message(name: str) -> None:
         )
         @given(sizes=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=12))
         def check(sizes: list[int]) -> None:
-            assert _comparable(_run_rechunked(server, name, sizes)) == expected
+            assert comparable(_run_rechunked(server, name, sizes)) == expected
 
         check()
 
@@ -1049,9 +1023,7 @@ async def test_transient_5xx_are_retried(replay_server: ReplayServer) -> None:
         ),
         fixture_response("text"),
     )
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k", max_retry_delay_ms=50)
-    ).result()
+    message = await send(replay_server, max_retry_delay_ms=50).result()
     assert message.stop_reason == "stop"
     assert len(replay_server.requests) == 3
 
@@ -1062,9 +1034,7 @@ async def test_error_status_with_a_text_body(replay_server: ReplayServer) -> Non
             status=403, headers={"content-type": "text/plain"}, chunks=[b"region not supported"]
         )
     )
-    message = await openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k")
-    ).result()
+    message = await send(replay_server).result()
     assert message.stop_reason == "error"
     assert message.error_message == "403 region not supported"
 
@@ -1138,9 +1108,7 @@ async def test_on_payload_returning_a_non_dict(replay_server: ReplayServer) -> N
 @pytest.mark.parametrize("anyio_backend", ["trio"])
 async def test_under_trio(replay_server: ReplayServer) -> None:
     replay_server.enqueue(fixture_response("tool_calls"))
-    events, message = await collect(
-        openai_responses.stream(make_model(replay_server), context(), StreamOptions(api_key="k"))
-    )
+    events, message = await collect(send(replay_server))
     check_protocol(events)
     assert message.stop_reason == "tool_use" and len(message.tool_calls) == 2
 
@@ -1150,9 +1118,7 @@ async def test_abort_under_trio(replay_server: ReplayServer) -> None:
     chunks = split_sse(load_fixture(API, "text"))
     replay_server.enqueue(ScriptedResponse.sse(chunks, delay=[0] * 6 + [10.0] * len(chunks)))
     controller = AbortController()
-    stream = openai_responses.stream(
-        make_model(replay_server), context(), StreamOptions(api_key="k", signal=controller.signal)
-    )
+    stream = send(replay_server, signal=controller.signal)
     with anyio.fail_after(3):
         async with anyio.create_task_group() as tg:
             tg.start_soon(abort_after, controller, 0.3)
