@@ -191,7 +191,6 @@ class _Run:
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
         self.in_turn = False
-        self.open_message: AgentMessage | None = None
         self.partial_event: Any = None
         self.sink_error: BaseException | None = None
         self.failing = False
@@ -208,25 +207,22 @@ class _Run:
         """Deliver an event; a raising sink is remembered, and the run then fails."""
         try:
             result = self.emit_fn(event)
-            if result is not None and inspect.isawaitable(result):
-                # an async sink: deliver one event at a time even while tools run concurrently
-                await self._in_order(result)
         except Exception as exc:
             if self.sink_error is None:
                 self.sink_error = exc
+            return
+        if result is not None and inspect.isawaitable(result):
+            await self.emit_pending(result)
 
     async def emit_pending(self, pending: Awaitable[None]) -> None:
-        """Await what a sync sink returned (the EventStream's back-pressure wait)."""
-        try:
-            await self._in_order(pending)
-        except Exception as exc:
-            if self.sink_error is None:
-                self.sink_error = exc
-
-    async def _in_order(self, pending: Awaitable[None]) -> None:
+        """Await what the sink returned (an async sink's coroutine, or the EventStream's
+        back-pressure wait), one at a time even while tools run concurrently."""
         try:
             async with self.emit_lock:
                 await pending
+        except Exception as exc:
+            if self.sink_error is None:
+                self.sink_error = exc
         except BaseException:
             if inspect.iscoroutine(pending):
                 pending.close()  # cancelled before its turn: no "never awaited" warning
@@ -246,12 +242,10 @@ class _Run:
 
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
-        self.open_message = message
         await self.emit(MessageStartEvent(message=message))
         self.messages.append(message)
         self.new_messages.append(message)
         await self.emit(MessageEndEvent(message=message))
-        self.open_message = None
 
     def context(self) -> AgentContext:
         return AgentContext(
@@ -425,7 +419,6 @@ class _Run:
                         continue
                     started = True
                     self.partial_event = event
-                    self.open_message = event.partial
                     await self.emit(MessageStartEvent(message=event.partial))
                 elif started:
                     self.partial_event = event
@@ -447,13 +440,11 @@ class _Run:
         finally:
             await stream.aclose()
         if not started:
-            self.open_message = final
             await self.emit(MessageStartEvent(message=final))
         self.messages.append(final)
         self.new_messages.append(final)
         self.partial_event = None
         await self.emit(MessageEndEvent(message=final))
-        self.open_message = None
         return final
 
     # -- failure ---------------------------------------------------------------------------
@@ -465,17 +456,11 @@ class _Run:
         reason: StopReason = "aborted" if self.signal.aborted else "error"
         if not self.in_turn:
             await self.turn_start()
-        open_message = self.open_message
-        base: AssistantMessage | None = None
-        if self.partial_event is not None:
-            base = self.partial_event.partial
-        elif open_message is not None and open_message not in self.new_messages:
-            # a complete message whose start was emitted but which never joined the transcript
-            self.messages.append(open_message)
-            self.new_messages.append(open_message)
-            await self.emit(MessageEndEvent(message=open_message))
-        elif open_message is not None:
-            await self.emit(MessageEndEvent(message=open_message))
+        # `emit` never raises, so the only message that can be open here is a streaming answer:
+        # the error message ends it, keeping what arrived.
+        base: AssistantMessage | None = (
+            self.partial_event.partial if self.partial_event is not None else None
+        )
         model = self.model
         message = AssistantMessage(
             content=list(base.content) if base is not None else [],
@@ -491,7 +476,6 @@ class _Run:
         self.messages.append(message)
         self.new_messages.append(message)
         await self.emit(MessageEndEvent(message=message))
-        self.open_message = None
         self.partial_event = None
         await self.turn_end(message, [])
 
