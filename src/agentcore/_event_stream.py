@@ -139,13 +139,6 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
 _running_tasks: set[Any] = set()  # strong references, so running producers are not collected
 
 
-def _put(q: queue.SimpleQueue[Any]) -> Callable[[Any], None]:
-    def put(event: Any) -> None:
-        q.put(event)
-
-    return put
-
-
 def _cancel(channel: _Channel) -> None:
     if channel.cancel is not None:
         channel.cancel()
@@ -253,7 +246,7 @@ class EventStream(Generic[E, R]):
 
         async def main() -> None:
             try:
-                await _run_producer(channel, self._producer, _put(q))
+                await _run_producer(channel, self._producer, q.put)
             finally:
                 channel.cancel = None
                 channel.finished = True
