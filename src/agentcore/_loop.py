@@ -200,6 +200,7 @@ class _Run:
         )
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
+        self.arities: dict[str, int] = {}
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -339,8 +340,12 @@ class _Run:
                 return
 
     async def call_ctx_hook(self, name: str, ctx: Any) -> Any:
+        """Call a hook that takes `(ctx)` or `(ctx, signal)` (its shape is read once per run)."""
         fn = getattr(self.config, name)
-        if hook_arity(name, fn) == 2:
+        arity = self.arities.get(name)
+        if arity is None:
+            arity = self.arities[name] = hook_arity(name, fn)
+        if arity == 2:
             return await call_hook(fn, ctx, self.signal)
         return await call_hook(fn, ctx)
 
@@ -393,10 +398,7 @@ class _Run:
         config = self.config
         messages: Sequence[AgentMessage] = self.messages
         if config.transform_context is not None:
-            if hook_arity("transform_context", config.transform_context) == 2:
-                messages = await call_hook(config.transform_context, list(messages), self.signal)
-            else:
-                messages = await call_hook(config.transform_context, list(messages))
+            messages = await self.call_ctx_hook("transform_context", list(messages))
         llm_messages = await call_hook(config.convert_to_llm, messages)
         context = Context(
             system_prompt=self.system_prompt,
