@@ -139,6 +139,10 @@ class AgentTool:
         self.execution_mode = execution_mode
         self._execute = execute
         self._prepare = prepare_arguments
+        target = execute if execute is not None else self.execute
+        self._is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
+            getattr(target, "__call__", None)  # noqa: B004
+        )
         self.validator = ArgumentsValidator(name, parameters)
         self.llm_tool = Tool(
             name=name, description=description, parameters=json_schema_of(parameters)
@@ -161,10 +165,7 @@ class AgentTool:
 
     def is_async(self) -> bool:
         """Whether `execute` is a coroutine function (else it runs in a worker thread)."""
-        target = self._execute if self._execute is not None else self.execute
-        return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(
-            getattr(target, "__call__", None)  # noqa: B004
-        )
+        return self._is_async
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r})"
