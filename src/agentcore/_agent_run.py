@@ -118,11 +118,11 @@ class ActiveRun:
         "started",
     )
 
-    def __init__(self, skip_steering_poll: bool = False) -> None:
+    def __init__(self) -> None:
         self.controller = AbortController()
         self.done = anyio.Event()
         self.loop_thread = threading.get_ident()
-        self.skip_steering_poll = skip_steering_poll
+        self.skip_steering_poll = False
         self.added: list[AgentMessage] = []
         self.started = False
         self.ended = False

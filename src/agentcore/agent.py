@@ -22,11 +22,9 @@ import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 
 from ._agent_run import (
     BUSY_CONTINUE,
@@ -86,7 +84,6 @@ from .tools import ToolExecutionMode
 __all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
 
 _log = logging.getLogger("agentcore")
-_T = TypeVar("_T")
 
 
 class Agent:
