@@ -548,7 +548,8 @@ class Agent:
                     result = subscription.listener(event, signal)
                 else:
                     result = subscription.listener(event)
-                if inspect.isawaitable(result):
+                # Most listeners are plain functions: skip isawaitable's ABC check for None.
+                if result is not None and inspect.isawaitable(result):
                     await result
             except Exception as exc:
                 if failure is None:
