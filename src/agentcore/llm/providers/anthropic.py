@@ -78,7 +78,6 @@ _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "model_context_window_exceeded": "length",
     "tool_use": "tool_use",
 }
-_MAX_BODY_TEXT = 500  # of a non-JSON error body quoted in an error message
 _RETRYABLE_EVENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 _TRUNCATED = (
     "malformed server stream: it ended before the message_stop event (the response was cut off)"
