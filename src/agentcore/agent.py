@@ -159,9 +159,8 @@ class Agent:
                     f"(store.create() or store.open(id)), got {type(session).__name__}"
                 )
             self._resume(session, given)
-        for name in ("system_prompt", "model", "thinking_level", "tools", "messages"):
-            if name in given:
-                setattr(self._state, name, given[name])
+        for name, value in given.items():  # only settable fields: state_fields checked them
+            setattr(self._state, name, value)
         self.session_id = session_id
         self.on_payload = on_payload
         self.on_response = on_response
