@@ -11,6 +11,7 @@ connection.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from dataclasses import replace
 from types import TracebackType
 from typing import Protocol, Self
 
@@ -86,19 +87,8 @@ class AssistantMessageEventStream:
     def _failure(self, text: str) -> ErrorEvent:
         last = self._partial
         base = last.partial if last is not None else self._fallback or AssistantMessage()
-        return ErrorEvent(
-            reason="error",
-            error=AssistantMessage(
-                content=list(base.content),
-                api=base.api,
-                provider=base.provider,
-                model=base.model,
-                usage=base.usage,
-                stop_reason="error",
-                error_message=text,
-                timestamp=base.timestamp,
-            ),
-        )
+        error = replace(base, content=list(base.content), stop_reason="error", error_message=text)
+        return ErrorEvent(reason="error", error=error)
 
     async def result(self) -> AssistantMessage:
         """The final message, reading the rest of the stream if needed."""

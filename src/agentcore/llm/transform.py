@@ -18,6 +18,7 @@ as strict as Mistral's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import re
@@ -176,18 +177,7 @@ def _convert_assistant(
                     call = ToolCall(id=new_id, name=call.name, arguments=call.arguments)
                     changed = True
             content.append(call)
-    if not changed:
-        return message
-    return AssistantMessage(
-        content=content,
-        api=message.api,
-        provider=message.provider,
-        model=message.model,
-        usage=message.usage,
-        stop_reason=message.stop_reason,
-        error_message=message.error_message,
-        timestamp=message.timestamp,
-    )
+    return dataclasses.replace(message, content=content) if changed else message
 
 
 def _missing_result(call: ToolCall, timestamp: int) -> ToolResultMessage:
@@ -230,16 +220,7 @@ def transform_messages(
                 continue
             new_id = id_map.get(message.tool_call_id)
             if new_id is not None:
-                message = ToolResultMessage(
-                    tool_call_id=new_id,
-                    tool_name=message.tool_name,
-                    content=message.content,
-                    details=message.details,
-                    usage=message.usage,
-                    added_tool_names=message.added_tool_names,
-                    is_error=message.is_error,
-                    timestamp=message.timestamp,
-                )
+                message = dataclasses.replace(message, tool_call_id=new_id)
             converted.append(message)
         else:
             converted.append(message)
