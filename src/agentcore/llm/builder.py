@@ -187,6 +187,11 @@ class MessageBuilder:
         """How many content blocks have been opened."""
         return len(self._blocks)
 
+    @property
+    def has_tool_calls(self) -> bool:
+        """Whether a tool-call block has been opened."""
+        return any(block.kind == "tool_call" for block in self._blocks)
+
     def is_open(self, index: int) -> bool:
         """Whether the block at `index` is still streaming."""
         return index in self._open

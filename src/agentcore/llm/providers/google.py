@@ -238,10 +238,7 @@ class _Translator:
             truncated = "the Gemini stream ended without a finish reason (truncated)"
             events.append(self.builder.error("error", truncated))
         elif reason == "STOP":
-            has_calls = any(
-                self.builder.kind(i) == "tool_call" for i in range(self.builder.block_count)
-            )
-            events.append(self.builder.done("tool_use" if has_calls else "stop"))
+            events.append(self.builder.done("tool_use" if self.builder.has_tool_calls else "stop"))
         elif reason == "MAX_TOKENS":
             events.append(self.builder.done("length"))
         else:

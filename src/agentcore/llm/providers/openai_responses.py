@@ -313,7 +313,7 @@ class _Translator:
             self.outcome = _Outcome(
                 "error", _error_text(response.get("error"), f"the response {status}")
             )
-        elif any(self.builder.kind(i) == "tool_call" for i in range(self.builder.block_count)):
+        elif self.builder.has_tool_calls:
             self.outcome = _Outcome("tool_use")
         else:
             self.outcome = _Outcome("stop")
