@@ -37,6 +37,7 @@ __all__ = [
     "finish_iterator",
     "get_field",
     "is_aborted",
+    "merged_headers",
     "priced_usage",
     "report_response",
     "stream_option_fields",
@@ -60,6 +61,11 @@ def is_aborted(signal: AbortSignal | None) -> bool:
 def fallback_message(model: Model) -> AssistantMessage:
     """The empty answer a stream reports if its producer ends without a terminal event."""
     return AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+
+
+def merged_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """The headers of a request: the model's, with the request's own `headers` taking over."""
+    return {**model.headers, **(options.headers or {})}
 
 
 def stream_option_fields(options: StreamOptions) -> dict[str, Any]:

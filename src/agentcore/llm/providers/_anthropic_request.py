@@ -30,6 +30,7 @@ from ...messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .._adapter import merged_headers
 from ..model import Model
 from ..thinking import (
     DEFAULT_BUDGETS,
@@ -303,7 +304,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
 def request_headers(
     model: Model, options: StreamOptions, payload: Mapping[str, Any]
 ) -> dict[str, str]:
-    headers = {**model.headers, **(options.headers or {})}
+    headers = merged_headers(model, options)
     thinking = payload.get("thinking")
     if isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
         betas = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]

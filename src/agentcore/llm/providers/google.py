@@ -46,6 +46,7 @@ from .._adapter import (
     fallback_message,
     finish_iterator,
     is_aborted,
+    merged_headers,
     priced_usage,
     report_response,
 )
@@ -289,7 +290,7 @@ def _client(
         http_options=types.HttpOptions(
             base_url=base_url,
             api_version=api_version,
-            headers={**model.headers, **(options.headers or {})},
+            headers=merged_headers(model, options),
             timeout=REQUEST_TIMEOUT_MS,
             retry_options=types.HttpRetryOptions(attempts=1),  # no retries: ours do it
             httpx_async_client=http,

@@ -49,6 +49,7 @@ from .._adapter import (
     fallback_message,
     get_field,
     is_aborted,
+    merged_headers,
     priced_usage,
     report_response,
 )
@@ -455,7 +456,7 @@ async def _events(
             sdk,
             api_key,
             model.base_url,
-            {**model.headers, **(options.headers or {})},
+            merged_headers(model, options),
         )
         opened = await send_with_retries(
             lambda: _send(sdk, client, payload, model, options),

@@ -39,6 +39,7 @@ from .._adapter import (
     exception_text,
     fallback_message,
     is_aborted,
+    merged_headers,
     priced_usage,
     report_response,
     stream_option_fields,
@@ -402,7 +403,7 @@ async def _events(
     started = False
     try:
         payload = await apply_on_payload(build_payload(model, context, options), options, model)
-        headers = {**model.headers, **(options.headers or {})}
+        headers = merged_headers(model, options)
         client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key, model.base_url, headers)
         params = _create_params(type(client.responses).create)
         known = {k: v for k, v in payload.items() if k in params}
