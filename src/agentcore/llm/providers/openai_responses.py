@@ -36,7 +36,6 @@ from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
-    exception_text,
     fallback_message,
     is_aborted,
     merged_headers,
@@ -50,9 +49,9 @@ from .._sdk import (
     api_error_text,
     classify_sdk_error,
     close_sdk_stream,
-    describe_sdk_error,
     import_sdk,
     sdk_client,
+    sdk_failure_text,
 )
 from ..builder import MessageBuilder
 from ..events import (
@@ -366,7 +365,7 @@ def _failure_text(sdk: ModuleType, exc: BaseException, *, started: bool) -> str:
         return f"malformed server-sent event: invalid JSON in the data field ({exc})"
     if isinstance(exc, _Malformed):
         return f"malformed server-sent event: {exc}"
-    return describe_sdk_error(sdk, exc, started=started) or exception_text(exc)
+    return sdk_failure_text(sdk, exc, started=started)
 
 
 async def _send(
