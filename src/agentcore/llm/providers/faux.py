@@ -9,7 +9,6 @@ session's previous prompt is read from cache).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 import math
@@ -33,13 +32,14 @@ from ...messages import (
     ToolCall,
     Usage,
 )
+from .._adapter import ABORTED, call_hook, is_aborted, report_response
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
 from ..model import Model, ModelCost
 from ..models import calculate_cost
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
-from ..types import Context, ResponseInfo, SimpleStreamOptions, StreamOptions
+from ..types import Context, SimpleStreamOptions, StreamOptions
 
 __all__ = ["FauxCall", "FauxProvider", "FauxResponse", "PROVIDER"]
 
@@ -190,7 +190,7 @@ class FauxProvider:
                 await anyio.sleep(max(chars / 4, 1) / self.tokens_per_second)
         else:
             await anyio.lowlevel.checkpoint()
-        return not (signal is not None and signal.aborted)
+        return not is_aborted(signal)
 
     async def _events(self, call: FauxCall) -> AsyncIterator[AssistantMessageEvent]:
         builder = MessageBuilder(call.model)
@@ -198,20 +198,16 @@ class FauxProvider:
         if self.latency:
             with cancel_on_abort(signal):
                 await anyio.sleep(self.latency)
-        if call.options.on_response is not None:
-            result = call.options.on_response(ResponseInfo(status=200, headers={}), call.model)
-            if inspect.isawaitable(result):
-                await result
-        if signal is not None and signal.aborted:
-            yield builder.error("aborted", "request was aborted")
+        await report_response(call.options, call.model, 200, {})
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
             return
         if not self._queue:
             yield builder.error("error", "no more faux responses queued")
             return
         scripted = self._queue.popleft()
         if not isinstance(scripted, AssistantMessage):
-            produced = scripted(call)
-            scripted = await produced if inspect.isawaitable(produced) else produced
+            scripted = await call_hook(scripted, call)
         yield builder.start()
         output = 0
         for block in scripted.content:
@@ -221,7 +217,7 @@ class FauxProvider:
                 for chunk in self._chunks(block.text):
                     if not await self._pause(len(chunk), call):
                         builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", "request was aborted")
+                        yield builder.error("aborted", ABORTED)
                         return
                     output += len(chunk)
                     yield builder.text_delta(index, chunk)
@@ -232,7 +228,7 @@ class FauxProvider:
                 for chunk in self._chunks(block.thinking):
                     if not await self._pause(len(chunk), call):
                         builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", "request was aborted")
+                        yield builder.error("aborted", ABORTED)
                         return
                     output += len(chunk)
                     yield builder.thinking_delta(index, chunk)
@@ -245,7 +241,7 @@ class FauxProvider:
                 for chunk in self._chunks(json.dumps(block.arguments)):
                     if not await self._pause(len(chunk), call):
                         builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", "request was aborted")
+                        yield builder.error("aborted", ABORTED)
                         return
                     output += len(chunk)
                     yield builder.toolcall_delta(start_call.content_index, chunk)
