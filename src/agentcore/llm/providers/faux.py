@@ -24,6 +24,7 @@ import anyio.lowlevel
 
 from ...abort import cancel_on_abort
 from ...messages import (
+    AssistantContent,
     AssistantMessage,
     ImageContent,
     Message,
@@ -34,7 +35,12 @@ from ...messages import (
 )
 from .._adapter import ABORTED, call_hook, is_aborted, report_response
 from ..builder import MessageBuilder
-from ..events import AssistantMessageEvent
+from ..events import (
+    AssistantMessageEvent,
+    TextStartEvent,
+    ThinkingStartEvent,
+    ToolCallStartEvent,
+)
 from ..model import Model, ModelCost
 from ..models import calculate_cost
 from ..registry import ApiProvider
@@ -47,6 +53,8 @@ FauxResponse: TypeAlias = (
     AssistantMessage | Callable[["FauxCall"], AssistantMessage | Awaitable[AssistantMessage]]
 )
 """A scripted answer: a message, or a function of the request that returns one."""
+
+_BlockStart: TypeAlias = TextStartEvent | ThinkingStartEvent | ToolCallStartEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,41 +219,17 @@ class FauxProvider:
         yield builder.start()
         output = 0
         for block in scripted.content:
-            if isinstance(block, TextContent):
-                index = (start := builder.text_start()).content_index
-                yield start
-                for chunk in self._chunks(block.text):
-                    if not await self._pause(len(chunk), call):
-                        builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", ABORTED)
-                        return
-                    output += len(chunk)
-                    yield builder.text_delta(index, chunk)
-                yield builder.text_end(index, signature=block.text_signature)
-            elif isinstance(block, ThinkingContent):
-                index = (thinking := builder.thinking_start(redacted=block.redacted)).content_index
-                yield thinking
-                for chunk in self._chunks(block.thinking):
-                    if not await self._pause(len(chunk), call):
-                        builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", ABORTED)
-                        return
-                    output += len(chunk)
-                    yield builder.thinking_delta(index, chunk)
-                yield builder.thinking_end(index, signature=block.thinking_signature)
-            elif isinstance(block, ToolCall):
-                start_call = builder.toolcall_start(
-                    id=block.id, name=block.name, thought_signature=block.thought_signature
-                )
-                yield start_call
-                for chunk in self._chunks(json.dumps(block.arguments)):
-                    if not await self._pause(len(chunk), call):
-                        builder.set_usage(self._usage(call, output))
-                        yield builder.error("aborted", ABORTED)
-                        return
-                    output += len(chunk)
-                    yield builder.toolcall_delta(start_call.content_index, chunk)
-                yield builder.toolcall_end(start_call.content_index, arguments=block.arguments)
+            start, text, delta = _open_block(builder, block)
+            yield start
+            index = start.content_index
+            for chunk in self._chunks(text):
+                if not await self._pause(len(chunk), call):
+                    builder.set_usage(self._usage(call, output))
+                    yield builder.error("aborted", ABORTED)
+                    return
+                output += len(chunk)
+                yield delta(index, chunk)
+            yield _close_block(builder, index, block)
         builder.set_usage(self._usage(call, output))
         reason = scripted.stop_reason
         if reason == "error" or reason == "aborted":
@@ -254,6 +238,34 @@ class FauxProvider:
             yield builder.done("tool_use")
         else:
             yield builder.done(reason)
+
+
+def _open_block(
+    builder: MessageBuilder, block: AssistantContent
+) -> tuple[_BlockStart, str, Callable[[int, str], AssistantMessageEvent]]:
+    """The start event of a scripted block, the text to stream for it, and its delta maker."""
+    if isinstance(block, TextContent):
+        return builder.text_start(), block.text, builder.text_delta
+    if isinstance(block, ThinkingContent):
+        return (
+            builder.thinking_start(redacted=block.redacted),
+            block.thinking,
+            builder.thinking_delta,
+        )
+    start = builder.toolcall_start(
+        id=block.id, name=block.name, thought_signature=block.thought_signature
+    )
+    return start, json.dumps(block.arguments), builder.toolcall_delta
+
+
+def _close_block(
+    builder: MessageBuilder, index: int, block: AssistantContent
+) -> AssistantMessageEvent:
+    if isinstance(block, TextContent):
+        return builder.text_end(index, signature=block.text_signature)
+    if isinstance(block, ThinkingContent):
+        return builder.thinking_end(index, signature=block.thinking_signature)
+    return builder.toolcall_end(index, arguments=block.arguments)
 
 
 def _prompt_text(context: Context) -> str:
