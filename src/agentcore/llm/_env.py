@@ -75,11 +75,11 @@ def resolve_api_key(model: Model, options: StreamOptions) -> str:
     if _needs_no_key(model):
         return NO_KEY_PLACEHOLDER
     variable = ENV_KEYS.get(model.provider)
-    hint = (
-        f"set {variable}" + (" (or GOOGLE_API_KEY)" if model.provider == "google" else "")
-        if variable
-        else "this provider has no known environment variable"
-    )
+    if variable:
+        fallbacks = _FALLBACK_KEYS.get(model.provider)
+        hint = f"set {variable}" + (f" (or {' or '.join(fallbacks)})" if fallbacks else "")
+    else:
+        hint = "this provider has no known environment variable"
     raise MissingApiKeyError(
         f"no API key for provider {model.provider!r} (model {model.id!r}): {hint}, "
         "or pass api_key in the stream options"
