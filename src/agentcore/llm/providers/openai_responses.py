@@ -130,7 +130,7 @@ class _Item:
 
     index: int
     kind: _Kind
-    streamed: int = 0
+    streamed: bool = False
     summary_part: int = 0
     arguments: str | None = None
 
@@ -181,17 +181,21 @@ class _Translator:
             yield self._open(key, kind, {"id": data.get("item_id")})
             item = self.items[key]
         if kind == "thinking":
-            part = data.get("summary_index")
-            if isinstance(part, int) and part > item.summary_part:
-                item.summary_part = part
-                if item.streamed:
-                    yield self.builder.thinking_delta(item.index, "\n\n")
+            if (separator := self._separator(item, data.get("summary_index"))) is not None:
+                yield separator
             yield self.builder.thinking_delta(item.index, delta)
         elif kind == "text":
             yield self.builder.text_delta(item.index, delta)
         else:
             yield self.builder.toolcall_delta(item.index, delta)
-        item.streamed += len(delta)
+        item.streamed = True
+
+    def _separator(self, item: _Item, part: Any) -> AssistantMessageEvent | None:
+        """The blank line between two reasoning summary parts, once, as part `part` begins."""
+        if not isinstance(part, int) or part <= item.summary_part:
+            return None
+        item.summary_part = part
+        return self.builder.thinking_delta(item.index, "\n\n") if item.streamed else None
 
     def handle(self, data: Any) -> Iterator[AssistantMessageEvent]:
         """The events for one stream event; sets `outcome` on a terminal one."""
@@ -206,18 +210,13 @@ class _Translator:
             yield from self._delta(data, "thinking", data.get("delta"))
         elif kind == "response.reasoning_summary_part.added":
             item = self.items.get(self._key(data))
-            part = data.get("summary_index")
             if (
                 item is not None
                 and item.kind == "thinking"
-                and isinstance(part, int)
-                and part > item.summary_part
-                and item.streamed
                 and self.builder.is_open(item.index)
+                and (separator := self._separator(item, data.get("summary_index"))) is not None
             ):
-                item.summary_part = part
-                item.streamed += 2
-                yield self.builder.thinking_delta(item.index, "\n\n")
+                yield separator
         elif kind == "response.function_call_arguments.done":
             item = self.items.get(self._key(data))
             arguments = data.get("arguments")
