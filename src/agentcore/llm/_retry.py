@@ -16,7 +16,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
@@ -139,6 +138,8 @@ def parse_retry_after(headers: Mapping[str, str], body: str | None = None) -> fl
         try:
             return max(0.0, float(value))
         except ValueError:
+            from email.utils import parsedate_to_datetime  # 15 ms to import; rarely needed
+
             try:
                 return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
             except (TypeError, ValueError, IndexError):
