@@ -32,12 +32,7 @@ from ...messages import (
 )
 from .._adapter import merged_headers
 from ..model import Model
-from ..thinking import (
-    DEFAULT_BUDGETS,
-    adjust_max_tokens_for_thinking,
-    clamp_level,
-    supports_xhigh,
-)
+from ..thinking import adjust_max_tokens_for_thinking, supports_xhigh
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
 
@@ -115,8 +110,8 @@ def thinking_options(model: Model, options: SimpleStreamOptions) -> dict[str, An
     max_tokens, budget = adjust_max_tokens_for_thinking(
         options.max_tokens or model.max_tokens,
         model.max_tokens,
-        clamp_level(level, supports_xhigh=False),
-        options.thinking_budgets or DEFAULT_BUDGETS,
+        level,  # budget_for gives xhigh the high budget
+        options.thinking_budgets,
     )
     if budget < _MIN_BUDGET:  # no room for the smallest budget the API takes
         return {"thinking": "off"}
