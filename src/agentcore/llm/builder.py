@@ -257,7 +257,8 @@ class MessageBuilder:
         return ThinkingDeltaEvent(content_index=index, delta=delta, partial=_Snapshot(self))
 
     def thinking_signature(self, index: int, signature: str) -> None:
-        """Set (or extend) the signature of the open thinking block at `index`."""
+        """Set the signature of the open thinking block at `index` (replacing any before: a
+        signature that arrives in pieces is passed whole so far)."""
         self._check_open(index, "thinking").signature = signature
 
     def thinking_end(self, index: int, *, signature: str | None = None) -> ThinkingEndEvent:
