@@ -128,6 +128,9 @@ from .events import (
 from .events import (
     TurnStartEvent as TurnStartEvent,
 )
+from .limits import LimitKind as LimitKind
+from .limits import LimitReached as LimitReached
+from .limits import UsageLimits as UsageLimits
 from .messages import (
     AgentMessage as AgentMessage,
 )
@@ -211,6 +214,8 @@ __all__ = [
     "EventStream",
     "ImageContent",
     "JsonlSessionStore",
+    "LimitKind",
+    "LimitReached",
     "Message",
     "MessageEndEvent",
     "MessageFormatError",
@@ -243,6 +248,7 @@ __all__ = [
     "UnknownApiError",
     "Usage",
     "UsageError",
+    "UsageLimits",
     "UserMessage",
     "__version__",
     "agent_loop",

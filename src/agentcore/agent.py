@@ -29,6 +29,10 @@ import anyio
 from ._agent_run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
     OPTIONS,
     ActiveRun,
     Listener,
@@ -71,6 +75,7 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from .limits import UsageLimits
 from .llm.registry import StreamFn
 from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
 from .messages import (
@@ -143,6 +148,12 @@ class Agent:
         headers: Mapping[str, str] | None = None,
         cache_retention: CacheRetention = "short",
         metadata: Mapping[str, Any] | None = None,
+        max_turns: int | None = DEFAULT_MAX_TURNS,
+        usage_limits: UsageLimits | None = None,
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        max_retries: int = 3,
     ) -> None:
         given = state_fields(initial_state)
         self.stream_fn = stream_fn
@@ -182,6 +193,12 @@ class Agent:
         self.headers = headers
         self.cache_retention = cache_retention
         self.metadata = metadata
+        self.max_turns = max_turns
+        self.usage_limits = usage_limits
+        self.tool_timeout = tool_timeout
+        self.request_timeout = request_timeout
+        self.idle_timeout = idle_timeout
+        self.max_retries = max_retries
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
 
     def _resume(self, session: Session, given: Mapping[str, Any]) -> None:

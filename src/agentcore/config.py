@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
 from .errors import ConfigError, ToolDefinitionError
+from .limits import UsageLimits
 from .llm.model import Model
 from .llm.types import (
     CacheRetention,
@@ -149,6 +150,20 @@ def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
 
 Hook: TypeAlias = Callable[..., Any]
 
+
+def check_timeout(name: str, value: Any) -> None:
+    """Raise `ConfigError` unless `value` is None or a positive, finite number of seconds."""
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not value > 0
+        or value == float("inf")
+    ):
+        raise ConfigError(f"{name} must be a positive number of seconds or None, got {value!r}")
+
+
 # hook name -> (min positional args, max positional args, description for errors)
 _HOOK_ARITY: dict[str, tuple[int, int, str]] = {
     "before_tool_call": (1, 2, "(ctx: BeforeToolCallContext[, signal])"),
@@ -205,6 +220,13 @@ class AgentLoopConfig:
         get_api_key: resolves a key per request, `(provider) -> str | None`.
         get_steering_messages: polled before the first request and after every turn.
         get_follow_up_messages: polled when the agent would otherwise stop.
+        max_turns: end the run cleanly after this many turns (None: no bound).
+        usage_limits: end the run cleanly after the turn that reaches a token or cost total.
+        tool_timeout: seconds a tool call may run (None: no bound; a tool's own `timeout` takes
+            precedence); a call that takes longer is cancelled and gets an error result.
+        request_timeout: seconds from a request to its first stream event (None: no bound).
+        idle_timeout: longest silence in seconds between stream events (None: no bound).
+        max_retries: retries of a transient request failure before the first event.
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -236,6 +258,12 @@ class AgentLoopConfig:
     headers: Mapping[str, str] | None = None
     cache_retention: CacheRetention = "short"
     metadata: Mapping[str, Any] | None = None
+    max_turns: int | None = None
+    usage_limits: UsageLimits | None = None
+    tool_timeout: float | None = None
+    request_timeout: float | None = None
+    idle_timeout: float | None = None
+    max_retries: int = 3
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -253,6 +281,29 @@ class AgentLoopConfig:
             raise ConfigError(
                 f"max_parallel_tools must be a positive integer or None, "
                 f"got {self.max_parallel_tools!r}"
+            )
+        if self.max_turns is not None and (
+            isinstance(self.max_turns, bool)
+            or not isinstance(self.max_turns, int)
+            or self.max_turns < 1
+        ):
+            raise ConfigError(
+                f"max_turns must be a positive integer or None, got {self.max_turns!r}"
+            )
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise ConfigError(
+                "usage_limits must be a UsageLimits or None, got "
+                f"{type(self.usage_limits).__name__}"
+            )
+        for name in ("tool_timeout", "request_timeout", "idle_timeout"):
+            check_timeout(f"AgentLoopConfig.{name}", getattr(self, name))
+        if (
+            isinstance(self.max_retries, bool)
+            or not isinstance(self.max_retries, int)
+            or self.max_retries < 0
+        ):
+            raise ConfigError(
+                f"max_retries must be a non-negative integer, got {self.max_retries!r}"
             )
         levels = ("off", "minimal", "low", "medium", "high", "xhigh")
         if self.reasoning not in levels:

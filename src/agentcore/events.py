@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .limits import LimitReached
 from .llm.events import AssistantMessageEvent
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
 
@@ -139,9 +140,11 @@ class TurnEndEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentEndEvent:
-    """The run ended; `messages` are the messages it added, in transcript order."""
+    """The run ended; `messages` are the messages it added, in transcript order. `limit` names
+    the bound (`max_turns`, a usage limit) that ended the run, or is None."""
 
     messages: list[AgentMessage]
+    limit: LimitReached | None = None
     type: Literal["agent_end"] = "agent_end"
 
 

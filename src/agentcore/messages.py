@@ -81,12 +81,18 @@ class ImageContent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
-    """A tool call requested by the model; `arguments` is the parsed JSON object."""
+    """A tool call requested by the model; `arguments` is the parsed JSON object.
+
+    `invalid_arguments` holds the text the model sent when it was not one complete JSON object
+    (cut off, trailing garbage, two objects, not an object): `arguments` is then `{}` and the call
+    is never executed; it gets an error result quoting the parser's reason instead.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     thought_signature: str | None = None
+    invalid_arguments: str | None = None
     type: Literal["tool_call"] = "tool_call"
 
 

@@ -100,6 +100,8 @@ class AgentTool:
         execution_mode: `SEQUENTIAL` makes every batch containing this tool run sequentially.
         prepare_arguments: turns raw model arguments into the schema's shape before validation
             (for old argument formats); returning None keeps them.
+        timeout: seconds one call may run (None: the run's `tool_timeout`, if any); a call that
+            takes longer is cancelled and gets an error result naming the timeout.
 
     Raises:
         ToolDefinitionError: an invalid name, schema or execute function.
@@ -115,6 +117,7 @@ class AgentTool:
         label: str | None = None,
         execution_mode: ToolExecutionMode | None = None,
         prepare_arguments: Callable[[Any], Any] | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolDefinitionError(
@@ -132,8 +135,18 @@ class AgentTool:
             raise ToolDefinitionError(
                 f"tool {name!r}: execution_mode must be a ToolExecutionMode, got {execution_mode!r}"
             )
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout < float("inf")
+        ):
+            raise ToolDefinitionError(
+                f"tool {name!r}: timeout must be a positive number of seconds or None, "
+                f"got {timeout!r}"
+            )
         self.name = name
         self.label = label or name
+        self.timeout = timeout
         self.description = description
         self.parameters = parameters
         self.execution_mode = execution_mode
@@ -256,6 +269,7 @@ def _build_tool(
     description: str | None,
     label: str | None,
     execution_mode: ToolExecutionMode | None,
+    timeout: float | None = None,
 ) -> AgentTool:
     import pydantic
 
@@ -321,6 +335,7 @@ def _build_tool(
             execute=execute,
             label=label,
             execution_mode=execution_mode,
+            timeout=timeout,
         )
 
     def execute_sync(
@@ -347,6 +362,7 @@ def tool(
     description: str | None = None,
     label: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -356,6 +372,7 @@ def tool(
     description: str | None = None,
     label: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an `AgentTool` from a typed function, with or without arguments.
 
@@ -373,9 +390,9 @@ def tool(
     ```
     """
     if fn is not None:
-        return _build_tool(fn, name, description, label, execution_mode)
+        return _build_tool(fn, name, description, label, execution_mode, timeout)
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
-        return _build_tool(f, name, description, label, execution_mode)
+        return _build_tool(f, name, description, label, execution_mode, timeout)
 
     return decorate

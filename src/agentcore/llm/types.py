@@ -97,6 +97,12 @@ class StreamOptions:
             (0 = no cap).
         cache_retention: how long prompt-cache entries should live, where the API lets us say.
         metadata: provider metadata (e.g. Anthropic's `user_id`).
+        request_timeout: seconds from sending a request to its first stream event (None: no
+            limit); a request that takes longer fails (and is retried like a lost connection).
+        idle_timeout: the longest silence in seconds between two stream events once the answer
+            streams (None: no limit); keep-alive comments do not count as events. A stream that
+            stalls longer ends with `stop_reason="error"` and a message naming the timeout.
+        max_retries: retries of a transient failure before the first event (0: none).
     """
 
     temperature: float | None = None
@@ -111,6 +117,9 @@ class StreamOptions:
     max_retry_delay_ms: int = 60_000
     cache_retention: CacheRetention = "short"
     metadata: Mapping[str, Any] | None = None
+    request_timeout: float | None = None
+    idle_timeout: float | None = None
+    max_retries: int = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

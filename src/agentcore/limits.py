@@ -1,0 +1,67 @@
+"""Bounds on a run: how many turns, how many tokens, how much money.
+
+All are off unless set (`AgentLoopConfig.max_turns`, `AgentLoopConfig.usage_limits`). They are
+checked after each turn; a run that reaches one ends cleanly after that turn's `turn_end`, and
+`AgentEndEvent.limit` (also `EventStream.limit` and `AgentState.limit`) says which one ended it.
+Timeouts (`request_timeout`, `idle_timeout`, `tool_timeout`) end single steps, not the run: see
+`AgentLoopConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .errors import ConfigError
+
+__all__ = ["LimitKind", "LimitReached", "UsageLimits"]
+
+LimitKind: TypeAlias = Literal["max_turns", "input_tokens", "output_tokens", "cost"]
+"""Which bound ended a run."""
+
+
+def _check(name: str, value: float | None, *, integer: bool) -> None:
+    if value is None:
+        return
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+        expected = "a positive integer" if integer else "a positive number"
+        raise ConfigError(f"UsageLimits.{name} must be {expected} or None, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageLimits:
+    """Totals over a run's assistant messages that end the run once reached.
+
+    Attributes:
+        input_tokens: prompt tokens, cached ones included (`input + cache_read + cache_write`).
+        output_tokens: generated tokens.
+        cost: USD, from the catalogue's prices (`Usage.cost.total`).
+
+    Raises:
+        ConfigError: a limit that is not a positive number.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+
+    def __post_init__(self) -> None:
+        _check("input_tokens", self.input_tokens, integer=True)
+        _check("output_tokens", self.output_tokens, integer=True)
+        _check("cost", self.cost, integer=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LimitReached:
+    """The bound that ended a run.
+
+    Attributes:
+        kind: `max_turns`, `input_tokens`, `output_tokens` or `cost`.
+        limit: the configured bound.
+        used: what the run had used when it was checked (turns, tokens or USD).
+    """
+
+    kind: LimitKind
+    limit: float
+    used: float
