@@ -407,7 +407,7 @@ class ArgumentsValidator:
             else:
                 if not problems:
                     return instance
-            raise ArgumentsError(_report(self._tool, list(dict.fromkeys(problems)), arguments))
+            raise ArgumentsError(_report(self._tool, sorted(set(problems)), arguments))
         for _ in range(_MAX_COERCION_ROUNDS):
             errors = list(self._validator.iter_errors(document))
             if not errors and not found:
