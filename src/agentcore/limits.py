@@ -24,9 +24,21 @@ def _check(name: str, value: float | None, *, integer: bool) -> None:
     if value is None:
         return
     kinds = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        expected = "a positive integer" if integer else "a positive number"
+    # `not value > 0` also refuses NaN, which no total would ever reach
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or not value > 0
+        or value == float("inf")
+    ):
+        expected = "a positive integer" if integer else "a positive, finite number"
         raise ConfigError(f"UsageLimits.{name} must be {expected} or None, got {value!r}")
+
+
+def _amount(kind: LimitKind, value: float) -> str:
+    if kind == "cost":
+        return f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
+    return f"{int(value):,}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,3 +77,11 @@ class LimitReached:
     kind: LimitKind
     limit: float
     used: float
+
+    def __str__(self) -> str:
+        """A sentence for people: `max_turns reached: 3 of 3 turns`."""
+        used, limit = _amount(self.kind, self.used), _amount(self.kind, self.limit)
+        if self.kind == "max_turns":
+            return f"max_turns reached: {used} of {limit} turns"
+        unit = "" if self.kind == "cost" else " tokens"
+        return f"{self.kind} limit reached: {used}{unit} used of {limit}"
