@@ -22,7 +22,7 @@ goes on while tool results need an answer or steering/follow-up messages are que
   valid) and without taking queued messages.
 
 Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
-(options, the aborted answer, unique tool-call ids) in `_request`; tool batches in
+(options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
 `_tool_execution`.
 """
 
@@ -40,7 +40,7 @@ from . import _tool_execution
 from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
-from ._request import aborted_answer, stream_options, unique_tool_call_ids
+from ._loop_request import aborted_answer, stream_options, unique_tool_call_ids
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError, MessageFormatError

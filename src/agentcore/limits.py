@@ -1,10 +1,11 @@
 """Bounds on a run: how many turns, how many tokens, how much money.
 
-All are off unless set (`AgentLoopConfig.max_turns`, `AgentLoopConfig.usage_limits`). They are
-checked after each turn; a run that reaches one ends cleanly after that turn's `turn_end`, and
-`AgentEndEvent.limit` (also `EventStream.limit` and `AgentState.limit`) says which one ended it.
-Timeouts (`request_timeout`, `idle_timeout`, `tool_timeout`) end single steps, not the run: see
-`AgentLoopConfig`.
+All are off unless set (`AgentLoopConfig.max_turns`, `AgentLoopConfig.usage_limits`; the `Agent`
+sets `max_turns=100`). They are checked after each turn, once `turn_end`, `prepare_next_turn` and
+`should_stop_after_turn` are done and before the queues are polled; a run that has reached one
+ends there (queued messages stay queued), and `AgentEndEvent.limit` (also `EventStream.limit`
+and `AgentState.limit`) says which one ended it. Timeouts (`request_timeout`, `idle_timeout`,
+`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md.
 """
 
 from __future__ import annotations
