@@ -676,26 +676,36 @@ async def test_agent_edits_reset_and_initial_messages_reach_the_session(
         Agent(initial_state={"messages": earlier}, session=store.create(messages=earlier))
 
 
+NEEDS_AGENT_HOOK = (
+    "needs Agent._emit to keep the form SessionBinding.prepare() gives (the agent.py change "
+    "in the storage report); remove this marker once it is in"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
 @pytest.mark.anyio
 async def test_agent_with_an_unstorable_message_fails_clearly(store: SessionStore) -> None:
     @dataclass(frozen=True, kw_only=True)
     class Private:
         role: str = "private-unregistered"
 
-    faux = FauxProvider([faux_text("never")])
+    faux = FauxProvider([faux_text("never"), faux_text("later")])
     session = store.create()
     agent = Agent(
         initial_state={"model": faux.model},
         session=session,
         convert_to_llm=lambda ms: [m for m in ms if m.role != "private-unregistered"],
     )
-    with pytest.raises(MessageFormatError, match="register_message_type"):
-        await agent.prompt(Private())
+    await agent.prompt(Private())  # not kept (it cannot be stored): the run says so
     assert agent.state.messages[-1].stop_reason == "error"
     assert "register_message_type" in (agent.state.error_message or "")
     assert not agent.state.is_streaming
     stored = store.load(session.id).messages
     assert [m.role for m in stored] == ["assistant"]  # the error is stored; nothing else lost
+    assert stored == agent.state.messages
+    await agent.prompt("next")  # and the agent is not wedged
+    assert agent.state.messages[-1].text == "never"
+    assert store.load(session.id).messages == agent.state.messages
 
 
 def test_agent_session_must_be_a_session(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
+from ._clip import clip
 from .errors import MessageFormatError
 
 __all__ = [
@@ -317,7 +318,7 @@ def _got(value: Any) -> str:
 
 
 def _wrong(path: str, kind: str, value: Any) -> MessageFormatError:
-    got = f"{value!r}" if kind == "stop" and isinstance(value, str) else _got(value)
+    got = clip(repr(value), 200) if kind == "stop" and isinstance(value, str) else _got(value)
     return MessageFormatError(f"{path} must be {_EXPECTED[kind]}, got {got}")
 
 
@@ -383,7 +384,8 @@ class _Encoder:
                 if not isinstance(k, str):
                     if not _is_int(k):
                         raise MessageFormatError(
-                            f"{path} has a key {k!r} of type {_got(k)}: object keys must be strings"
+                            f"{path} has a key {clip(repr(k), 200)} of type {_got(k)}: object "
+                            "keys must be strings"
                         )
                     self.exact = False
                     k = str(k)
