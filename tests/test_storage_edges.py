@@ -11,13 +11,17 @@ import logging
 import math
 import random
 import sqlite3
+import tempfile
 import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
 from agentcore import (
     Agent,
@@ -637,3 +641,112 @@ def test_the_binding_keeps_and_stores_the_same_form(store: SessionStore) -> None
     assert binding.in_step([*kept, odd])
     binding.sync([*kept, odd])  # nothing to write: the form is known
     assert len(store.load(session.id).messages) == len(kept) + 1
+
+
+# --- a property: whatever a tool returns ---------------------------------------------------------
+
+
+class Opaque:
+    """Not a JSON value."""
+
+
+def _awkward_leaf() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),  # NaN and infinities included
+        st.text(max_size=8),
+        st.sampled_from(["\ud800", "lone \udcff surrogate"]),  # what surrogateescape leaves
+        st.binary(max_size=4),
+        st.datetimes(),
+        st.uuids(),
+        st.decimals(),
+        st.builds(Opaque),
+        st.builds(lambda: (n for n in range(2))),
+    )
+
+
+def _awkward() -> st.SearchStrategy[Any]:
+    return st.recursive(
+        _awkward_leaf(),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.tuples(inner, inner),
+            st.frozensets(st.integers(), max_size=3),
+            st.dictionaries(
+                st.one_of(st.text(max_size=4), st.integers(), st.tuples(st.integers())),
+                inner,
+                max_size=3,
+            ),
+            st.builds(lambda v: [v, v], inner),  # the same object twice is not a cycle
+            inner.map(_looped),
+        ),
+        max_leaves=6,
+    )
+
+
+def _looped(value: Any) -> list[Any]:
+    looped: list[Any] = [value]
+    looped.append(looped)
+    return looped
+
+
+PROPERTY = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],  # examples are small: no shrinking needed
+)
+
+
+def run_awkward_tool(kind: str, details: Any, text: Any, *, exact: bool) -> None:
+    """An Agent on a `kind` store runs a tool returning `details` (and `text` as its text when
+    that is a string), then prompts again. Memory and disk: equal (`exact`), or at least the
+    same length."""
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        content = [TextContent(text=text if isinstance(text, str) else "measured")]
+        return AgentToolResult(content=content, details=details)
+
+    tool = AgentTool(
+        name="measure", description="Measure.", parameters={"type": "object"}, execute=execute
+    )
+
+    def check(store: SessionStore, sid: str, agent: Agent) -> None:
+        stored = store.load(sid, repair=False).messages
+        if exact:
+            assert stored == agent.state.messages
+        assert len(stored) == len(agent.state.messages)
+
+    async def main(where: Path) -> None:
+        with open_store(kind, where) as store:
+            faux = FauxProvider(
+                [faux_tool_call("measure", {}), faux_text("done"), faux_text("more")]
+            )
+            session = store.create()
+            agent = Agent(initial_state={"model": faux.model, "tools": [tool]}, session=session)
+            await agent.prompt("measure")
+            check(store, session.id, agent)
+            await agent.prompt("again")
+            assert agent.state.messages[-1].text == "more"
+            check(store, session.id, agent)
+
+    with tempfile.TemporaryDirectory() as where:
+        anyio.run(main, Path(where))
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@PROPERTY
+@given(details=_awkward(), text=_awkward())
+def test_whatever_a_tool_returns_the_next_prompt_works(kind: str, details: Any, text: Any) -> None:
+    run_awkward_tool(kind, details, text, exact=False)
+
+
+@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@PROPERTY
+@given(details=_awkward(), text=_awkward())
+def test_whatever_a_tool_returns_disk_equals_memory(kind: str, details: Any, text: Any) -> None:
+    run_awkward_tool(kind, details, text, exact=True)
