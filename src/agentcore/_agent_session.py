@@ -24,8 +24,9 @@ later run would fail to store:
 - any other message that cannot be stored (an unregistered application message type, a field of
   the wrong type) is not kept: `prepare` raises `MessageFormatError`, and the run ends with an
   error message naming it.
-A store that fails for another reason (a full disk) raises; the Agent writes what is missing at
-the next occasion.
+A message given to `append` or `sync` without `prepare` is stored in that same form, which the
+binding remembers, so it is written once and the next run does not trip on it. A store that fails
+for another reason (a full disk) raises; the Agent writes what is missing at the next occasion.
 
 Where writes run: a store whose writes may wait (`SessionStore.blocking_writes`: SQLite, which may
 wait for another process's transaction or a checkpoint; any store with `fsync=True`) is written
@@ -73,8 +74,8 @@ def storable(message: AgentMessage) -> AgentMessage:
         if not isinstance(message, ToolResultMessage):
             role = getattr(message, "role", None)
             raise MessageFormatError(
-                f"cannot store the {role!r} message ({type(message).__name__}) in the session, "
-                f"so it was not kept: {exc}"
+                f"cannot store the {role!r} message ({type(message).__name__}) in the "
+                f"session: {exc}"
             ) from exc
         return _stored_result(message, str(exc))
     return message if exact else from_json(doc)

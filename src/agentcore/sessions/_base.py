@@ -102,7 +102,8 @@ class SessionCorruptError(SessionError, ValueError):
 
 
 class SessionRecoveryWarning(UserWarning):
-    """A torn or corrupt last JSONL record (a write cut short by a crash) was dropped on load."""
+    """A torn last JSONL record — an unterminated last line that is not a complete record, what
+    a write cut short by a crash leaves — was dropped on load (or cut off before appending)."""
 
 
 # --- data --------------------------------------------------------------------------------------
