@@ -369,8 +369,10 @@ class JsonlSessionStore(SessionStore):
             first = f.readline()
             try:
                 header, checked = decode_header(first.strip())
-            except Unreadable:
+            except Unreadable:  # read in full below, to say what is wrong
                 header, checked = {}, False
+            except SessionCorruptError as exc:  # a newer format
+                raise SessionCorruptError(f"{path}: {exc}") from None
             if header.get("type") != "session" or not checked:
                 raw = self._parse(session_id, path, path.read_bytes(), cutting=True)
                 self._replace(path, self._file(raw))
