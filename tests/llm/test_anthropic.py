@@ -474,9 +474,7 @@ async def test_malformed_json_event(replay_server: ReplayServer) -> None:
     _, message = await collect(run(replay_server, make_model(replay_server)))
     assert message.stop_reason == "error"
     assert message.error_message is not None
-    assert message.error_message.startswith(
-        "malformed server stream: an event's data is not valid JSON"
-    )
+    assert message.error_message.startswith("malformed JSON in a server event")
     assert message.text == "Partial"
 
 

@@ -402,7 +402,7 @@ async def test_malformed_event(replay_server: ReplayServer) -> None:
     assert events[-1].type == "error"
     assert message.text == "fine so far"
     assert message.error_message is not None
-    assert message.error_message.startswith("malformed stream event from Gemini")
+    assert message.error_message.startswith("malformed JSON in a server event")
 
 
 async def test_truncated_stream(replay_server: ReplayServer) -> None:
@@ -414,11 +414,14 @@ async def test_truncated_stream(replay_server: ReplayServer) -> None:
 
 
 async def test_empty_body(replay_server: ReplayServer) -> None:
-    replay_server.enqueue(ScriptedResponse.sse([]))
-    events, message = await collect(google.stream(gemini(replay_server), ask(), opts()))
-    assert [e.type for e in events] == ["start", "error"]
-    assert message.error_message is not None
-    assert "without a finish reason" in message.error_message
+    # an event stream without events is retried like a connection lost before the first event
+    replay_server.enqueue(ScriptedResponse.sse([]), ScriptedResponse.sse([]))
+    events, message = await collect(
+        google.stream(gemini(replay_server), ask(), opts(max_retries=1, max_retry_delay_ms=1))
+    )
+    assert [e.type for e in events] == ["error"]
+    assert message.error_message == "the event stream ended before its first event"
+    assert len(replay_server.requests) == 2
 
 
 async def test_abort_mid_stream(replay_server: ReplayServer) -> None:

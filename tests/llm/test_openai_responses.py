@@ -467,7 +467,7 @@ async def test_malformed_json_in_an_event(replay_server: ReplayServer) -> None:
     check_protocol(events)
     assert message.stop_reason == "error"
     assert message.text == "Hel"
-    assert (message.error_message or "").startswith("malformed server-sent event: invalid JSON")
+    assert (message.error_message or "").startswith("malformed JSON in a server event")
 
 
 async def test_event_that_is_not_an_object(replay_server: ReplayServer) -> None:
