@@ -87,10 +87,7 @@ class MalformedEvent(FailureText):
 def malformed_json_text(exc: json.JSONDecodeError) -> str:
     """The error text of an event whose data is not JSON: the parser's reason and the start of
     the data."""
-    return (
-        f"malformed JSON in a server event ({exc}): "
-        f"{clip(exc.doc, PREVIEW_CHARS)}"
-    )
+    return f"malformed JSON in a server event ({exc}): {clip(exc.doc, PREVIEW_CHARS)}"
 
 
 def _build() -> ssl.SSLContext:
@@ -186,7 +183,11 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
     """
     lines = _Lines()
     data: list[str] = []
+    first = True
     async for chunk in chunks:
+        if first and chunk:
+            first = False
+            chunk = chunk.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark is no content
         for line in lines.feed(chunk):
             if line:
                 if line.startswith("data"):
