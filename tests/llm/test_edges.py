@@ -29,7 +29,7 @@ from agentcore.messages import AssistantMessage, TextContent, UserMessage
 from agentcore.testing import FauxProvider
 
 from .helpers import collect
-from .replay_server import ReplayServer, ScriptedResponse, load_fixture
+from .replay_server import ReplayServer, ScriptedResponse, load_fixture, split_sse
 
 pytestmark = pytest.mark.anyio
 
@@ -272,6 +272,19 @@ async def test_an_empty_event_stream_is_retried(api: str, replay_server: ReplayS
     assert [e.type for e in events] == ["error"]
     assert message.error_message == "the event stream ended before its first event"
     assert len(replay_server.requests) == 2
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_stream_cut_short_is_named_alike(api: str, replay_server: ReplayServer) -> None:
+    events = split_sse(load_fixture(api, "text"))
+    replay_server.enqueue(ScriptedResponse.sse(events[:2]))
+    _, message = await collect(
+        llm_stream(make_model(api, replay_server), ask(), StreamOptions(api_key=KEY))
+    )
+    assert message.stop_reason == "error"
+    assert (message.error_message or "").startswith(
+        "the stream ended before the response finished (no "
+    )
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -80,6 +80,7 @@ __all__ = [
     "report_response",
     "send_with_retries",
     "stream_option_fields",
+    "truncated_text",
 ]
 
 T = TypeVar("T")
@@ -204,6 +205,11 @@ def connection_text(cause: BaseException | None, *, started: bool, timeout: bool
     if _is_connect_failure(cause):
         return "could not connect" + detail
     return "the connection was lost before the first event" + detail
+
+
+def truncated_text(missing: str) -> str:
+    """The error text of a stream that ended before its final event, naming what never came."""
+    return f"the stream ended before the response finished (no {missing})"
 
 
 def exception_text(exc: BaseException) -> str:

@@ -37,6 +37,7 @@ from .._adapter import (
     report_response,
     send_with_retries,
     stream_option_fields,
+    truncated_text,
 )
 from .._env import resolve_api_key
 from .._retry import RequestAborted, RetryInfo
@@ -83,9 +84,7 @@ _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "tool_use": "tool_use",
 }
 _RETRYABLE_EVENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
-_TRUNCATED = (
-    "malformed server stream: it ended before the message_stop event (the response was cut off)"
-)
+_TRUNCATED = truncated_text("message_stop event")
 # --- errors -----------------------------------------------------------------------------------
 
 

@@ -52,6 +52,7 @@ from .._adapter import (
     priced_usage,
     report_response,
     send_with_retries,
+    truncated_text,
 )
 from .._env import resolve_api_key
 from .._http import (
@@ -242,8 +243,7 @@ class _Translator:
                 self.builder.error("error", f"Gemini blocked the prompt: {self.block_reason}")
             )
         elif reason is None:
-            truncated = "the Gemini stream ended without a finish reason (truncated)"
-            events.append(self.builder.error("error", truncated))
+            events.append(self.builder.error("error", truncated_text("finish reason")))
         elif reason == "STOP":
             events.append(self.builder.done("tool_use" if self.builder.has_tool_calls else "stop"))
         elif reason == "MAX_TOKENS":

@@ -57,6 +57,7 @@ from .._adapter import (
     priced_usage,
     report_response,
     send_with_retries,
+    truncated_text,
 )
 from .._env import resolve_api_key
 from .._retry import RequestAborted
@@ -465,7 +466,7 @@ async def _events(
                 break
 
         if failure is None and translator.finish_reason is None:
-            failure = "stream ended before the response finished (no finish_reason received)"
+            failure = truncated_text("finish_reason")
         if failure is not None:
             yield builder.error("error", failure)
             return

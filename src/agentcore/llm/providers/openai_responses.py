@@ -47,6 +47,7 @@ from .._adapter import (
     report_response,
     send_with_retries,
     stream_option_fields,
+    truncated_text,
 )
 from .._env import resolve_api_key
 from .._retry import RequestAborted
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 API = "openai-responses"
+_TRUNCATED = truncated_text("response.completed, response.incomplete or response.failed event")
 _CLOSE_TIMEOUT = 5.0
 
 # -- the response ---------------------------------------------------------------------------
@@ -421,11 +423,7 @@ async def _events(
         data: Any = opened.first
         while True:
             if data is None:
-                yield builder.error(
-                    "error",
-                    "malformed stream: it ended before a response.completed, "
-                    "response.incomplete or response.failed event",
-                )
+                yield builder.error("error", _TRUNCATED)
                 return
             for event in translator.handle(data):
                 yield event
