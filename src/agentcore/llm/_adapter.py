@@ -90,6 +90,8 @@ ABORTED = "request was aborted"
 
 logger = logging.getLogger("agentcore.llm")
 """Where retries and timeouts are logged."""
+# a library's records reach the application's handlers, never Python's last-resort stderr one
+logger.addHandler(logging.NullHandler())
 
 _CONNECT_ERRORS = frozenset({"ConnectError", "ConnectTimeout"})
 _NO_ITEM: Any = object()

@@ -233,9 +233,10 @@ async def retry_request(
         if info is not None and attempt <= max_retries:
             if info.delay is not None:
                 if max_retry_delay_ms > 0 and info.delay * 1000 > max_retry_delay_ms:
+                    too_long = RetryDelayTooLong(info.delay, max_retry_delay_ms)
                     if on_failure is not None:
-                        on_failure(attempt, failure, None)
-                    raise RetryDelayTooLong(info.delay, max_retry_delay_ms) from failure
+                        on_failure(attempt, too_long, None)
+                    raise too_long from failure
                 delay = info.delay
             else:
                 delay = _backoff(attempt - 1, base_delay)
