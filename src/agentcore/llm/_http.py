@@ -30,64 +30,26 @@ import anyio.to_thread
 import httpx
 
 from .._clip import clip
+from ._failures import PREVIEW_CHARS, MalformedEvent, NotEventStream, malformed_json_text
 
 __all__ = [
-    "PREVIEW_CHARS",
     "CanonicalEventBody",
-    "EmptyStream",
-    "FailureText",
-    "MalformedEvent",
-    "NotEventStream",
     "check_event_stream",
     "finish_iterator",
     "is_event_stream",
     "is_timeout",
     "is_transport_error",
     "json_events",
-    "malformed_json_text",
     "sse_data",
     "sse_events",
     "ssl_context",
 ]
-
-PREVIEW_CHARS = 200
-"""Characters of an unexpected body or a malformed event quoted in an error text."""
 
 _DRAIN_TIMEOUT = 1.0  # seconds to wait for the end of a body after `[DONE]`
 _UNWIND_LIMIT = 1000  # items read at most while finishing an abandoned iterator
 
 _context: ssl.SSLContext | None = None
 _lock = threading.Lock()
-
-
-class FailureText(Exception):
-    """A failure whose message is already the error text to report, as it is."""
-
-
-class NotEventStream(FailureText):
-    """A successful response whose body is not an event stream (never retried)."""
-
-    def __init__(self, content_type: str, preview: str) -> None:
-        self.content_type = content_type
-        what = content_type or "no content type"
-        super().__init__(f"expected an event stream, got {what}: {preview}")
-
-
-class EmptyStream(FailureText):
-    """An event stream that ended before its first event (retried like a lost connection)."""
-
-    def __init__(self) -> None:
-        super().__init__("the event stream ended before its first event")
-
-
-class MalformedEvent(FailureText):
-    """An event whose data is not valid JSON."""
-
-
-def malformed_json_text(exc: json.JSONDecodeError) -> str:
-    """The error text of an event whose data is not JSON: the parser's reason and the start of
-    the data."""
-    return f"malformed JSON in a server event ({exc}): {clip(exc.doc, PREVIEW_CHARS)}"
 
 
 def _build() -> ssl.SSLContext:

@@ -23,7 +23,7 @@ from typing import TypeVar
 import anyio
 
 from ..abort import AbortSignal, cancel_on_abort
-from ._http import FailureText
+from ._failures import FailureText, seconds
 
 __all__ = [
     "OnFailure",
@@ -34,7 +34,6 @@ __all__ = [
     "is_retryable_status",
     "parse_retry_after",
     "retry_request",
-    "seconds",
 ]
 
 T = TypeVar("T")
@@ -87,11 +86,6 @@ class RequestAborted(Exception):
 
     def __init__(self) -> None:
         super().__init__("request was aborted")
-
-
-def seconds(value: float) -> str:
-    """A number of seconds as people write it: `5`, `0.25`."""
-    return f"{value:g}" if value != int(value) else str(int(value))
 
 
 def is_retryable_status(status: int) -> bool:

@@ -25,21 +25,23 @@ import anyio
 
 from .._adapter import (
     ABORTED,
-    OpenedStream,
-    Request,
     apply_on_payload,
     get_field,
     is_aborted,
+    priced_usage,
+    report_response,
+    stream_option_fields,
+)
+from .._env import resolve_api_key
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
     next_item,
     open_event_stream,
     open_stream,
-    priced_usage,
-    report_response,
     send_with_retries,
-    stream_option_fields,
-    truncated_text,
 )
-from .._env import resolve_api_key
 from .._retry import RequestAborted, RetryInfo
 from .._sdk import (
     api_error_text,

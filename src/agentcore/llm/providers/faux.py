@@ -39,7 +39,8 @@ from ...messages import (
     ToolCall,
     Usage,
 )
-from .._adapter import ABORTED, StreamIdle, call_hook, is_aborted, report_response
+from .._adapter import ABORTED, call_hook, is_aborted, report_response
+from .._failures import StreamIdle
 from .._retry import RequestTimedOut
 from ..builder import MessageBuilder
 from ..events import (

@@ -40,29 +40,19 @@ import pydantic
 from ...messages import Usage
 from .._adapter import (
     ABORTED,
-    Request,
     apply_on_payload,
     as_int,
     connection_text,
     exception_text,
     is_aborted,
     merged_headers,
-    next_item,
-    open_stream,
     priced_usage,
     report_response,
-    send_with_retries,
-    truncated_text,
 )
 from .._env import resolve_api_key
-from .._http import (
-    CanonicalEventBody,
-    EmptyStream,
-    check_event_stream,
-    finish_iterator,
-    malformed_json_text,
-    ssl_context,
-)
+from .._failures import EmptyStream, malformed_json_text, truncated_text
+from .._http import CanonicalEventBody, check_event_stream, finish_iterator, ssl_context
+from .._request import Request, next_item, open_stream, send_with_retries
 from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
 from ..builder import MessageBuilder

@@ -43,23 +43,25 @@ from ...messages import (
 )
 from .._adapter import (
     ABORTED,
-    OpenedStream,
-    Request,
     apply_on_payload,
     as_int,
     exception_text,
     get_field,
     is_aborted,
     merged_headers,
+    priced_usage,
+    report_response,
+)
+from .._env import resolve_api_key
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
     next_item,
     open_event_stream,
     open_stream,
-    priced_usage,
-    report_response,
     send_with_retries,
-    truncated_text,
 )
-from .._env import resolve_api_key
 from .._retry import RequestAborted
 from .._sdk import (
     api_error_text,

@@ -34,22 +34,24 @@ import anyio
 from ...messages import Usage
 from .._adapter import (
     ABORTED,
-    OpenedStream,
-    Request,
     apply_on_payload,
     as_int,
     is_aborted,
     merged_headers,
+    priced_usage,
+    report_response,
+    stream_option_fields,
+)
+from .._env import resolve_api_key
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
     next_item,
     open_event_stream,
     open_stream,
-    priced_usage,
-    report_response,
     send_with_retries,
-    stream_option_fields,
-    truncated_text,
 )
-from .._env import resolve_api_key
 from .._retry import RequestAborted
 from .._sdk import (
     api_error_text,
