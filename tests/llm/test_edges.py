@@ -203,6 +203,26 @@ async def test_timeouts_are_logged_as_warnings(
     )
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("api", APIS)
+async def test_idle_and_request_timeouts_release_everything(
+    api: str, replay_server: ReplayServer
+) -> None:
+    """Both timeouts cut a read short; trio reports any generator or connection left behind."""
+    events = split_sse(load_fixture(api, "text"))
+    replay_server.enqueue(
+        ScriptedResponse.sse([b": ..\n\n"] * 2, delay=[0, 5.0]),
+        ScriptedResponse.sse(events[:2] + [b": ..\n\n"] * 2, delay=[0, 0, 0, 5.0]),
+    )
+    options = StreamOptions(
+        api_key=KEY, request_timeout=0.2, idle_timeout=0.2, max_retries=1, max_retry_delay_ms=1
+    )
+    with anyio.fail_after(5):
+        _, message = await collect(llm_stream(make_model(api, replay_server), ask(), options))
+    assert message.error_message == "the stream was silent for longer than idle_timeout (0.2 s)"
+    assert message.stop_reason == "error" and len(replay_server.requests) == 2
+
+
 # --- before, between and around the attempts --------------------------------------------------
 
 
