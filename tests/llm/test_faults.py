@@ -129,6 +129,14 @@ class Fault:
     deadline: float = 6.0
     same_as_clean: bool = False
 
+    @property
+    def logged(self) -> str | None:
+        """What an `agentcore` log record must mention: the timeout that struck, or a retry."""
+        for name in ("request_timeout", "idle_timeout"):
+            if name in self.bounds:
+                return name
+        return "retr" if self.attempts > 1 else None
+
 
 def clean(w: Wire, a: Answer) -> FaultResponse:
     return w.sse(a.events)
@@ -161,7 +169,7 @@ FAULTS = [
     Fault(
         name="truncated_stream",
         first_turn=lambda w, a: [w.sse(a.events[: a.middle])],
-        error="ended",
+        error="stream ended before the response finished",
     ),
     Fault(
         name="reset_before_the_response",
@@ -176,7 +184,7 @@ FAULTS = [
     Fault(
         name="reset_after_the_first_event",
         first_turn=lambda w, a: [w.sse(a.events, gate_after=a.first, reset_after=a.first)],
-        error="connection was lost",
+        error="the connection was lost mid-stream",
         text="Hello",
     ),
     Fault(
@@ -244,7 +252,12 @@ FAULTS = [
         texts=("Hello", ", w" + BAD_UTF8 + "or", "ld"),
         text="Hello, w\ufffd\ufffdorld",
     ),
-    Fault(name="invalid_json_chunk", first_turn=broken_json, error="JSON", text="Hello"),
+    Fault(
+        name="invalid_json_chunk",
+        first_turn=broken_json,
+        error="malformed JSON in a server event",
+        text="Hello",
+    ),
     Fault(
         # Gemini sends a call's arguments as a JSON object inside the event: they cannot be cut
         name="truncated_tool_call_json",
@@ -266,12 +279,14 @@ FAULTS = [
 
 @dataclass(slots=True)
 class Run:
-    """What a run produced: its events, its messages, the tool's calls, the log."""
+    """What a run produced: its events, its messages, the tool's calls, the log (all of it,
+    and the messages of agentcore's records)."""
 
     events: list[AgentEvent]
     messages: list[AgentMessage]
     executed: list[dict[str, str]]
     log: str
+    records: list[str]
 
 
 def save_note_tool(executed: list[dict[str, str]]) -> Any:
@@ -323,7 +338,8 @@ async def run_agent(
     if scope.cancelled_caught:
         last = [e.type for e in events[-5:]]
         pytest.fail(f"the run did not end within {deadline} s (a hang); its last events: {last}")
-    return Run(events, messages, executed, caplog.text)
+    records = [r.getMessage() for r in caplog.records if r.name.startswith("agentcore")]
+    return Run(events, messages, executed, caplog.text, records)
 
 
 def texts_of(run: Run) -> Iterator[str]:
@@ -347,6 +363,12 @@ def texts_of(run: Run) -> Iterator[str]:
 def assert_no_key(run: Run) -> None:
     for text in texts_of(run):
         assert API_KEY not in text and "SECRET" not in text, f"the API key leaked: {text[:500]}"
+
+
+def assert_logged(run: Run, fault: Fault) -> None:
+    """Retries and timeouts are logged through the `agentcore` logger."""
+    if fault.logged is not None:
+        assert any(fault.logged in r.lower() for r in run.records), (fault.logged, run.records)
 
 
 def assert_one_result_per_call(messages: Sequence[AgentMessage]) -> None:
@@ -434,6 +456,7 @@ async def test_fault(api: str, fault: Fault, caplog: pytest.LogCaptureFixture) -
         assert requests == fault.attempts
         if fault.text is not None:
             assert first.text == fault.text  # what arrived is kept
+        assert_logged(run, fault)
         assert_no_key(run)
         return
 
@@ -447,6 +470,7 @@ async def test_fault(api: str, fault: Fault, caplog: pytest.LogCaptureFixture) -
     assert isinstance(last, AssistantMessage) and (last.stop_reason, last.text) == ("stop", FINAL)
     (received,) = first.tool_calls
     assert received.name == call.name
+    assert_logged(run, fault)
     assert_no_key(run)
     if fault.name == "truncated_tool_call_json":
         assert_not_executed_with_invalid_json(run, call)
@@ -471,7 +495,7 @@ async def test_the_loop_config_bounds_reach_the_adapter(
     bounds = {**BOUNDS, "idle_timeout": SHORT}
     with FaultServer() as server:
         server.enqueue(wire.sse(answer.events[: answer.first], stall=True))
-        run = await run_agent(server, wire, bounds, 6.0, caplog, bounds_in_stream_fn=False)
+        run = await run_agent(server, wire, bounds, 4.0, caplog, bounds_in_stream_fn=False)
     check_run(run, server, wire)
     first = run.messages[1]
     assert isinstance(first, AssistantMessage) and first.stop_reason == "error"
