@@ -676,13 +676,6 @@ async def test_agent_edits_reset_and_initial_messages_reach_the_session(
         Agent(initial_state={"messages": earlier}, session=store.create(messages=earlier))
 
 
-NEEDS_AGENT_HOOK = (
-    "needs Agent._emit to keep the form SessionBinding.prepare() gives (the agent.py change "
-    "in the storage report); remove this marker once it is in"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
 @pytest.mark.anyio
 async def test_agent_with_an_unstorable_message_fails_clearly(store: SessionStore) -> None:
     @dataclass(frozen=True, kw_only=True)

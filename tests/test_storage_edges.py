@@ -50,11 +50,6 @@ from agentcore.sessions import (
 )
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 
-NEEDS_AGENT_HOOK = (
-    "needs Agent._emit to keep the form SessionBinding.prepare() gives (the agent.py change "
-    "in the storage report); remove this marker once it is in"
-)
-
 
 def open_store(kind: str, where: Path) -> SessionStore:
     if kind == "jsonl":
@@ -569,7 +564,6 @@ async def test_odd_tool_values_never_wedge_an_agent(store: SessionStore, name: s
         assert "ToolResultMessage.details" in result.details
 
 
-@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
 @pytest.mark.anyio
 async def test_disk_equals_memory_whatever_a_tool_returns(store: SessionStore) -> None:
     for details in odd_values().values():
@@ -598,7 +592,6 @@ def without_markers(messages: list[Any]) -> list[Any]:
     return [m for m in messages if m.role in ("user", "assistant", "tool_result")]
 
 
-@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
 @pytest.mark.anyio
 async def test_custom_messages_never_wedge_an_agent(store: SessionStore) -> None:
     faux = FauxProvider([faux_text("a"), faux_text("b"), faux_text("c")])
@@ -744,7 +737,6 @@ def test_whatever_a_tool_returns_the_next_prompt_works(kind: str, details: Any, 
     run_awkward_tool(kind, details, text, exact=False)
 
 
-@pytest.mark.xfail(strict=True, reason=NEEDS_AGENT_HOOK)
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
 @PROPERTY
 @given(details=_awkward(), text=_awkward())

@@ -157,9 +157,13 @@ class ActiveRun:
         self.open_message: AgentMessage | None = None
 
 
-def track(event: AgentEvent, state: AgentState, run: ActiveRun, queues: Queues) -> Any:
+def track(
+    event: AgentEvent, state: AgentState, run: ActiveRun, queues: Queues, *, keep: bool = True
+) -> Any:
     """Update the state and the run's book-keeping for one event, before the listeners see it.
-    Returns the message that joined the transcript (at its `message_end`), else None."""
+    Returns the message that joined the transcript (at its `message_end`), else None; with
+    `keep=False` a `message_end` closes its message without adding it (a session could not
+    store it in any form)."""
     if isinstance(event, MessageUpdateEvent):
         state._streaming = event
     elif isinstance(event, MessageStartEvent):
@@ -167,6 +171,9 @@ def track(event: AgentEvent, state: AgentState, run: ActiveRun, queues: Queues) 
     elif isinstance(event, MessageEndEvent):
         message = event.message
         state._streaming = run.open_message = None
+        if not keep:
+            queues.landed(message)
+            return None
         state._messages.append(message)
         run.added.append(message)
         queues.landed(message)

@@ -63,8 +63,8 @@ from .config import (
     NextTurn,
     default_convert_to_llm,
 )
-from .errors import AgentBusyError, ConfigError
-from .events import AgentEndEvent, AgentEvent
+from .errors import AgentBusyError, ConfigError, MessageFormatError
+from .events import AgentEndEvent, AgentEvent, MessageEndEvent
 from .limits import UsageLimits
 from .llm.registry import StreamFn
 from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
@@ -519,8 +519,17 @@ class Agent:
         if run is None:
             raise RuntimeError("agentcore internal error: an event outside of a run")
         failure: Exception | None = None
-        stored = track(event, self._state, run, self._queues)
         binding = self._binding
+        keep = True
+        if binding is not None and isinstance(event, MessageEndEvent):
+            try:  # keep the form the session holds, so memory and disk stay equal
+                kept = binding.prepare(event.message)
+            except MessageFormatError as exc:  # cannot be stored in any form: not kept
+                keep, failure = False, exc
+            else:
+                if kept is not event.message:
+                    event = MessageEndEvent(message=kept)
+        stored = track(event, self._state, run, self._queues, keep=keep)
         if stored is not None and binding is not None:
             try:
                 await binding.run(binding.append, stored)
