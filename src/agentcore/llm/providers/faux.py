@@ -287,7 +287,10 @@ def _open_block(
     start = builder.toolcall_start(
         id=block.id, name=block.name, thought_signature=block.thought_signature
     )
-    return start, json.dumps(block.arguments), builder.toolcall_delta
+    # A scripted call with `invalid_arguments` streams that text as it is, so the builder's
+    # strict parse flags it exactly as it would a real model's malformed arguments.
+    text = block.invalid_arguments
+    return start, json.dumps(block.arguments) if text is None else text, builder.toolcall_delta
 
 
 def _close_block(
@@ -297,6 +300,8 @@ def _close_block(
         return builder.text_end(index, signature=block.text_signature)
     if isinstance(block, ThinkingContent):
         return builder.thinking_end(index, signature=block.thinking_signature)
+    if block.invalid_arguments is not None:
+        return builder.toolcall_end(index)
     return builder.toolcall_end(index, arguments=block.arguments)
 
 
