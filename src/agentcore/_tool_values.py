@@ -35,6 +35,7 @@ import reprlib
 import sys
 from collections import deque
 from itertools import islice
+from pathlib import PurePath as _PurePath
 from typing import Any
 
 from ._clip import clip
@@ -81,7 +82,8 @@ def json_reason(text: str) -> str:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at"
+        return f"{exc.msg}{at} line {exc.lineno} column {exc.colno}"
     except RecursionError:
         return "nested too deeply"
     if not isinstance(value, dict):
@@ -254,7 +256,6 @@ def _leaf_types() -> tuple[type, ...]:
         import datetime
         import decimal
         import ipaddress
-        import pathlib
         import uuid
 
         _LEAF_TYPES = (
@@ -263,7 +264,7 @@ def _leaf_types() -> tuple[type, ...]:
             datetime.timedelta,
             uuid.UUID,
             decimal.Decimal,
-            pathlib.PurePath,
+            _PurePath,
             ipaddress.IPv4Address,
             ipaddress.IPv6Address,
             ipaddress.IPv4Network,
@@ -293,9 +294,16 @@ def _other(value: Any, active: set[int], depth: int) -> Any:
     if isinstance(value, set | frozenset):
         return _set(value, active, depth)
     if isinstance(value, _leaf_types()):
+        if isinstance(value, _PurePath):
+            return str(value)  # pydantic's JSON mode knows only concrete paths
         from pydantic_core import to_jsonable_python
 
-        return to_jsonable_python(value)
+        try:
+            return to_jsonable_python(value)
+        except Exception as exc:
+            raise NotJsonError(
+                f"{_type_name(value)} (pydantic cannot make it JSON: {clip(str(exc), 200)})"
+            ) from None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         key = _enter(value, active, depth)
         try:
