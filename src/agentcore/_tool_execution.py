@@ -1,9 +1,11 @@
 """Running one batch of tool calls: preparation, hooks, execution, results.
 
-Per call: `tool_execution_start` → find the tool → `prepare_arguments` → validate →
-`before_tool_call` → `execute` (with `tool_execution_update` per `on_update`) → `after_tool_call` →
-`tool_execution_end` → the result message. Every failure along the way (unknown tool, invalid
-arguments, a blocking or raising hook, a raising tool) becomes an error result for the model.
+Per call: `tool_execution_start` → arguments that were not one complete JSON object end the call
+here (nothing else runs) → find the tool → `prepare_arguments` → validate → `before_tool_call` →
+`execute` (with `tool_execution_update` per `on_update`) → `after_tool_call` →
+`tool_execution_end` → the result message. Every failure along the way (invalid JSON, unknown
+tool, invalid arguments, a blocking or raising hook, a raising tool, a value or details that
+cannot be JSON, a timeout) becomes an error result for the model.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -11,11 +13,14 @@ does each call completely before the next.
 
 On abort, running tools are cancelled (an async tool at its next await; a sync tool's worker thread
 is abandoned and its result discarded), nothing prepared starts afterwards, and every call still
-gets exactly one result, so the transcript can always be sent to a model again.
+gets exactly one result, so the transcript can always be sent to a model again. A call's timeout
+(`tool.timeout`, else `config.tool_timeout`) cancels `execute` alone the same way and gives an
+error result; the hooks are not bounded. A cancellation from outside the run propagates; a
+`CancelledError` that a tool lets out while nothing cancelled the run is the tool's failure.
 
 Progress updates go through one pump task per batch, started on the first update, which emits them
 in order; a call's `tool_execution_end` waits until its updates are out. Updates after a call has
-finished are dropped.
+finished, or after the batch is over (also when it was cancelled), are dropped.
 """
 
 from __future__ import annotations
