@@ -454,16 +454,6 @@ async def execute_batch(
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run the tool calls of one answer; returns the result messages and the terminate flag."""
     batch = _Batch(run=run, message=message)
-    try:
-        return await _execute_batch(batch, calls)
-    finally:
-        batch.closed = True
-
-
-async def _execute_batch(
-    batch: _Batch, calls: list[ToolCall]
-) -> tuple[list[ToolResultMessage], bool]:
-    run = batch.run
     items = [_Call(call=c) for c in calls]
     sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
         (t := run.tools_by_name.get(c.name)) is not None
@@ -471,27 +461,30 @@ async def _execute_batch(
         for c in calls
     )
     results: list[ToolResultMessage] = []
-    if sequential:
-        for item in items:
-            await batch.start(item)
-            if await batch.prepare(item):
-                await batch.execute(item)
-            await batch.end(item)
-            results.append(await batch.publish(item))
-    else:
-        prepared: list[_Call] = []
-        for item in items:
-            await batch.start(item)
-            if await batch.prepare(item):
-                prepared.append(item)
-            else:
+    try:
+        if sequential:
+            for item in items:
+                await batch.start(item)
+                if await batch.prepare(item):
+                    await batch.execute(item)
                 await batch.end(item)
-        if len(prepared) == 1:
-            await batch.run_one(prepared[0])
-        elif prepared:
-            await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
-        for item in items:
-            results.append(await batch.publish(item))
+                results.append(await batch.publish(item))
+        else:
+            prepared: list[_Call] = []
+            for item in items:
+                await batch.start(item)
+                if await batch.prepare(item):
+                    prepared.append(item)
+                else:
+                    await batch.end(item)
+            if len(prepared) == 1:
+                await batch.run_one(prepared[0])
+            elif prepared:
+                await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
+            for item in items:
+                results.append(await batch.publish(item))
+    finally:
+        batch.closed = True  # also when cancelled from outside: no pump may start any more
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
     return results, terminate
 
