@@ -127,15 +127,15 @@ async def test_invalid_arguments_never_execute() -> None:
     assert list(results) == ["cut", "garbage", "two", "array", "unknown", "fine"]
     assert texts(results["fine"]) == "ran" and not results["fine"].is_error
     assert texts(results["garbage"]) == (
-        "Tool call was not executed: the arguments for pay were not valid JSON (Expecting ',' "
+        "Tool call was not executed: the arguments for pay were not valid JSON (expecting ',' "
         "delimiter at line 1 column 15). Send the call again with its arguments as one complete "
         'JSON object. Received:\n{"a":1,"b":23 oops'
     )
-    assert "(Extra data at line 1 column 12)" in texts(results["two"])
-    assert "(a JSON array, not an object)" in texts(results["array"])
+    assert "(extra data after the object at line 1 column 12)" in texts(results["two"])
+    assert "(expected an object, got an array)" in texts(results["array"])
     assert "arguments for nope were not valid JSON" in texts(results["unknown"])
     cut = texts(results["cut"])
-    assert "(Unterminated string starting at line 1 column 25)" in cut
+    assert "(unterminated string starting at line 1 column 25 (the text ends" in cut
     assert cut.endswith(f"Received:\n{long_text[:2000]}… {len(long_text) - 2000} more characters")
     assert all(results[i].is_error for i in ["cut", "garbage", "two", "array", "unknown"])
     # start, then at once the end; one pair per call, and the run goes on
@@ -160,7 +160,7 @@ async def test_invalid_arguments_in_sequential_mode() -> None:
         stream_fn=recorder,
     )
     result = results_of(r)["a"]
-    assert result.is_error and "not valid JSON (Expecting property name enclosed" in texts(result)
+    assert result.is_error and "not valid JSON (expecting property name enclosed" in texts(result)
     assert [e.type for e in r.events if e.type.startswith("tool_execution")] == [
         "tool_execution_start",
         "tool_execution_end",

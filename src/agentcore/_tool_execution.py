@@ -41,7 +41,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._clip import clip
-from ._tool_values import NotJsonError, json_reason, to_json_value
+from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
 from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
 from .config import (
@@ -51,6 +51,7 @@ from .config import (
     BeforeToolCallResult,
 )
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from .llm._partial_json import describe_invalid_json
 from .messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode
 
@@ -81,8 +82,8 @@ def _text(exc: BaseException) -> str:
 def _invalid_arguments(call: ToolCall, text: str) -> str:
     return (
         f"Tool call was not executed: the arguments for {call.name} were not valid JSON "
-        f"({json_reason(text)}). Send the call again with its arguments as one complete JSON "
-        f"object. Received:\n{clip(text)}"
+        f"({describe_invalid_json(text)}). Send the call again with its arguments as one "
+        f"complete JSON object. Received:\n{clip(text)}"
     )
 
 

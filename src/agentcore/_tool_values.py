@@ -40,7 +40,7 @@ from typing import Any
 
 from ._clip import clip
 
-__all__ = ["MAX_DEPTH", "NotJsonError", "json_reason", "json_text", "to_json_value"]
+__all__ = ["MAX_DEPTH", "NotJsonError", "json_text", "to_json_value"]
 
 MAX_DEPTH = 200
 """Levels of nesting a tool value may have (well below Python's recursion limit)."""
@@ -75,32 +75,6 @@ def to_json_value(value: Any) -> Any:
         NotJsonError: something in `value` cannot be JSON.
     """
     return _convert(value, set(), 0)
-
-
-def json_reason(text: str) -> str:
-    """Why `text` is not one complete JSON object, in the parser's words."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at"
-        return f"{exc.msg}{at} line {exc.lineno} column {exc.colno}"
-    except RecursionError:
-        return "nested too deeply"
-    if not isinstance(value, dict):
-        return f"a JSON {_json_kind(value)}, not an object"
-    return "not one complete JSON object"
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    return "number"
 
 
 # --- the walk ----------------------------------------------------------------------------------
