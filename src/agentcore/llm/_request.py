@@ -50,9 +50,8 @@ __all__ = [
 T = TypeVar("T")
 
 logger = logging.getLogger("agentcore.llm")
-"""Where retries and timeouts are logged."""
-# a library's records reach the application's handlers, never Python's last-resort stderr one
-logger.addHandler(logging.NullHandler())
+"""Where retries and timeouts are logged (the `agentcore` logger's NullHandler keeps them off
+stderr unless the application configures logging)."""
 
 _NO_ITEM: Any = object()
 
