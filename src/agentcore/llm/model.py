@@ -96,7 +96,7 @@ class AzureOpenAI:
     deployment: str = ""
     api_version: str = ""
     responses_api_version: str = "preview"
-    token_provider: TokenProvider | None = None
+    token_provider: TokenProvider | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,8 +122,8 @@ class VertexAI:
 
     project: str = ""
     location: str = ""
-    credentials: Any = None
-    token_provider: TokenProvider | None = None
+    credentials: Any = field(default=None, repr=False)
+    token_provider: TokenProvider | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
