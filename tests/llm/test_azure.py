@@ -28,7 +28,7 @@ from agentcore.llm import (
     stream,
     stream_simple,
 )
-from agentcore.llm.model import AzureOpenAI
+from agentcore.llm.model import AzureOpenAI, cloud_from_json, cloud_to_json
 from agentcore.messages import (
     AssistantMessage,
     TextContent,
@@ -480,3 +480,42 @@ async def run_fault(wire: Wire, fault: Fault, caplog: pytest.LogCaptureFixture) 
 @pytest.mark.parametrize(("wire", "fault"), fault_cases(AZURE_WIRES))
 async def test_fault(wire: Wire, fault: Fault, caplog: pytest.LogCaptureFixture) -> None:
     await run_fault(wire, fault, caplog)
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+def test_the_settings_a_session_stores_hold_no_credential() -> None:
+    settings = AzureOpenAI(deployment=DEPLOYMENT, api_version=VERSION, token_provider=lambda: TOKEN)
+    stored = cloud_to_json(settings)
+    assert stored == {
+        "kind": "azure-openai",
+        "deployment": DEPLOYMENT,
+        "api_version": VERSION,
+        "responses_api_version": "preview",
+    }
+    assert cloud_from_json(json.loads(json.dumps(stored))) == AzureOpenAI(
+        deployment=DEPLOYMENT, api_version=VERSION
+    )
+    assert "token_provider" not in repr(settings)
+    assert cloud_from_json({"kind": "other"}) is None and cloud_from_json(None) is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="POST-MERGE: sessions/_base.py stores Model.cloud through cloud_to_json/"
+    "cloud_from_json (the change is in the azure-vertex report)",
+)
+def test_a_session_stores_an_azure_model_without_its_credentials(tmp_path: Any) -> None:
+    from agentcore.sessions import JsonlSessionStore, SessionState
+
+    model = dataclasses.replace(
+        Model(id="gpt-4o", api="openai-responses", provider="azure-openai"),
+        cloud=AzureOpenAI(deployment=DEPLOYMENT, token_provider=lambda: TOKEN),
+    )
+    store = JsonlSessionStore(tmp_path)
+    session = store.create(state=SessionState(model=model))
+    text = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+    assert DEPLOYMENT in text and TOKEN not in text
+    loaded = store.load(session.id).state.model  # type: ignore[attr-defined]
+    assert loaded is not None and loaded.cloud == AzureOpenAI(deployment=DEPLOYMENT)

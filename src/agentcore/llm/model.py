@@ -167,3 +167,34 @@ class Model:
     def __post_init__(self) -> None:
         if not self.name:
             object.__setattr__(self, "name", self.id)
+
+
+def cloud_to_json(cloud: AzureOpenAI | VertexAI | None) -> dict[str, str] | None:
+    """The plain settings of `cloud` as JSON, for a session to store: never its credentials (a
+    token provider, Google credentials), which a loaded model gets from the caller again."""
+    if isinstance(cloud, AzureOpenAI):
+        return {
+            "kind": "azure-openai",
+            "deployment": cloud.deployment,
+            "api_version": cloud.api_version,
+            "responses_api_version": cloud.responses_api_version,
+        }
+    if isinstance(cloud, VertexAI):
+        return {"kind": "vertex-ai", "project": cloud.project, "location": cloud.location}
+    return None
+
+
+def cloud_from_json(data: object) -> AzureOpenAI | VertexAI | None:
+    """The settings `cloud_to_json` wrote (None for anything else)."""
+    if not isinstance(data, Mapping):
+        return None
+    text = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+    if text.get("kind") == "azure-openai":
+        return AzureOpenAI(
+            deployment=text.get("deployment", ""),
+            api_version=text.get("api_version", ""),
+            responses_api_version=text.get("responses_api_version", "preview"),
+        )
+    if text.get("kind") == "vertex-ai":
+        return VertexAI(project=text.get("project", ""), location=text.get("location", ""))
+    return None
