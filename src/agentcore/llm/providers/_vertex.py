@@ -83,7 +83,7 @@ def _first_env(*names: str) -> str:
 
 
 def _google_auth() -> Any:
-    return import_sdk("google.auth", "google")
+    return import_sdk("google.auth", "vertex")
 
 
 def _default_credentials() -> tuple[Any, str | None]:
@@ -94,12 +94,12 @@ def _default_credentials() -> tuple[Any, str | None]:
 
 def _refresh(credentials: Any) -> None:
     """Refresh `credentials` (blocking: it calls Google's token endpoint)."""
-    transport = import_sdk("google.auth.transport.requests", "google")
+    transport = import_sdk("google.auth.transport.requests", "vertex")
     credentials.refresh(transport.Request())
 
 
 def _token_credentials(token: str) -> Any:
-    oauth2 = import_sdk("google.oauth2.credentials", "google")
+    oauth2 = import_sdk("google.oauth2.credentials", "vertex")
     return oauth2.Credentials(token=token)
 
 
