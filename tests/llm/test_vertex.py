@@ -9,6 +9,7 @@ import json
 import threading
 from typing import Any
 
+import anyio
 import pytest
 
 from agentcore.abort import AbortController
@@ -36,7 +37,7 @@ from agentcore.messages import (
 )
 
 from .fault_server import AnthropicWire, GeminiWire, Wire
-from .helpers import collect, collect_aborting
+from .helpers import abort_after, collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture
 from .test_azure import fault_cases, run_fault
 
@@ -432,3 +433,31 @@ async def test_fault(wire: Wire, fault: Any, caplog: pytest.LogCaptureFixture) -
     """The request's `api_key` (the fault suite's key) is the bearer token here, and the fault
     server quotes the `Authorization` header back: it must be redacted everywhere."""
     await run_fault(wire, fault, caplog)
+
+
+@pytest.mark.parametrize("kind", ["gemini", "claude"])
+async def test_a_stalled_token_fetch_is_bounded_and_abortable(
+    replay_server: ReplayServer, kind: str
+) -> None:
+    """Fetching the token is part of the request: `request_timeout` bounds it, the abort
+    signal ends it, and the server is never called."""
+    never = threading.Event()
+
+    def stalled() -> str:  # a token endpoint that does not answer (released at the end)
+        never.wait(10)
+        return TOKEN
+
+    model = MAKERS[kind](replay_server, token_provider=stalled)
+    try:
+        timed_out = await run(model, StreamOptions(request_timeout=0.1))
+        controller = AbortController()
+        options = StreamOptions(signal=controller.signal)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(abort_after, controller, 0.1)
+            aborted = await run(model, options)
+    finally:
+        never.set()
+    assert timed_out.stop_reason == "error" and timed_out.error_message is not None
+    assert "request_timeout" in timed_out.error_message
+    assert (aborted.stop_reason, aborted.error_message) == ("aborted", "request was aborted")
+    assert replay_server.requests == []

@@ -127,7 +127,7 @@ async def fetch_token(provider: TokenProvider, request: Request, what: str) -> s
     if inspect.iscoroutinefunction(provider):
         token: Any = await provider()
     else:
-        token = await anyio.to_thread.run_sync(provider)
+        token = await anyio.to_thread.run_sync(provider, abandon_on_cancel=True)
         if inspect.isawaitable(token):
             token = await token
     if not isinstance(token, str) or not token:
