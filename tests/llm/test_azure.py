@@ -501,11 +501,6 @@ def test_the_settings_a_session_stores_hold_no_credential() -> None:
     assert cloud_from_json({"kind": "other"}) is None and cloud_from_json(None) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="POST-MERGE: sessions/_base.py stores Model.cloud through cloud_to_json/"
-    "cloud_from_json (the change is in the azure-vertex report)",
-)
 def test_a_session_stores_an_azure_model_without_its_credentials(tmp_path: Any) -> None:
     from agentcore.sessions import JsonlSessionStore, SessionState
 
