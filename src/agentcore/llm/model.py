@@ -6,10 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-__all__ = ["InputKind", "Model", "ModelCost", "OpenAICompletionsCompat"]
+__all__ = ["InputKind", "Model", "ModelCost", "OpenAICompletionsCompat", "ThinkingControl"]
 
 InputKind: TypeAlias = Literal["text", "image"]
 """A kind of input a model accepts."""
+
+ThinkingControl: TypeAlias = Literal["effort", "budget", "adaptive", "level", "fixed"]
+"""What a thinking level becomes for a model: a reasoning `effort` (OpenAI, xAI, gpt-oss), a
+token `budget` (Claude before 4.6, Gemini 2.5), `adaptive` thinking with an effort (Claude 4.6+),
+a thinking `level` (Gemini 3), or `fixed` (the model thinks, and no request field changes how
+much: DeepSeek's reasoner)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +82,12 @@ class Model:
         max_tokens: the maximum output tokens.
         headers: extra HTTP headers for every request.
         compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`).
+        thinking_control: what a thinking level becomes for this model (`ThinkingControl`);
+            None leaves it to the adapter's rule for the model id (models built by hand).
+        supports_xhigh: the model takes the `xhigh` thinking level; None leaves it to the
+            id rule of `agentcore.llm.thinking.supports_xhigh`.
+        structured_output: the API can constrain the answer to a JSON schema natively; None
+            means not known.
     """
 
     id: str
@@ -90,6 +102,11 @@ class Model:
     max_tokens: int = 16_384
     headers: Mapping[str, str] = field(default_factory=dict)
     compat: object | None = None
+    # Capabilities, kept as data in the catalogue (scripts/gen-catalogue) so adapters need not
+    # read them from model ids. None means "not stated": the id rules of today then apply.
+    thinking_control: ThinkingControl | None = None
+    supports_xhigh: bool | None = None
+    structured_output: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
