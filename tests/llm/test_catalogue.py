@@ -43,7 +43,7 @@ def overrides() -> dict[str, Any]:
 
 def test_the_checked_in_catalogue_is_the_generator_output() -> None:
     assert CATALOGUE.read_text("utf-8") == GEN.generate(), (
-        "src/agentcore/llm/models.json differs from the generator's output: run scripts/gen-catalogue"
+        "models.json differs from the generator's output: run scripts/gen-catalogue"
     )
     assert GEN.main(["--check"]) == 0
 
@@ -52,7 +52,8 @@ def test_check_mode_reports_a_stale_catalogue(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stale = tmp_path / "models.json"
-    stale.write_text(CATALOGUE.read_text("utf-8").replace('"max_tokens": 128000', '"max_tokens": 1'))
+    text = CATALOGUE.read_text("utf-8")
+    stale.write_text(text.replace('"max_tokens": 128000', '"max_tokens": 1'))
     monkeypatch.setattr(GEN, "CATALOGUE", stale)
     monkeypatch.setattr(GEN, "ROOT", tmp_path)
     assert GEN.main(["--check"]) == 1
@@ -165,7 +166,9 @@ def test_every_reasoning_model_states_its_thinking_capabilities(model: Model) ->
 def test_the_stated_capability_wins_over_the_id() -> None:
     by_id = Model(id="claude-opus-4-6", api="anthropic-messages", provider="p")
     assert supports_xhigh(by_id)  # nothing stated: the id rule, as before
-    stated = Model(id="claude-opus-4-6", api="anthropic-messages", provider="p", supports_xhigh=False)
+    stated = Model(
+        id="claude-opus-4-6", api="anthropic-messages", provider="p", supports_xhigh=False
+    )
     assert not supports_xhigh(stated)
     renamed = Model(id="my-opus", api="anthropic-messages", provider="p", supports_xhigh=True)
     assert supports_xhigh(renamed)
