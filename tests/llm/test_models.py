@@ -109,3 +109,16 @@ def test_register_model() -> None:
     assert get_model("my-vllm-test", "my-llama") is custom
     assert "my-vllm-test" in get_providers()
     assert custom in get_models("my-vllm-test")
+
+
+def test_a_reserved_adapter_whose_module_is_missing_is_an_unknown_api(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentcore.errors import UnknownApiError
+    from agentcore.llm import get_api_provider
+
+    assert "bedrock-converse-stream" in _BUILTIN
+    missing = "agentcore.llm.providers._not_built_yet"
+    monkeypatch.setitem(_BUILTIN, "reserved-api", missing)
+    with pytest.raises(UnknownApiError, match=f"reserved-api.*{missing}.*not part of this"):
+        get_api_provider("reserved-api")
