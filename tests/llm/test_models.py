@@ -109,3 +109,43 @@ def test_register_model() -> None:
     assert get_model("my-vllm-test", "my-llama") is custom
     assert "my-vllm-test" in get_providers()
     assert custom in get_models("my-vllm-test")
+
+
+def test_a_reserved_adapter_whose_module_is_missing_is_an_unknown_api(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentcore.errors import UnknownApiError
+    from agentcore.llm import get_api_provider
+
+    assert "bedrock-converse-stream" in _BUILTIN
+    missing = "agentcore.llm.providers._not_built_yet"
+    monkeypatch.setitem(_BUILTIN, "reserved-api", missing)
+    with pytest.raises(UnknownApiError, match=f"reserved-api.*{missing}.*not part of this"):
+        get_api_provider("reserved-api")
+
+
+def test_an_openai_compatible_model_can_state_its_capabilities() -> None:
+    from agentcore.errors import ConfigError
+    from agentcore.llm import openai_compatible_model
+    from agentcore.llm.thinking import supports_xhigh
+
+    plain = openai_compatible_model("http://127.0.0.1:8000/v1", "gpt-9-local")
+    assert (plain.thinking_control, plain.supports_xhigh, plain.structured_output) == (None,) * 3
+    assert supports_xhigh(plain)  # not stated: the id rule decides, as before
+    stated = openai_compatible_model(
+        "http://127.0.0.1:8000/v1",
+        "gpt-9-local",
+        reasoning=True,
+        compat=OpenAICompletionsCompat(supports_reasoning_effort=True),
+        thinking_control="effort",
+        supports_xhigh=False,
+        structured_output=True,
+    )
+    assert (stated.thinking_control, stated.structured_output) == ("effort", True)
+    assert not supports_xhigh(stated)
+    with pytest.raises(ConfigError, match="thinking_control must be one of effort, budget"):
+        openai_compatible_model(
+            "http://127.0.0.1:8000/v1",
+            "m",
+            thinking_control="lots",  # type: ignore[arg-type]
+        )

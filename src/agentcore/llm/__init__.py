@@ -61,6 +61,9 @@ from .model import (
     OpenAICompletionsCompat as OpenAICompletionsCompat,
 )
 from .model import (
+    ThinkingControl as ThinkingControl,
+)
+from .model import (
     TokenProvider as TokenProvider,
 )
 from .model import (
@@ -169,6 +172,7 @@ __all__ = [
     "TextEndEvent",
     "TextStartEvent",
     "ThinkingBudgets",
+    "ThinkingControl",
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
     "ThinkingLevel",

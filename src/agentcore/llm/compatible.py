@@ -14,10 +14,11 @@ to the catalogue, so `get_model(provider, model_id)` finds it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import get_args
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
-from .model import InputKind, Model, ModelCost, OpenAICompletionsCompat
+from .model import InputKind, Model, ModelCost, OpenAICompletionsCompat, ThinkingControl
 from .models import register_model
 
 __all__ = ["openai_compatible_model"]
@@ -38,6 +39,9 @@ def openai_compatible_model(
     cost: ModelCost | None = None,
     headers: Mapping[str, str] | None = None,
     compat: OpenAICompletionsCompat | None = None,
+    thinking_control: ThinkingControl | None = None,
+    supports_xhigh: bool | None = None,
+    structured_output: bool | None = None,
     register: bool = False,
 ) -> Model:
     """A `Model` for an OpenAI Chat Completions server at `base_url`.
@@ -62,12 +66,17 @@ def openai_compatible_model(
         compat: the server's quirks; the defaults suit llama.cpp, vLLM, Ollama and LM Studio.
             For a server that rejects `stream_options`, pass
             `OpenAICompletionsCompat(supports_usage_in_streaming=False)`.
+        thinking_control: what a thinking level becomes for the model: `"effort"` (the server
+            takes `reasoning_effort`; set `compat.supports_reasoning_effort` too) or `"fixed"`
+            (it always thinks); None: not stated.
+        supports_xhigh: the server takes the `xhigh` effort (None: decided from the model id).
+        structured_output: the server can constrain answers to a JSON schema (None: not known).
         register: also add the model to the catalogue (replacing an entry with the same
             provider and id).
 
     Raises:
         ConfigError: `base_url` is not an http(s) URL, `model_id` or `provider` is empty, a
-            limit is not positive, or an input kind is unknown.
+            limit is not positive, an input kind or a thinking control is unknown.
     """
     url = base_url.strip() if isinstance(base_url, str) else ""
     parts = urlsplit(url)
@@ -87,6 +96,11 @@ def openai_compatible_model(
     unknown = [k for k in kinds if k not in _INPUT_KINDS]
     if unknown or not kinds:
         raise ConfigError(f"input must list 'text' and/or 'image', got {kinds!r}")
+    if thinking_control is not None and thinking_control not in get_args(ThinkingControl):
+        raise ConfigError(
+            f"thinking_control must be one of {', '.join(get_args(ThinkingControl))} or None, "
+            f"got {thinking_control!r}"
+        )
     model = Model(
         id=model_id,
         name=name,
@@ -100,5 +114,8 @@ def openai_compatible_model(
         max_tokens=max_tokens,
         headers=dict(headers or {}),
         compat=compat if compat is not None else OpenAICompletionsCompat(),
+        thinking_control=thinking_control,
+        supports_xhigh=supports_xhigh,
+        structured_output=structured_output,
     )
     return register_model(model) if register else model

@@ -12,6 +12,7 @@ __all__ = [
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
+    "ThinkingControl",
     "TokenProvider",
     "VertexAI",
 ]
@@ -23,6 +24,12 @@ TokenProvider: TypeAlias = Callable[[], "str | Awaitable[str]"]
 """Returns a bearer token for a request (an Entra ID or Google access token); called once per
 request attempt. A plain function runs in a worker thread (token refreshes block on the
 network); an async one is awaited."""
+
+ThinkingControl: TypeAlias = Literal["effort", "budget", "adaptive", "level", "fixed"]
+"""What a thinking level becomes for a model: a reasoning `effort` (OpenAI, xAI, gpt-oss), a
+token `budget` (Claude before 4.6, Gemini 2.5), `adaptive` thinking with an effort (Claude 4.6+),
+a thinking `level` (Gemini 3), or `fixed` (the model thinks, and no request field changes how
+much: DeepSeek's reasoner)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +156,12 @@ class Model:
             deployment, project or credentials; None: the API's own service. A model of the
             `azure-openai`, `google-vertex` or `google-vertex-anthropic` provider without one
             is reached with the defaults (`AzureOpenAI()`, `VertexAI()`) from the environment.
+        thinking_control: what a thinking level becomes for this model (`ThinkingControl`);
+            None leaves it to the adapter's rule for the model id (models built by hand).
+        supports_xhigh: the model takes the `xhigh` thinking level; None leaves it to the
+            id rule of `agentcore.llm.thinking.supports_xhigh`.
+        structured_output: the API can constrain the answer to a JSON schema natively; None
+            means not known.
     """
 
     id: str
@@ -164,6 +177,11 @@ class Model:
     headers: Mapping[str, str] = field(default_factory=dict)
     compat: object | None = None
     cloud: AzureOpenAI | VertexAI | None = None
+    # Capabilities, kept as data in the catalogue (scripts/gen-catalogue) so adapters need not
+    # read them from model ids. None means "not stated": the id rules of today then apply.
+    thinking_control: ThinkingControl | None = None
+    supports_xhigh: bool | None = None
+    structured_output: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.name:

@@ -64,6 +64,8 @@ _BUILTIN: dict[str, str] = {
     "openai-responses": "agentcore.llm.providers.openai_responses",
     "anthropic-messages": "agentcore.llm.providers.anthropic",
     "google-generative-ai": "agentcore.llm.providers.google",
+    # Reserved for the Bedrock branch: until its module exists, the api is reported as unknown.
+    "bedrock-converse-stream": "agentcore.llm.providers.bedrock",
 }
 _providers: dict[str, ApiProvider] = {}
 
@@ -87,7 +89,16 @@ def get_api_provider(api: str) -> ApiProvider:
     """
     provider = _providers.get(api)
     if provider is None and api in _BUILTIN:
-        module = importlib.import_module(_BUILTIN[api])
+        path = _BUILTIN[api]
+        try:
+            module = importlib.import_module(path)
+        except ModuleNotFoundError as exc:
+            if exc.name != path:  # the module exists, something it imports does not
+                raise
+            raise UnknownApiError(
+                f"the adapter for api {api!r} ({path}) is not part of this installation; "
+                "register one with agentcore.llm.register_api_provider"
+            ) from exc
         provider = _providers.get(api) or module.PROVIDER
         _providers[api] = provider
     if provider is None:

@@ -48,9 +48,12 @@ XHIGH_MODELS: frozenset[str] = frozenset({"gpt-5.1-codex-max"})
 
 
 def supports_xhigh(model: Model) -> bool:
-    """Whether `model` accepts the `xhigh` level (`XHIGH_SINCE`, `XHIGH_MODELS`): GPT-5.2 and
+    """Whether `model` accepts the `xhigh` level: `model.supports_xhigh` when the model states it
+    (catalogue models do), else by its id (`XHIGH_SINCE`, `XHIGH_MODELS`): GPT-5.2 and
     later, GPT-5.1 Codex Max, Claude Opus 4.6 and later. Provider prefixes (`openai/`,
     `anthropic.`) and date suffixes are allowed."""
+    if model.supports_xhigh is not None:  # the catalogue states it (capability data)
+        return model.supports_xhigh
     model_id = model.id.lower()
     if any(known in model_id for known in XHIGH_MODELS):
         return True

@@ -89,7 +89,10 @@ def _claude_version(model: Model) -> tuple[str, int, int] | None:
 
 def supports_adaptive_thinking(model: Model) -> bool:
     """Whether the model takes `thinking={"type": "adaptive"}`: Claude Opus/Sonnet 4.6 and later,
-    and every Claude 5 model."""
+    and every Claude 5 model (the catalogue's `thinking_control` says so; the id rule serves
+    models built by hand)."""
+    if model.thinking_control is not None:
+        return model.thinking_control == "adaptive"
     version = _claude_version(model)
     if version is None:
         return False

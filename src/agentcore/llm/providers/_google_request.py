@@ -80,14 +80,20 @@ def thinking_config(
     if not model.reasoning:
         return None
     model_id = model.id.lower()
+    # the catalogue says whether the model takes a thinking level; hand-made models: the id rule
+    takes_level = (
+        model.thinking_control == "level"
+        if model.thinking_control is not None
+        else _is_gemini3(model_id)
+    )
     if level is None or level == "off":
-        if _is_gemini3(model_id):
+        if takes_level:
             return {"thinking_level": "LOW" if "pro" in model_id else "MINIMAL"}
         if "2.5-pro" in model_id:  # cannot think less than 128 tokens
             return {"thinking_budget": 128}
         return {"thinking_budget": 0}
     level = clamp_level(level, supports_xhigh=False)
-    if _is_gemini3(model_id):
+    if takes_level:
         if "pro" in model_id:
             gemini_level = "LOW" if level in ("minimal", "low") else "HIGH"
         else:

@@ -281,7 +281,7 @@ def _usage(model: Model, raw: Any) -> Usage:
 
 def _map_finish(reason: str) -> _StopReason | None:
     """Our stop reason for a `finish_reason`; None for one that means failure."""
-    if reason == "length":
+    if reason in ("length", "model_length"):  # Mistral says model_length
         return "length"
     if reason in ("tool_calls", "function_call"):
         return "tool_use"
