@@ -35,6 +35,7 @@ __all__ = [
     "event",
     "exception",
     "frame",
+    "load_error",
     "load_frames",
     "stream_response",
 ]
@@ -93,6 +94,13 @@ def load_frames(name: str) -> list[bytes]:
         else:
             frames.append(event(item["event"], item["payload"]))
     return frames
+
+
+def load_error(name: str, headers: Mapping[str, str] | None = None) -> FaultResponse:
+    """The error response of `fixtures/bedrock-converse-stream/<name>.json` (`status`, `code`,
+    `message`)."""
+    item = json.loads((FIXTURES / API / f"{name}.json").read_text("utf-8"))
+    return error_response(item["status"], item["code"], item["message"], headers)
 
 
 def stream_response(frames: Sequence[bytes], **fields: Any) -> FaultResponse:
@@ -186,10 +194,15 @@ class BedrockWire(Wire):
     def error(
         self, status: int, message: str, headers: dict[str, str] | None = None
     ) -> FaultResponse:
-        return error_response(status, _CODES.get(status, "InternalServerException"), message, {
-            "content-length": "0",  # the fault server counts the body once credentials are in
-            **(headers or {}),
-        })
+        return error_response(
+            status,
+            _CODES.get(status, "InternalServerException"),
+            message,
+            {
+                "content-length": "0",  # the fault server counts the body once credentials are in
+                **(headers or {}),
+            },
+        )
 
     @staticmethod
     def sse(events: Sequence[bytes], **fields: Any) -> FaultResponse:
@@ -198,4 +211,3 @@ class BedrockWire(Wire):
     @staticmethod
     def sse_bytes(body: bytes, size: int) -> FaultResponse:
         return stream_response(rechunk(body, [size]))
-

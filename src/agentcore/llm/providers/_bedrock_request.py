@@ -51,7 +51,12 @@ __all__ = [
 ]
 
 _INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
-_IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+_IMAGE_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
 _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 
 
@@ -229,7 +234,7 @@ def _tool_loop_without_thinking(messages: list[dict[str, Any]]) -> bool:
     for param in reversed(messages):
         content = param["content"]
         if param["role"] == "user":
-            if any("toolResult" not in block for block in content):
+            if any("toolResult" not in block and "cachePoint" not in block for block in content):
                 return False
             continue
         return "reasoningContent" not in content[0]

@@ -283,7 +283,13 @@ def _error_fields(exc: Any) -> tuple[str, str, int | None, str | None, dict[str,
     message = str(error.get("Message") or response.get("message") or "").strip()
     status = meta.get("HTTPStatusCode")
     headers = {str(k): str(v) for k, v in (meta.get("HTTPHeaders") or {}).items()}
-    return code, message, status if isinstance(status, int) else None, meta.get("RequestId"), headers
+    return (
+        code,
+        message,
+        status if isinstance(status, int) else None,
+        meta.get("RequestId"),
+        headers,
+    )
 
 
 def _is_connection_error(sdk: _Sdk, exc: BaseException) -> bool:
@@ -454,7 +460,9 @@ class _Translator:
             return self._reasoning(api_index, delta["reasoningContent"] or {})
         return []  # citations and the like are not part of our protocol
 
-    def _reasoning(self, api_index: int, reasoning: Mapping[str, Any]) -> list[AssistantMessageEvent]:
+    def _reasoning(
+        self, api_index: int, reasoning: Mapping[str, Any]
+    ) -> list[AssistantMessageEvent]:
         b = self.builder
         if "redactedContent" in reasoning:
             data = reasoning["redactedContent"]
@@ -560,8 +568,10 @@ async def _events(
             lambda: _client(sdk, model, extra, headers), lambda made: made[0].close()
         )
         request.secrets = tuple(
-            sorted({*request.secrets, *secret_values(None, *({"key": v} for v in found))},
-                   key=lambda v: (-len(v), v))
+            sorted(
+                {*request.secrets, *secret_values(None, *({"key": v} for v in found))},
+                key=lambda v: (-len(v), v),
+            )
         )
         opened = await send_with_retries(
             lambda: _open(sdk, client, payload, request),
@@ -610,7 +620,9 @@ async def _events(
         yield builder.done(mapped)
     else:
         failed = _FAILED_STOPS.get(reason or "")
-        yield builder.error("error", failed or f"the model stopped with an unknown stopReason {reason!r}")
+        yield builder.error(
+            "error", failed or f"the model stopped with an unknown stopReason {reason!r}"
+        )
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -619,8 +631,12 @@ async def _events(
 def _known_secrets(options: BedrockOptions) -> tuple[str, ...]:
     """The credentials known before the chain runs: those given, and the environment's."""
     given = [options.aws_access_key_id, options.aws_secret_access_key, options.aws_session_token]
-    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-             "AWS_BEARER_TOKEN_BEDROCK")
+    names = (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+    )
     given += [os.environ.get(name) for name in names]
     return tuple(v for v in given if v)
 
@@ -638,9 +654,7 @@ def stream(
     extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
     headers = merged_headers(model, options)
     request = Request(model, options, None)
-    request.secrets = secret_values(
-        None, headers, *({"key": v} for v in _known_secrets(extra))
-    )
+    request.secrets = secret_values(None, headers, *({"key": v} for v in _known_secrets(extra)))
     return AssistantMessageEventStream(
         _events(sdk, request, context, headers),
         fallback=fallback_message(model),
