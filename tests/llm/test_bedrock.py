@@ -69,6 +69,7 @@ pytestmark = pytest.mark.anyio
 ACCESS_KEY = "AKIASECRET0TEST12345"
 SECRET_KEY = "aws-SECRET-access-key-0123456789abcdefXYZ"
 SESSION_TOKEN = "SECRET-session-token-ZXhhbXBsZS10b2tlbg=="
+NOWHERE = Path("/nonexistent/agentcore-tests/aws")
 CREDENTIAL_VALUES = (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN)
 CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"  # a cross-region inference profile
 LLAMA = "meta.llama3-3-70b-instruct-v1:0"
@@ -86,16 +87,17 @@ PNG = base64.b64encode(PNG_BYTES).decode()
 
 
 @pytest.fixture(autouse=True)
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Static test credentials and a region; the machine's AWS files and metadata unreachable."""
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Static test credentials and a region; the machine's AWS files and metadata unreachable
+    (the same paths in every test, so the adapter's kept boto3 session serves them all)."""
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     monkeypatch.setenv("AWS_SESSION_TOKEN", SESSION_TOKEN)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(NOWHERE / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(NOWHERE / "credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
@@ -154,6 +156,15 @@ def run(
 
 def wire_body(server: ReplayServer, index: int = 0) -> Any:
     return json.loads(server.requests[index].body)
+
+
+async def until_sent(server: ReplayServer) -> None:
+    """Return once the server has received a request (polling: it runs in another thread)."""
+    for _ in range(2000):
+        if server.requests:
+            return
+        await anyio.sleep(0.005)
+    raise AssertionError("no request reached the server")
 
 
 def types(events: list[Any]) -> list[str]:
@@ -558,8 +569,7 @@ async def test_abort_while_waiting_for_the_response(server: FaultServer) -> None
     seen: list[str] = []
 
     async def abort_when_sent() -> None:
-        while not server.requests:
-            await anyio.sleep(0.01)
+        await until_sent(server)
         controller.abort()
 
     with anyio.fail_after(10):
@@ -595,8 +605,7 @@ async def test_the_event_loop_runs_while_the_sdk_waits(server: FaultServer) -> N
     ran_while_waiting: list[bool] = []
 
     async def ticker() -> None:
-        while not server.requests:
-            await anyio.sleep(0.005)
+        await until_sent(server)
         await anyio.sleep(0.05)
         ran_while_waiting.append(True)
         server.gate.set()
@@ -864,7 +873,8 @@ async def test_credentials_from_a_profile_are_redacted_too(
         monkeypatch.delenv(name)
     profile_key = "AKIAPROFILESECRET999"
     (tmp_path / "credentials").write_text(
-        f"[work]\naws_access_key_id = {profile_key}\naws_secret_access_key = profile-SECRET-key-123456\n"
+        f"[work]\naws_access_key_id = {profile_key}\n"
+        "aws_secret_access_key = profile-SECRET-key-123456\n"
     )
     (tmp_path / "config").write_text("[profile work]\nregion = eu-central-1\n")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
@@ -903,6 +913,22 @@ async def test_static_credentials_in_options(server: FaultServer) -> None:
     request = server.requests[0]
     assert "Credential=AKIAOPTIONSSECRET000/" in request.headers["authorization"]
     assert "x-amz-security-token" not in request.headers
+
+
+async def test_a_change_of_credentials_in_the_environment_is_seen(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapter keeps boto3 sessions between requests, but never past a change of the
+    environment they were made from."""
+    server.enqueue(answer("text"), answer("text"))
+    await collect(run(server))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAROTATEDSECRET777")
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    await collect(run(server))
+    first, second = (r.headers for r in server.requests)
+    assert f"Credential={ACCESS_KEY}/" in first["authorization"]
+    assert "Credential=AKIAROTATEDSECRET777/" in second["authorization"]
+    assert "x-amz-security-token" not in second
 
 
 async def test_a_missing_region_is_a_clear_error(

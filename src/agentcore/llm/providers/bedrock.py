@@ -24,6 +24,7 @@ Not mapped: `session_id`, `transport`, `api_key` (Bedrock's credentials are AWS'
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import socket
 import threading
@@ -54,7 +55,12 @@ from .._request import Request, next_item, send_with_retries
 from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
 from ..builder import MessageBuilder
-from ..events import AssistantMessageEvent
+from ..events import (
+    AssistantMessageEvent,
+    TextStartEvent,
+    ThinkingStartEvent,
+    ToolCallStartEvent,
+)
 from ..model import Model
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
@@ -95,7 +101,9 @@ _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
 _FAILED_STOPS = {
     "guardrail_intervened": "a guardrail blocked the answer (stopReason=guardrail_intervened)",
     "content_filtered": "the answer was filtered (stopReason=content_filtered)",
-    "malformed_model_output": "the model's output was malformed (stopReason=malformed_model_output)",
+    "malformed_model_output": (
+        "the model's output was malformed (stopReason=malformed_model_output)"
+    ),
     "malformed_tool_use": "the model's tool call was malformed (stopReason=malformed_tool_use)",
 }
 _RETRYABLE_CODES = frozenset(
@@ -127,6 +135,54 @@ class _Sdk:
         self.eventstream: ModuleType = import_sdk("botocore.eventstream", "bedrock")
 
 
+_SESSION_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_DEFAULT_REGION",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+)
+"""The environment a boto3 session reads its credentials and settings from."""
+_MAX_SESSIONS = 8
+_sessions: dict[tuple[Any, ...], Any] = {}
+# boto3 sessions are not thread-safe: clients are made from them under this lock
+_sessions_lock = threading.Lock()
+
+
+def _session(sdk: _Sdk, options: BedrockOptions) -> Any:
+    """The boto3 session for these options and the current environment (call with
+    `_sessions_lock` held). Sessions are kept: a new one loads the service's models again, a
+    quarter of a second of work, where a client from a kept one takes a hundredth."""
+    key = (
+        options.profile,
+        options.aws_access_key_id,
+        options.aws_secret_access_key,
+        options.aws_session_token,
+        tuple(os.environ.get(name) for name in _SESSION_ENV),
+    )
+    session = _sessions.get(key)
+    if session is None:
+        if len(_sessions) >= _MAX_SESSIONS:
+            _sessions.pop(next(iter(_sessions)))
+        session = sdk.boto3.Session(
+            profile_name=options.profile,
+            aws_access_key_id=options.aws_access_key_id,
+            aws_secret_access_key=options.aws_secret_access_key,
+            aws_session_token=options.aws_session_token,
+        )
+        _sessions[key] = session
+    return session
+
+
 def _region(options: BedrockOptions, session: Any) -> str | None:
     return (
         options.region
@@ -149,12 +205,13 @@ def _client(
 ) -> tuple[Any, tuple[str, ...]]:
     """A `bedrock-runtime` client for one request, and the values of the credentials the chain
     found for it (blocking: run in a worker thread)."""
-    session = sdk.boto3.Session(
-        profile_name=options.profile,
-        aws_access_key_id=options.aws_access_key_id,
-        aws_secret_access_key=options.aws_secret_access_key,
-        aws_session_token=options.aws_session_token,
-    )
+    with _sessions_lock:
+        return _client_of(_session(sdk, options), sdk, model, options, headers)
+
+
+def _client_of(
+    session: Any, sdk: _Sdk, model: Model, options: BedrockOptions, headers: Mapping[str, str]
+) -> tuple[Any, tuple[str, ...]]:
     region = _region(options, session)
     if not region:
         raise _NoRegion()
@@ -222,14 +279,10 @@ def _shut_down(raw: Any) -> None:
     connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
     sock = getattr(connection, "sock", None)
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-    try:
+    with contextlib.suppress(Exception):
         raw.close()
-    except Exception:
-        pass
 
 
 class _Events:
@@ -381,13 +434,14 @@ class _Translator:
         out: list[AssistantMessageEvent] = []
         if index is not None and b.is_open(index):
             out += self._close(api_index)
+        start: TextStartEvent | ThinkingStartEvent | ToolCallStartEvent
         if kind == "text":
-            start: AssistantMessageEvent = b.text_start()
+            start = b.text_start()
         elif kind == "thinking":
             start = b.thinking_start(**fields)
         else:
             start = b.toolcall_start(**fields)
-        self.blocks[api_index] = start.content_index  # type: ignore[attr-defined]
+        self.blocks[api_index] = start.content_index
         return [*out, start]
 
     def _close(self, api_index: int) -> list[AssistantMessageEvent]:
@@ -449,12 +503,12 @@ class _Translator:
             return [*out, b.text_delta(index, text)] if text else out
         if "toolUse" in delta:
             fragment = (delta["toolUse"] or {}).get("input")
-            index = self.blocks.get(api_index)
-            if index is None or not b.is_open(index) or b.kind(index) != "tool_call":
+            known = self.blocks.get(api_index)
+            if known is None or not b.is_open(known) or b.kind(known) != "tool_call":
                 out = self._open(api_index, "tool_call", id="", name="")
-                index = self.blocks[api_index]
             else:
                 out = []
+            index = self.blocks[api_index]
             return [*out, b.toolcall_delta(index, fragment)] if fragment else out
         if "reasoningContent" in delta:
             return self._reasoning(api_index, delta["reasoningContent"] or {})
