@@ -4,18 +4,16 @@ The parameters are built by `_bedrock_request` and sent with the SDK's `converse
 answer is the binary AWS event stream, decoded by the SDK into one dict per event
 (`messageStart`, `contentBlockStart/Delta/Stop`, `messageStop`, `metadata`, or an exception).
 
-boto3 blocks, so every call into it runs in a worker thread (`anyio.to_thread`), and never on the
-event loop: building the client (which reads the credential chain and the shared config files),
-sending the request, and reading each event. A read that is cut off (abort, `idle_timeout`,
-`request_timeout`) leaves its thread behind: the connection's socket is shut down so that the
-thread ends at once, and a response that arrives for an attempt nobody waits for any more is
-closed by the thread that got it.
+Everything that touches the SDK (sessions kept between requests, clients, worker threads, the
+words of its errors and which ones to retry) is in `_bedrock_sdk`: boto3 blocks, and no call
+into it ever runs on the event loop. Error texts are redacted of the credentials (access key
+id, secret key, session token) the chain resolved, whichever way they were found, and of those
+in the options and the environment.
 
-The SDK's retries are off (`total_max_attempts=1`); `retry_request` retries throttling, 5xx,
-`ServiceUnavailableException`, dropped connections and a retryable exception as the first event,
-on the shared rules. Error texts carry the status, the AWS error code, its message and the
-request id; they are redacted of the credentials (access key id, secret key, session token) the
-chain resolved, whichever way they were found.
+Each `contentBlockDelta` opens its block on first sight (text and reasoning have no start
+event); `toolUse` input fragments are parsed strictly at the block's end; reasoning signatures
+that arrive in pieces are joined; redacted reasoning is kept as base64 of its bytes. The answer
+ends with the body: a stream without a `messageStop` is truncated.
 
 Not mapped: `session_id`, `transport`, `api_key` (Bedrock's credentials are AWS's: see
 `BedrockOptions`; a Bedrock API key is read by the SDK itself from `AWS_BEARER_TOKEN_BEDROCK`).
@@ -24,24 +22,15 @@ Not mapped: `session_id`, `transport`, `api_key` (Bedrock's credentials are AWS'
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
-import socket
-import threading
-from collections.abc import AsyncIterator, Callable, Mapping
-from types import ModuleType
-from typing import Any, Literal, TypeVar
-
-import anyio
-import anyio.to_thread
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
 
 from ..._clip import clip
 from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
-    connection_text,
-    exception_text,
     fallback_message,
     is_aborted,
     merged_headers,
@@ -52,8 +41,7 @@ from .._adapter import (
 from .._failures import PREVIEW_CHARS, EmptyStream, MalformedEvent, NotEventStream, truncated_text
 from .._redact import secret_values
 from .._request import Request, next_item, send_with_retries
-from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry_after
-from .._sdk import import_sdk
+from .._retry import RequestAborted
 from ..builder import MessageBuilder
 from ..events import (
     AssistantMessageEvent,
@@ -73,6 +61,18 @@ from ._bedrock_request import (
     normalize_tool_call_id,
     thinking_fields,
 )
+from ._bedrock_sdk import (
+    EVENT_STREAM_TYPE,
+    NoRegion,
+    Sdk,
+    SdkEvents,
+    classify,
+    close_response,
+    error_fields,
+    failure_text,
+    in_thread,
+    make_client,
+)
 
 __all__ = [
     "API",
@@ -88,9 +88,6 @@ __all__ = [
 
 API = "bedrock-converse-stream"
 
-T = TypeVar("T")
-
-EVENT_STREAM_TYPE = "application/vnd.amazon.eventstream"
 _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -106,307 +103,8 @@ _FAILED_STOPS = {
     ),
     "malformed_tool_use": "the model's tool call was malformed (stopReason=malformed_tool_use)",
 }
-_RETRYABLE_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceUnavailableException",
-        "InternalServerException",
-        "ModelNotReadyException",
-        "throttlingException",
-        "serviceUnavailableException",
-        "internalServerException",
-        "modelStreamErrorException",
-    }
-)
+
 _TRUNCATED = truncated_text("messageStop event")
-_DEFAULT_READ_TIMEOUT = 600.0  # seconds; a backstop only, our own timers act first
-_END: Any = object()
-
-# --- the SDK ----------------------------------------------------------------------------------
-
-
-class _Sdk:
-    """boto3 and the botocore modules the adapter uses, imported on first use."""
-
-    def __init__(self) -> None:
-        self.boto3 = import_sdk("boto3", "bedrock")
-        self.config = import_sdk("botocore.config", "bedrock")
-        self.exceptions: ModuleType = import_sdk("botocore.exceptions", "bedrock")
-        self.eventstream: ModuleType = import_sdk("botocore.eventstream", "bedrock")
-
-
-_SESSION_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_DEFAULT_REGION",
-    "AWS_CONFIG_FILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_EC2_METADATA_DISABLED",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_ROLE_ARN",
-)
-"""The environment a boto3 session reads its credentials and settings from."""
-_MAX_SESSIONS = 8
-_sessions: dict[tuple[Any, ...], Any] = {}
-# boto3 sessions are not thread-safe: clients are made from them under this lock
-_sessions_lock = threading.Lock()
-
-
-def _session(sdk: _Sdk, options: BedrockOptions) -> Any:
-    """The boto3 session for these options and the current environment (call with
-    `_sessions_lock` held). Sessions are kept: a new one loads the service's models again, a
-    quarter of a second of work, where a client from a kept one takes a hundredth."""
-    key = (
-        options.profile,
-        options.aws_access_key_id,
-        options.aws_secret_access_key,
-        options.aws_session_token,
-        tuple(os.environ.get(name) for name in _SESSION_ENV),
-    )
-    session = _sessions.get(key)
-    if session is None:
-        if len(_sessions) >= _MAX_SESSIONS:
-            _sessions.pop(next(iter(_sessions)))
-        session = sdk.boto3.Session(
-            profile_name=options.profile,
-            aws_access_key_id=options.aws_access_key_id,
-            aws_secret_access_key=options.aws_secret_access_key,
-            aws_session_token=options.aws_session_token,
-        )
-        _sessions[key] = session
-    return session
-
-
-def _region(options: BedrockOptions, session: Any) -> str | None:
-    return (
-        options.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or session.region_name
-    )
-
-
-class _NoRegion(Exception):
-    def __init__(self) -> None:
-        super().__init__(
-            "no AWS region for Bedrock: set AWS_REGION (or AWS_DEFAULT_REGION), a region in "
-            "the AWS profile, or BedrockOptions(region=...)"
-        )
-
-
-def _client(
-    sdk: _Sdk, model: Model, options: BedrockOptions, headers: Mapping[str, str]
-) -> tuple[Any, tuple[str, ...]]:
-    """A `bedrock-runtime` client for one request, and the values of the credentials the chain
-    found for it (blocking: run in a worker thread)."""
-    with _sessions_lock:
-        return _client_of(_session(sdk, options), sdk, model, options, headers)
-
-
-def _client_of(
-    session: Any, sdk: _Sdk, model: Model, options: BedrockOptions, headers: Mapping[str, str]
-) -> tuple[Any, tuple[str, ...]]:
-    region = _region(options, session)
-    if not region:
-        raise _NoRegion()
-    bounds = [t for t in (options.request_timeout, options.idle_timeout) if t is not None]
-    read_timeout = max(bounds) + 5.0 if bounds else _DEFAULT_READ_TIMEOUT
-    config = sdk.config.Config(
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        read_timeout=read_timeout,
-        connect_timeout=min(read_timeout, 60.0),
-        user_agent_extra="agentcore",
-    )
-    client = session.client(
-        "bedrock-runtime",
-        region_name=region,
-        endpoint_url=model.base_url or None,
-        config=config,
-    )
-    if headers:
-
-        def add_headers(request: Any, **_: Any) -> None:
-            for name, value in headers.items():
-                request.headers[name] = value
-
-        client.meta.events.register("before-sign.bedrock-runtime.ConverseStream", add_headers)
-    credentials = session.get_credentials()
-    if credentials is None:
-        return client, ()
-    frozen = credentials.get_frozen_credentials()
-    values = (frozen.access_key, frozen.secret_key, frozen.token)
-    return client, tuple(v for v in values if isinstance(v, str) and v)
-
-
-# --- worker threads ---------------------------------------------------------------------------
-
-
-async def _in_thread(call: Callable[[], T], abandoned: Callable[[T], None]) -> T:
-    """`call()` in a worker thread; if the caller is cancelled first, its result, when it
-    comes, is handed to `abandoned` (to close it) by whichever side sees it last."""
-    lock = threading.Lock()
-    state: dict[str, Any] = {"abandoned": False, "done": False}
-
-    def run() -> T:
-        result = call()
-        with lock:
-            late = state["abandoned"]
-            state["done"], state["result"] = True, result
-        if late:
-            abandoned(result)
-        return result
-
-    try:
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-    except BaseException:
-        with lock:
-            state["abandoned"] = True
-            done = state["done"]
-        if done:
-            abandoned(state["result"])
-        raise
-
-
-def _shut_down(raw: Any) -> None:
-    """Shut down the socket under a urllib3 response, so that a thread blocked reading it wakes
-    up now (closing alone does not wake a blocked read), then close the response."""
-    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-    with contextlib.suppress(Exception):
-        raw.close()
-
-
-class _Events:
-    """The SDK's event iterator, read in worker threads, as an async iterator."""
-
-    def __init__(self, response: Any) -> None:
-        self.stream = response["stream"]
-        self.raw = getattr(self.stream, "_raw_stream", None)
-        self._iterator = iter(self.stream)
-        self.closed = False
-
-    def __aiter__(self) -> _Events:
-        return self
-
-    def _next(self) -> Any:
-        return next(self._iterator, _END)
-
-    async def __anext__(self) -> Any:
-        try:
-            item = await anyio.to_thread.run_sync(self._next, abandon_on_cancel=True)
-        except BaseException:
-            self.close()  # the thread is left reading: wake it
-            raise
-        if item is _END:
-            raise StopAsyncIteration
-        return item
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            if self.raw is not None:
-                _shut_down(self.raw)
-            else:
-                self.stream.close()
-
-
-def _close_response(response: Any) -> None:
-    stream = response.get("stream") if isinstance(response, Mapping) else None
-    if stream is not None:
-        _Events(response).close()
-
-
-# --- errors -----------------------------------------------------------------------------------
-
-
-def _error_fields(exc: Any) -> tuple[str, str, int | None, str | None, dict[str, str]]:
-    response = getattr(exc, "response", None) or {}
-    error = response.get("Error") or {}
-    meta = response.get("ResponseMetadata") or {}
-    code = str(error.get("Code") or "")
-    message = str(error.get("Message") or response.get("message") or "").strip()
-    status = meta.get("HTTPStatusCode")
-    headers = {str(k): str(v) for k, v in (meta.get("HTTPHeaders") or {}).items()}
-    return (
-        code,
-        message,
-        status if isinstance(status, int) else None,
-        meta.get("RequestId"),
-        headers,
-    )
-
-
-def _is_connection_error(sdk: _Sdk, exc: BaseException) -> bool:
-    errors = sdk.exceptions
-    if isinstance(exc, errors.HTTPClientError | errors.ConnectionError):
-        return True
-    module = type(exc).__module__
-    return module.startswith("urllib3") or isinstance(exc, OSError)
-
-
-def _is_timeout(sdk: _Sdk, exc: BaseException) -> bool:
-    errors = sdk.exceptions
-    return isinstance(exc, errors.ReadTimeoutError | errors.ConnectTimeoutError | TimeoutError)
-
-
-def _failure_text(sdk: _Sdk, exc: BaseException, *, started: bool) -> str:
-    errors = sdk.exceptions
-    if isinstance(exc, errors.EventStreamError):
-        code, message, _, _, _ = _error_fields(exc)
-        return f"server error in the stream: {code or 'error'}: {message or '(no message)'}"
-    if isinstance(exc, errors.ClientError):
-        code, message, status, request_id, _ = _error_fields(exc)
-        text = f"{code}: {message}" if code and message else (code or message or "(no body)")
-        if status:
-            text = f"{status} {text}"
-        return clip(f"{text} (request id {request_id})" if request_id else text, 2000)
-    if isinstance(exc, errors.NoCredentialsError | errors.PartialCredentialsError):
-        return (
-            f"no AWS credentials for Bedrock ({exc}): set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or pass them in BedrockOptions"
-        )
-    if isinstance(exc, errors.ParamValidationError):
-        return f"the AWS SDK refused the request parameters: {exc}"
-    if isinstance(exc, sdk.eventstream.ParserError):
-        return f"malformed event-stream frame from the server ({type(exc).__name__}: {exc})"
-    if _is_connection_error(sdk, exc):
-        cause = getattr(exc, "kwargs", {}).get("error") if hasattr(exc, "kwargs") else None
-        connect = isinstance(exc, errors.EndpointConnectionError | errors.ConnectTimeoutError)
-        detail = cause if isinstance(cause, BaseException) else exc
-        if connect and not started:
-            return connection_text(
-                detail if type(detail).__name__.startswith("Connect") else None,
-                started=False,
-                timeout=_is_timeout(sdk, exc),
-            ) + ("" if type(detail).__name__.startswith("Connect") else f" ({exc})")
-        return connection_text(exc, started=started, timeout=_is_timeout(sdk, exc))
-    return exception_text(exc)
-
-
-def _classify(sdk: _Sdk, exc: BaseException) -> RetryInfo | None:
-    errors = sdk.exceptions
-    if isinstance(exc, errors.EventStreamError):  # an exception as the stream's first event
-        code, *_ = _error_fields(exc)
-        return RetryInfo() if code in _RETRYABLE_CODES else None
-    if isinstance(exc, errors.ClientError):
-        code, message, status, _, headers = _error_fields(exc)
-        if code in _RETRYABLE_CODES or (status is not None and is_retryable_status(status)):
-            return RetryInfo(delay=parse_retry_after(headers, message))
-        return None
-    if _is_connection_error(sdk, exc):
-        return RetryInfo()
-    return None
-
-
 # --- streaming --------------------------------------------------------------------------------
 
 
@@ -553,12 +251,12 @@ class _Translator:
 class _Opened:
     """A response whose first event has been read."""
 
-    def __init__(self, events: _Events, first: Any) -> None:
+    def __init__(self, events: SdkEvents, first: Any) -> None:
         self.events = events
         self.first = first
 
 
-async def _read_preview(events: _Events) -> str:
+async def _read_preview(events: SdkEvents) -> str:
     raw = events.raw
 
     def read() -> bytes:
@@ -567,23 +265,23 @@ async def _read_preview(events: _Events) -> str:
         except Exception:
             return b""
 
-    body = await _in_thread(read, lambda _: None)
+    body = await in_thread(read, lambda _: None)
     return clip(body.decode("utf-8", errors="replace").strip(), PREVIEW_CHARS)
 
 
-async def _open(sdk: _Sdk, client: Any, payload: Any, request: Request) -> _Opened:
+async def _open(sdk: Sdk, client: Any, payload: Any, request: Request) -> _Opened:
     """One attempt: send the request and read its first event, so that whatever fails before any
     output (an error status, a dropped connection, an exception as the first event) can be
     retried."""
     options, model = request.options, request.model
     try:
-        response = await _in_thread(lambda: client.converse_stream(**payload), _close_response)
+        response = await in_thread(lambda: client.converse_stream(**payload), close_response)
     except sdk.exceptions.ClientError as exc:
-        _, _, status, _, headers = _error_fields(exc)
+        _, _, status, _, headers = error_fields(exc)
         if status is not None:
             await report_response(options, model, status, headers)
         raise
-    events = _Events(response)
+    events = SdkEvents(response)
     try:
         meta = response.get("ResponseMetadata") or {}
         headers = {str(k): str(v) for k, v in (meta.get("HTTPHeaders") or {}).items()}
@@ -602,7 +300,7 @@ async def _open(sdk: _Sdk, client: Any, payload: Any, request: Request) -> _Open
 
 
 async def _events(
-    sdk: _Sdk, request: Request, context: Context, headers: Mapping[str, str]
+    sdk: Sdk, request: Request, context: Context, headers: Mapping[str, str]
 ) -> AsyncIterator[AssistantMessageEvent]:
     model, options = request.model, request.options
     extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
@@ -618,9 +316,10 @@ async def _events(
     try:
         payload = await apply_on_payload(build_payload(model, context, options), options, model)
 
-        client, found = await _in_thread(
-            lambda: _client(sdk, model, extra, headers), lambda made: made[0].close()
+        client, found = await in_thread(
+            lambda: make_client(sdk, model, extra, headers), lambda made: made[0].close()
         )
+        # the chain's credentials join the secrets ("key" marks each value as one)
         request.secrets = tuple(
             sorted(
                 {*request.secrets, *secret_values(None, *({"key": v} for v in found))},
@@ -630,8 +329,8 @@ async def _events(
         opened = await send_with_retries(
             lambda: _open(sdk, client, payload, request),
             request,
-            lambda exc: _classify(sdk, exc),
-            lambda exc: _failure_text(sdk, exc, started=False),
+            lambda exc: classify(sdk, exc),
+            lambda exc: failure_text(sdk, exc, started=False),
         )
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
@@ -651,14 +350,14 @@ async def _events(
     except RequestAborted:
         yield builder.error("aborted", ABORTED)
         return
-    except _NoRegion as exc:
+    except NoRegion as exc:
         yield builder.error("error", str(exc))
         return
     except Exception as exc:
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
         else:
-            yield builder.error("error", _failure_text(sdk, exc, started=started))
+            yield builder.error("error", failure_text(sdk, exc, started=started))
         return
     finally:
         if opened is not None:
@@ -704,7 +403,7 @@ def stream(
         MissingExtraError: boto3 is not installed (`pip install 'agentcore[bedrock]'`).
     """
     options = options or BedrockOptions()
-    sdk = _Sdk()
+    sdk = Sdk()
     extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
     headers = merged_headers(model, options)
     request = Request(model, options, None)
