@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
+from agentcore import Agent
 from agentcore.abort import AbortController
 from agentcore.errors import MissingExtraError
 from agentcore.llm import (
@@ -48,6 +49,7 @@ from agentcore.messages import (
     UserMessage,
     to_json,
 )
+from agentcore.sessions import JsonlSessionStore
 
 from . import test_faults
 from .bedrock_server import (
@@ -857,6 +859,28 @@ async def test_no_credential_value_in_any_event_message_error_or_log(
         for secret in CREDENTIAL_VALUES:
             assert secret not in text, text[:300]
         assert "SECRET" not in text
+
+
+@pytest.mark.usefixtures("registered")
+async def test_no_credential_value_in_a_stored_session(server: FaultServer, tmp_path: Path) -> None:
+    """An Agent's session, stored as it happens, holds the failed answer without a credential,
+    though the server quoted them all."""
+    echo = f"{CREDENTIALS.decode()} token={SESSION_TOKEN} secret={SECRET_KEY}"
+    denied = error_response(403, "AccessDeniedException", "x")
+    denied.chunks = [json.dumps({"message": echo}).encode()]
+    server.enqueue(denied)
+    store = JsonlSessionStore(tmp_path / "sessions")
+    agent = Agent(initial_state={"model": make_model(server)}, session=store.create())
+    await agent.prompt("hello")
+    assert agent.state.error_message is not None
+    assert agent.state.error_message.startswith("403 AccessDeniedException: Authorization:")
+    stored = "".join(
+        p.read_text("utf-8") for p in (tmp_path / "sessions").rglob("*") if p.is_file()
+    )
+    assert "AccessDeniedException" in stored
+    for secret in CREDENTIAL_VALUES:
+        assert secret not in stored
+    assert "SECRET" not in stored
 
 
 async def test_credentials_from_a_profile_are_redacted_too(
