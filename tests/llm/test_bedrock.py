@@ -601,22 +601,28 @@ async def test_leaving_early_closes_the_stream(server: FaultServer) -> None:
 
 
 async def test_the_event_loop_runs_while_the_sdk_waits(server: FaultServer) -> None:
-    """boto3 blocks; it must block a worker thread, never the loop: a task on the loop runs
-    while the answer is held back."""
+    """boto3 blocks; it must block a worker thread, never the loop. The server holds the answer
+    back after its first text until a task on the loop opens the gate: the rest of the answer
+    can only arrive after that task ran (a blocked loop would get it only when the server gives
+    up waiting, with the gate still shut)."""
     server.enqueue(answer("text", gate_after=2))
-    ran_while_waiting: list[bool] = []
+    gate_open_at_delta: list[bool] = []
+    first_text = anyio.Event()
 
-    async def ticker() -> None:
-        await until_sent(server)
-        await anyio.sleep(0.05)
-        ran_while_waiting.append(True)
+    async def opener() -> None:
+        await first_text.wait()
         server.gate.set()
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(15):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(ticker)
-            _, message = await collect(run(server))
-    assert ran_while_waiting == [True] and message.stop_reason == "stop"
+            tg.start_soon(opener)
+            stream = run(server)
+            async for item in stream:
+                if item.type == "text_delta":
+                    gate_open_at_delta.append(server.gate.is_set())
+                    first_text.set()
+            message = await stream.result()
+    assert gate_open_at_delta == [False, True, True] and message.stop_reason == "stop"
 
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])
