@@ -369,6 +369,7 @@ async def test_images_in_prompts_and_tool_results(server: FaultServer) -> None:
             tool_name="screenshot",
             content=[ImageContent(data=PNG, mime_type="image/jpeg")],
         ),
+        tools=[WEATHER],
     )
     server.enqueue(answer("text"), answer("text"))
     await collect(run(server, ctx=ctx))
@@ -756,6 +757,7 @@ def test_budget_thinking_is_off_inside_a_tool_loop_that_did_not_think() -> None:
             content=[call], api=API, provider="amazon-bedrock", model=CLAUDE, stop_reason="tool_use"
         ),
         ToolResultMessage(tool_call_id="t1", tool_name="f", content=[TextContent(text="ok")]),
+        tools=[WEATHER],
     )
     options = BedrockOptions(thinking="enabled", thinking_budget=2048)
     assert "additionalModelRequestFields" not in build_payload(make_model(None), ctx, options)
@@ -793,6 +795,7 @@ def test_cross_provider_transcript() -> None:
         UserMessage(content="and then"),
         failed,
         UserMessage(content="again"),
+        tools=[WEATHER],
     )
     messages = build_payload(make_model(None), ctx, BedrockOptions(cache_retention="none"))[
         "messages"
@@ -832,6 +835,50 @@ def test_cross_provider_transcript() -> None:
         },
     ]
     assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", new_id)
+
+
+def test_tool_blocks_in_words_when_no_tools_are_offered() -> None:
+    """Bedrock rejects toolUse and toolResult blocks in a request without a toolConfig (a
+    summary of a tool loop, say): there they are told in words."""
+    call = ToolCall(id="tooluse_1", name="get_weather", arguments={"location": "Oslo"})
+    ctx = context(
+        UserMessage(content="Weather?"),
+        AssistantMessage(
+            content=[TextContent(text="Checking."), call],
+            api=API,
+            provider="amazon-bedrock",
+            model=CLAUDE,
+            stop_reason="tool_use",
+        ),
+        ToolResultMessage(
+            tool_call_id="tooluse_1",
+            tool_name="get_weather",
+            content=[TextContent(text="-3 C"), ImageContent(data=PNG, mime_type="image/png")],
+        ),
+        UserMessage(content="Summarise."),
+    )
+    options = BedrockOptions(cache_retention="none")
+    without = build_payload(make_model(None), ctx, options)
+    assert "toolConfig" not in without
+    assert without["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"text": "Checking."},
+                {"text": '(called the tool get_weather with {"location": "Oslo"})'},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"text": "(the tool get_weather returned: -3 C)"},
+                {"image": {"format": "png", "source": {"bytes": PNG_BYTES}}},
+                {"text": "Summarise."},
+            ],
+        },
+    ]
+    with_tools = build_payload(make_model(None), dataclasses.replace(ctx, tools=[WEATHER]), options)
+    assert "toolUse" in with_tools["messages"][1]["content"][1]
 
 
 # --- credentials and region -------------------------------------------------------------------

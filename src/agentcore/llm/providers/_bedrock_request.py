@@ -9,6 +9,8 @@ and redacted-thinking data are `bytes`, which the SDK base64-encodes itself.
   Bedrock accepts (`[a-zA-Z0-9_-]`, at most 64 characters). Consecutive messages of one role
   share one Bedrock message (the API wants the roles to alternate), so tool results that answer
   one turn go out together; empty text is dropped (the API rejects it).
+* A request that offers no tools tells earlier tool calls and results in words: Bedrock
+  rejects tool blocks without a `toolConfig` (a summary request after a tool loop, say).
 * Thinking is replayed as `reasoningContent` with its signature, redacted thinking as its
   opaque bytes; unsigned thinking (cut off) goes back as text.
 * Prompt caching (`cache_retention` other than `none`, on models that take cache points) puts a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -208,10 +211,40 @@ def _assistant_blocks(message: AssistantMessage) -> list[Any]:
     return blocks
 
 
-def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
-    """Our transcript as Converse `messages` (see the module docstring)."""
+def _as_text(blocks: list[Any], names: dict[str, str]) -> list[Any]:
+    """Tool blocks told in words, for a request that offers no tools (Bedrock rejects tool
+    blocks without a `toolConfig`); images of tool results stay images."""
+    out: list[Any] = []
+    for block in blocks:
+        if "toolUse" in block:
+            use = block["toolUse"]
+            arguments = json.dumps(use["input"], ensure_ascii=False)
+            out.append({"text": f"(called the tool {use['name']} with {arguments})"})
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            name = names.get(result["toolUseId"], "tool")
+            outcome = "failed" if result["status"] == "error" else "returned"
+            texts = [b["text"] for b in result["content"] if "text" in b]
+            out.append({"text": f"(the tool {name} {outcome}: {' '.join(texts)})"})
+            out.extend(b for b in result["content"] if "image" in b)
+        else:
+            out.append(block)
+    return out
+
+
+def convert_messages(
+    messages: list[Message], model: Model, *, tools_as_text: bool = False
+) -> list[dict[str, Any]]:
+    """Our transcript as Converse `messages` (see the module docstring).
+
+    Args:
+        messages: the transcript.
+        model: the model the request goes to.
+        tools_as_text: tell tool calls and results in words (for a request without tools).
+    """
     images = "image" in model.input
     params: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
     for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, ToolResultMessage):
             role, blocks = "user", [_tool_result(message, images)]
@@ -219,6 +252,9 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
             role, blocks = "user", _user_blocks(message.content, images)
         else:
             role, blocks = "assistant", _assistant_blocks(message)
+            names.update((call.id, call.name) for call in message.tool_calls)
+        if tools_as_text:
+            blocks = _as_text(blocks, names)
         if not blocks:
             continue
         if params and params[-1]["role"] == role:
@@ -249,7 +285,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
     compat = compat_of(model)
     cache = compat.cache_points and options.cache_retention != "none"
-    messages = convert_messages(context.messages, model)
+    messages = convert_messages(context.messages, model, tools_as_text=not context.tools)
     payload: dict[str, Any] = {"modelId": model.id, "messages": messages}
     if context.system_prompt.strip():
         system: list[Any] = [{"text": sanitize_surrogates(context.system_prompt)}]
