@@ -35,6 +35,7 @@ from agentcore.llm import (
 from agentcore.llm import stream as llm_stream
 from agentcore.llm.model import Model, ModelCost
 from agentcore.llm.overflow import is_context_overflow
+from agentcore.llm.providers import _bedrock_sdk
 from agentcore.llm.providers import bedrock as adapter
 from agentcore.llm.providers.bedrock import BedrockCompat, BedrockOptions, build_payload
 from agentcore.llm.stream import AssistantMessageEventStream
@@ -624,6 +625,25 @@ async def test_the_event_loop_runs_while_the_sdk_waits(server: FaultServer) -> N
                     first_text.set()
             message = await stream.result()
     assert gate_open_at_delta == [False, True, True] and message.stop_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    ("bounds", "least"),
+    [({"request_timeout": 0.3}, 600), ({"idle_timeout": 30.0}, 30), ({}, 600)],
+)
+def test_the_sdk_read_timeout_never_cuts_a_silence_the_options_allow(
+    bounds: dict[str, float], least: float
+) -> None:
+    """botocore's read timeout bounds each socket read: it is a backstop behind our timers,
+    and a short `request_timeout` must not make it cut an answer that `idle_timeout=None`
+    lets pause."""
+    client, _ = _bedrock_sdk.make_client(
+        _bedrock_sdk.Sdk(), make_model(None), BedrockOptions(**bounds), {}
+    )
+    try:
+        assert least < client.meta.config.read_timeout <= least + 10
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])

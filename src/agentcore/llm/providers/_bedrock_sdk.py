@@ -61,7 +61,7 @@ _RETRYABLE_CODES = frozenset(
         "modelStreamErrorException",
     }
 )
-_DEFAULT_READ_TIMEOUT = 600.0  # seconds; a backstop only, our own timers act first
+_DEFAULT_READ_TIMEOUT = 600.0  # seconds of silence the SDK allows when idle_timeout is None
 _END: Any = object()
 
 # --- the SDK ----------------------------------------------------------------------------------
@@ -159,8 +159,10 @@ def _client_of(
     region = _region(options, session)
     if not region:
         raise NoRegion()
-    bounds = [t for t in (options.request_timeout, options.idle_timeout) if t is not None]
-    read_timeout = max(bounds) + 5.0 if bounds else _DEFAULT_READ_TIMEOUT
+    # the SDK's read timeout bounds every socket read, the wait for the response included: a
+    # backstop behind our own timers, never shorter than a silence the options allow
+    idle = options.idle_timeout if options.idle_timeout is not None else _DEFAULT_READ_TIMEOUT
+    read_timeout = max(idle, options.request_timeout or 0.0) + 5.0
     config = sdk.config.Config(
         retries={"total_max_attempts": 1, "mode": "standard"},
         read_timeout=read_timeout,
