@@ -38,6 +38,7 @@ PROVIDER_APIS = {
     "openai-responses": "openai",
     "anthropic-messages": "anthropic",
     "google-generative-ai": "google",
+    "bedrock-converse-stream": "bedrock",
 }
 """The API of each adapter that needs a vendor SDK, and the extra that installs it."""
 

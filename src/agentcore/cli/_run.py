@@ -76,7 +76,9 @@ _SDKS: dict[str, tuple[str, str]] = {
     "openai-responses": ("openai", "openai"),
     "anthropic-messages": ("anthropic", "anthropic"),
     "google-generative-ai": ("google.genai", "google"),
+    "bedrock-converse-stream": ("boto3", "bedrock"),
 }
+_NO_API_KEY = frozenset({"bedrock-converse-stream"})  # the AWS credential chain, not a key
 
 
 class CommandError(Exception):
@@ -146,7 +148,8 @@ def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
             get_api_provider(model.api)
             if model.api in _SDKS:  # adapters of other APIs (faux, custom) bring their own
                 import_sdk(*_SDKS[model.api])
-                resolve_api_key(model, StreamOptions())
+                if model.api not in _NO_API_KEY:
+                    resolve_api_key(model, StreamOptions())
     except AgentCoreError as exc:
         raise CommandError(str(exc)) from None
     return model

@@ -64,7 +64,6 @@ _BUILTIN: dict[str, str] = {
     "openai-responses": "agentcore.llm.providers.openai_responses",
     "anthropic-messages": "agentcore.llm.providers.anthropic",
     "google-generative-ai": "agentcore.llm.providers.google",
-    # Reserved for the Bedrock branch: until its module exists, the api is reported as unknown.
     "bedrock-converse-stream": "agentcore.llm.providers.bedrock",
 }
 _providers: dict[str, ApiProvider] = {}
