@@ -29,6 +29,8 @@ Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around ea
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,11 +38,20 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _tool_execution
+from . import _loop_request, _tool_execution
 from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
-from ._loop_request import aborted_answer, stream_options, unique_tool_call_ids
+from ._loop_request import (
+    RequestObserver,
+    RunInfo,
+    RunObserver,
+    aborted_answer,
+    end_observing,
+    start_observing,
+    stream_options,
+    unique_tool_call_ids,
+)
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError, MessageFormatError
@@ -54,6 +65,7 @@ from .events import (
     TurnStartEvent,
 )
 from .limits import LimitReached
+from .llm._request import watch_retries
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
@@ -68,6 +80,8 @@ __all__ = [
 _LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
+
+_log = logging.getLogger("agentcore")
 
 
 def _check_prompts(prompts: Any, what: str = "prompts") -> list[AgentMessage]:
@@ -145,6 +159,7 @@ class _Run:
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
+        self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -200,6 +215,34 @@ class _Run:
     # -- the run ---------------------------------------------------------------------------
 
     async def run(self, prompts: list[AgentMessage] | None) -> None:
+        instrumentation = _loop_request._instrumentation
+        if instrumentation is None:
+            await self.run_events(prompts)
+            return
+        self.observer = observer = start_observing(
+            instrumentation,
+            RunInfo(
+                model=self.model,
+                system_prompt=self.system_prompt,
+                messages=list(self.messages),
+                prompts=list(prompts or ()),
+                tools=list(self.tools),
+                signal=self.signal,
+            ),
+        )
+        if observer is None:
+            await self.run_events(prompts)
+            return
+        error: BaseException | None = None
+        try:
+            await self.run_events(prompts)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            end_observing(observer, self.new_messages, self.limit, error)
+
+    async def run_events(self, prompts: list[AgentMessage] | None) -> None:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         try:
             async with anyio.create_task_group() as self.group:
@@ -357,6 +400,53 @@ class _Run:
                 options = replace(options, api_key=key)
         if signal.aborted:
             return await self.aborted()
+        if self.observer is not None or _log.isEnabledFor(logging.INFO):
+            return await self.observed_request(context, options)
+        return await self.request(context, options, None)
+
+    async def observed_request(
+        self, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessage:
+        """A request seen by the instrumentation and logged to `agentcore` (model, stop reason,
+        duration, retries, usage: DEBUG; a failed or aborted one at INFO; never content)."""
+        observer = self.observer
+        model = self.model
+        watcher = _RequestLog(
+            observer.start_request(model, context) if observer is not None else None
+        )
+        stop_watching = watch_retries(watcher)
+        started = time.perf_counter()
+        try:
+            final = await self.request(context, options, watcher)
+        except BaseException as exc:
+            stop_watching()
+            if watcher.observer is not None:
+                watcher.observer.end_request(None, exc)
+            raise
+        stop_watching()
+        if watcher.observer is not None:
+            watcher.observer.end_request(final, None)
+        level = logging.DEBUG if final.stop_reason not in ("error", "aborted") else logging.INFO
+        if _log.isEnabledFor(level):
+            usage = final.usage
+            _log.log(
+                level,
+                "request to %s/%s: %s after %.3f s (%d retries), %d input + %d output tokens%s",
+                model.provider,
+                model.id,
+                final.stop_reason,
+                time.perf_counter() - started,
+                watcher.retries,
+                usage.input + usage.cache_read + usage.cache_write,
+                usage.output,
+                f": {final.error_message}" if final.error_message else "",
+            )
+        return final
+
+    async def request(
+        self, context: Context, options: SimpleStreamOptions, watcher: _RequestLog | None
+    ) -> AssistantMessage:
+        """Send one request and stream its answer into the transcript."""
         stream = await call_stream_fn(self.stream_fn, self.model, context, options)
         started = False
         try:
@@ -370,6 +460,8 @@ class _Run:
                     self.partial_event = event
                     await self.emit(MessageStartEvent(message=event.partial))
                 elif started:
+                    if watcher is not None and not watcher.first:
+                        watcher.first_event()
                     self.partial_event = event
                     update = update_event(event)
                     if self.sync_sink:  # the hot path: one call per delta, no coroutine
@@ -433,6 +525,27 @@ class _Run:
         await self.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])
+
+
+class _RequestLog:
+    """Counts the retries of one request and passes what it sees on to the instrumentation."""
+
+    __slots__ = ("first", "observer", "retries")
+
+    def __init__(self, observer: RequestObserver | None) -> None:
+        self.observer = observer
+        self.retries = 0
+        self.first = False
+
+    def on_retry(self, attempt: int, error: str, delay: float) -> None:
+        self.retries += 1
+        if self.observer is not None:
+            self.observer.on_retry(attempt, error, delay)
+
+    def first_event(self) -> None:
+        self.first = True
+        if self.observer is not None:
+            self.observer.on_first_event()
 
 
 # --- entry points ------------------------------------------------------------------------------
