@@ -30,8 +30,10 @@ from typing import Any, Generic, Self, TypeVar
 import anyio
 import sniffio
 
+from ._loop_request import run_usage
 from .abort import _threadsafe_caller
 from .limits import LimitReached
+from .messages import Usage
 
 __all__ = ["EventStream"]
 
@@ -150,13 +152,14 @@ class EventStream(Generic[E, R]):
 
     Use `async for event in stream`, then `await stream.result()`; or `async with stream:` to be
     sure the run stops when you leave. From synchronous code, use `for` and `result_sync()`.
-    After the run, `limit` says which bound ended it, if one did.
+    After the run, `limit` says which bound ended it, if one did, and `usage` what it cost.
     """
 
     __slots__ = (
         "__weakref__",
         "_channel",
         "_limit",
+        "_messages",
         "_producer",
         "_started",
         "_sync_queue",
@@ -170,6 +173,7 @@ class EventStream(Generic[E, R]):
         self._thread: threading.Thread | None = None
         self._sync_queue: queue.SimpleQueue[Any] | None = None
         self._limit: LimitReached | None = None  # set by the run before its result is ready
+        self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
 
     @property
     def limit(self) -> LimitReached | None:
@@ -177,6 +181,15 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
         return self._limit
+
+    @property
+    def usage(self) -> Usage | None:
+        """The total usage and cost of the run (`run_usage` of its messages: answers and the
+        usage tool results report); None while the run is going. Readable from `agent_end` on.
+        """
+        if self._messages is None:
+            return None
+        return run_usage(self._messages)
 
     # -- async use -------------------------------------------------------------------------
 

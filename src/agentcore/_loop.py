@@ -257,6 +257,7 @@ class _Run:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
                 if self.stream is not None:  # readable as soon as agent_end is
                     self.stream._limit = self.limit
+                    self.stream._messages = self.new_messages
                 await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as

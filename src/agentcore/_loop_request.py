@@ -55,6 +55,7 @@ __all__ = [
     "RunObserver",
     "ToolObserver",
     "aborted_answer",
+    "add_usage",
     "get_instrumentation",
     "run_usage",
     "set_instrumentation",
@@ -134,29 +135,33 @@ def run_usage(messages: Iterable[object], *, include_tools: bool = True) -> Usag
     tokens were spent) and, with `include_tools` (the default), the `usage` tool results report
     (a sub-agent's, a paid API's), so that the total is what the run cost.
     """
-    fields = [0, 0, 0, 0]
-    costs = [0.0, 0.0, 0.0, 0.0]
+    total = Usage()
     for message in messages:
-        role = getattr(message, "role", None)
-        if role == "assistant" or (include_tools and role == "tool_result"):
-            usage = getattr(message, "usage", None)
-            if not isinstance(usage, Usage):
-                continue
-            fields[0] += usage.input
-            fields[1] += usage.output
-            fields[2] += usage.cache_read
-            fields[3] += usage.cache_write
-            cost = usage.cost
-            costs[0] += cost.input
-            costs[1] += cost.output
-            costs[2] += cost.cache_read
-            costs[3] += cost.cache_write
+        total = add_usage(total, message, include_tools=include_tools)
+    return total
+
+
+def add_usage(total: Usage, message: object, *, include_tools: bool = True) -> Usage:
+    """`total` plus the usage of `message` when it is an answer or (with `include_tools`) a
+    tool result that reports usage; `total` itself otherwise."""
+    role = getattr(message, "role", None)
+    if role != "assistant" and (not include_tools or role != "tool_result"):
+        return total
+    usage = getattr(message, "usage", None)
+    if not isinstance(usage, Usage) or (not usage.total_tokens and not usage.cost.total):
+        return total
+    a, b = total.cost, usage.cost
     return Usage(
-        input=fields[0],
-        output=fields[1],
-        cache_read=fields[2],
-        cache_write=fields[3],
-        cost=Cost(input=costs[0], output=costs[1], cache_read=costs[2], cache_write=costs[3]),
+        input=total.input + usage.input,
+        output=total.output + usage.output,
+        cache_read=total.cache_read + usage.cache_read,
+        cache_write=total.cache_write + usage.cache_write,
+        cost=Cost(
+            input=a.input + b.input,
+            output=a.output + b.output,
+            cache_read=a.cache_read + b.cache_read,
+            cache_write=a.cache_write + b.cache_write,
+        ),
     )
 
 

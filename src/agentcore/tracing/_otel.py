@@ -186,6 +186,9 @@ class _Run:
                 error_type = type(error).__qualname__
                 span.record_exception(error)
                 span.set_status(api.Status(api.StatusCode.ERROR, error_type))
+            elif self.info.signal.aborted:  # also an abort during tools (no aborted answer)
+                error_type = "aborted"
+                span.set_status(api.Status(api.StatusCode.ERROR, "aborted"))
             elif last is not None and last.stop_reason in ("error", "aborted"):
                 error_type = "aborted" if last.stop_reason == "aborted" else "error"
                 span.set_status(api.Status(api.StatusCode.ERROR, last.error_message or error_type))
