@@ -9,7 +9,8 @@ Where the producer runs:
   or `async with`). It cannot be a child of the consumer's task group: `async for` over a stream
   gives the stream no scope to open one in, and an async generator that yields from inside a task
   group breaks cancellation. So the stream owns the task itself, through the event loop's native
-  spawn (the only place in agentcore that does so). `aclose()` and leaving `async with` cancel it
+  spawn (the only place in agentcore that does so), with a copy of the consumer's context
+  variables, under trio as under asyncio. `aclose()` and leaving `async with` cancel it
   and wait for it; a stream dropped without either is cancelled when garbage-collected. The
   producer never raises into the loop: its failures are stored and re-raised to the consumer.
 - With no running event loop (plain synchronous code), on a background thread with its own event
@@ -19,6 +20,7 @@ Where the producer runs:
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import weakref
@@ -130,7 +132,11 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
     if sniffio.current_async_library() == "trio":
         import trio
 
-        trio.lowlevel.spawn_system_task(_produce, channel, producer)
+        # A system task starts from the system nursery's context: give it the consumer's, as
+        # asyncio's create_task does, so context variables (an OpenTelemetry span) carry over.
+        trio.lowlevel.spawn_system_task(
+            _produce, channel, producer, context=contextvars.copy_context()
+        )
     else:
         import asyncio
 
