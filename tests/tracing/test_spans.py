@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
@@ -148,7 +149,7 @@ async def test_parallel_tools_each_run_inside_their_own_span(traces: Traces) -> 
             if running == 2:
                 both_running.set()
             await both_running.wait()  # both calls are in flight at once
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             seen[name] = current_span_id()
             return AgentToolResult.text(name)
 
