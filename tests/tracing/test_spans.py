@@ -406,3 +406,23 @@ async def test_instrument_replaces_the_previous_instrumentation(traces: Traces) 
     from agentcore import get_instrumentation
 
     assert get_instrumentation() is again
+
+
+def test_the_core_never_imports_tracing_or_opentelemetry() -> None:
+    """A run without `instrument()` loads neither this package nor the OpenTelemetry API."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from agentcore import Agent\n"
+        "from agentcore.testing import FauxProvider, faux_text\n"
+        "faux = FauxProvider([faux_text('hi')])\n"
+        "Agent(initial_state={'model': faux.model}).prompt_sync('hi')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('agentcore.tracing', "
+        "'opentelemetry'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -17,12 +17,15 @@ Jaeger, Honeycomb, an OTLP collector) works. See docs/tracing.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing
 
-from .._loop_request import get_instrumentation, set_instrumentation
-from ._otel import OtelInstrumentation, load_api
+from agentcore import get_instrumentation as _get_instrumentation
+from agentcore import set_instrumentation as _set_instrumentation
 
-if TYPE_CHECKING:
+from ._otel import OtelInstrumentation
+from ._otel import load_api as _load_api
+
+if typing.TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
@@ -55,7 +58,7 @@ def instrument(
     Raises:
         MissingExtraError: `opentelemetry-api` is not installed.
     """
-    api = load_api()
+    api = _load_api()
     if tracer_provider is None:
         tracer = api.trace.get_tracer("agentcore", _VERSION)
     else:
@@ -67,11 +70,11 @@ def instrument(
     instrumentation = OtelInstrumentation(
         api, tracer, meter, capture_content=capture_content, agent_name=agent_name
     )
-    set_instrumentation(instrumentation)
+    _set_instrumentation(instrumentation)
     return instrumentation
 
 
 def uninstrument() -> None:
     """Stop tracing runs started from now on (runs going on finish as they began)."""
-    if isinstance(get_instrumentation(), OtelInstrumentation):
-        set_instrumentation(None)
+    if isinstance(_get_instrumentation(), OtelInstrumentation):
+        _set_instrumentation(None)

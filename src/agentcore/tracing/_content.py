@@ -12,7 +12,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..messages import (
+from agentcore import (
+    AgentToolResult,
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -21,7 +22,6 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..tools import AgentToolResult
 
 __all__ = ["messages_json", "result_text", "to_json_text"]
 

@@ -16,19 +16,21 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .._loop_request import (
+from agentcore import (
+    AgentMessage,
+    AgentToolResult,
+    AssistantMessage,
+    LimitReached,
+    MissingExtraError,
     RequestObserver,
     RunInfo,
     RunObserver,
+    ToolCall,
     ToolObserver,
     run_usage,
 )
-from ..errors import MissingExtraError
-from ..limits import LimitReached
-from ..llm.model import Model
-from ..llm.types import Context
-from ..messages import AgentMessage, AssistantMessage, ToolCall
-from ..tools import AgentToolResult
+from agentcore.llm import Context, Model
+
 from ._content import messages_json, result_text, to_json_text
 
 if TYPE_CHECKING:
