@@ -12,7 +12,8 @@ call id, error). A run started inside a tool nests under that tool's span. Spans
 to the global OpenTelemetry providers unless others are given; with none installed they cost
 next to nothing, and with `instrument()` never called the loop does not call this package at all.
 Needs `opentelemetry-api` only (`pip install 'agentcore[otel]'`); any SDK and exporter (Logfire,
-Jaeger, Honeycomb, an OTLP collector) works. See docs/tracing.md.
+Jaeger, Honeycomb, an OTLP collector) works. `TraceTree` records the same tree without
+OpenTelemetry and draws it as text (the `agentcore` command's `--trace`). See docs/tracing.md.
 """
 
 from __future__ import annotations
@@ -24,12 +25,20 @@ from agentcore import set_instrumentation as _set_instrumentation
 
 from ._otel import OtelInstrumentation
 from ._otel import load_api as _load_api
+from ._tree import SpanNode, TraceTree, usage_text
 
 if typing.TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["OtelInstrumentation", "instrument", "uninstrument"]
+__all__ = [
+    "OtelInstrumentation",
+    "SpanNode",
+    "TraceTree",
+    "instrument",
+    "uninstrument",
+    "usage_text",
+]
 
 _VERSION = "0.1.0"
 
