@@ -109,7 +109,7 @@ def test_a_failed_run_with_trace_still_prints_its_tree() -> None:
 
 def test_chat_trace_shows_each_answer_and_the_conversation_total() -> None:
     faux = FauxProvider([faux_text("one"), faux_text("two")])
-    code, out, err = _cli("chat", "--trace", faux=faux, stdin="first\nsecond\n")
+    code, _out, err = _cli("chat", "--trace", faux=faux, stdin="first\nsecond\n")
     assert code == 0, err
     totals = [line for line in err.splitlines() if line.startswith("(")]
     assert len(totals) == 2 and all("; conversation: " in t for t in totals)
@@ -123,7 +123,7 @@ def test_run_trace_exports_over_otlp_when_the_endpoint_is_set(
     with OtlpReceiver() as receiver:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
         monkeypatch.setenv("OTEL_SERVICE_NAME", "my-agent")
-        code, out, err = _cli("run", "1+1?", "--tools", "--trace", faux=faux)
+        code, _out, err = _cli("run", "1+1?", "--tools", "--trace", faux=faux)
     assert code == 0, err
     assert "invoke_agent" not in err  # exported, not printed
     names = sorted(s.name for s in receiver.spans)
