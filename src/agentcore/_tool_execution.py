@@ -412,8 +412,10 @@ class _Batch:
         assert item.result is not None
         item.finished = True
         call = item.call
-        if item.observer is not None:
-            item.observer.end_tool(item.result, item.is_error, item.error)
+        observer = item.observer
+        if observer is not None:
+            item.observer = None  # ended: not again if the batch is cancelled
+            observer.end_tool(item.result, item.is_error, item.error)
         if item.started:
             _log.debug(
                 "tool %r (call %s) finished in %.3f s%s",
@@ -510,6 +512,14 @@ async def execute_batch(
                 await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
             for item in items:
                 results.append(await batch.publish(item))
+    except BaseException as exc:
+        # Cancelled from outside: the instrumentation still learns how each open call ended.
+        for item in items:
+            observer = item.observer
+            if observer is not None:
+                item.observer = None
+                observer.end_tool(_error(ABORTED_WHILE_RUNNING), True, exc)
+        raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)

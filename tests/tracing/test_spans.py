@@ -281,6 +281,9 @@ async def test_an_outer_cancellation_ends_the_spans(traces: Traces) -> None:
     agent = traces.one("invoke_agent")
     assert agent.status.status_code is StatusCode.ERROR
     assert attrs(agent)["error.type"] == "CancelledError"
+    hang = traces.one("execute_tool hang")  # ended too, not left open
+    assert attrs(hang)["error.type"] == "CancelledError"
+    assert hang.parent is not None and hang.parent.span_id == agent.context.span_id
     # nothing stays current after the run: the context is as it was
     assert not trace.get_current_span().get_span_context().is_valid
 
