@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -43,7 +42,7 @@ from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
 from ._loop_request import (
-    RequestObserver,
+    RequestWatch,
     RunInfo,
     RunObserver,
     aborted_answer,
@@ -65,7 +64,6 @@ from .events import (
     TurnStartEvent,
 )
 from .limits import LimitReached
-from .llm._request import watch_retries
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
@@ -402,50 +400,22 @@ class _Run:
         if signal.aborted:
             return await self.aborted()
         if self.observer is not None or _log.isEnabledFor(logging.INFO):
-            return await self.observed_request(context, options)
+            # watched: seen by the instrumentation, logged (see `RequestWatch`)
+            observer = self.observer
+            watch = RequestWatch(
+                observer.start_request(self.model, context) if observer is not None else None
+            )
+            try:
+                final = await self.request(context, options, watch)
+            except BaseException as exc:
+                watch.failed(exc)
+                raise
+            watch.finished(self.model, final)
+            return final
         return await self.request(context, options, None)
 
-    async def observed_request(
-        self, context: Context, options: SimpleStreamOptions
-    ) -> AssistantMessage:
-        """A request seen by the instrumentation and logged to `agentcore` (model, stop reason,
-        duration, retries, usage: DEBUG; a failed or aborted one at INFO; never content)."""
-        observer = self.observer
-        model = self.model
-        watcher = _RequestLog(
-            observer.start_request(model, context) if observer is not None else None
-        )
-        stop_watching = watch_retries(watcher)
-        started = time.perf_counter()
-        try:
-            final = await self.request(context, options, watcher)
-        except BaseException as exc:
-            stop_watching()
-            if watcher.observer is not None:
-                watcher.observer.end_request(None, exc)
-            raise
-        stop_watching()
-        if watcher.observer is not None:
-            watcher.observer.end_request(final, None)
-        level = logging.DEBUG if final.stop_reason not in ("error", "aborted") else logging.INFO
-        if _log.isEnabledFor(level):
-            usage = final.usage
-            _log.log(
-                level,
-                "request to %s/%s: %s after %.3f s (%d retries), %d input + %d output tokens%s",
-                model.provider,
-                model.id,
-                final.stop_reason,
-                time.perf_counter() - started,
-                watcher.retries,
-                usage.input + usage.cache_read + usage.cache_write,
-                usage.output,
-                f": {final.error_message}" if final.error_message else "",
-            )
-        return final
-
     async def request(
-        self, context: Context, options: SimpleStreamOptions, watcher: _RequestLog | None
+        self, context: Context, options: SimpleStreamOptions, watcher: RequestWatch | None
     ) -> AssistantMessage:
         """Send one request and stream its answer into the transcript."""
         stream = await call_stream_fn(self.stream_fn, self.model, context, options)
@@ -526,27 +496,6 @@ class _Run:
         await self.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])
-
-
-class _RequestLog:
-    """Counts the retries of one request and passes what it sees on to the instrumentation."""
-
-    __slots__ = ("first", "observer", "retries")
-
-    def __init__(self, observer: RequestObserver | None) -> None:
-        self.observer = observer
-        self.retries = 0
-        self.first = False
-
-    def on_retry(self, attempt: int, error: str, delay: float) -> None:
-        self.retries += 1
-        if self.observer is not None:
-            self.observer.on_retry(attempt, error, delay)
-
-    def first_event(self) -> None:
-        self.first = True
-        if self.observer is not None:
-            self.observer.on_first_event()
 
 
 # --- entry points ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ fails the run like a raising config hook.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -42,7 +43,7 @@ from .abort import AbortSignal
 from .config import AgentLoopConfig
 from .limits import LimitReached
 from .llm._adapter import ABORTED
-from .llm._request import RetryObserver
+from .llm._request import RetryObserver, watch_retries
 from .llm.model import Model
 from .llm.types import Context, SimpleStreamOptions, ThinkingLevel
 from .messages import AgentMessage, AssistantContent, AssistantMessage, Cost, ToolCall, Usage
@@ -51,6 +52,7 @@ from .tools import AgentTool, AgentToolResult
 __all__ = [
     "Instrumentation",
     "RequestObserver",
+    "RequestWatch",
     "RunInfo",
     "RunObserver",
     "ToolObserver",
@@ -281,3 +283,57 @@ def end_observing(
         observer.end_run(messages, limit, error)
     except Exception:
         _log.exception("the instrumentation's end_run raised")
+
+
+class RequestWatch:
+    """One request the loop watches: the instrumentation's observer (if any) is told of it, its
+    retries counted, and it is logged to `agentcore` when it ends (model, stop reason, duration,
+    retries, usage: DEBUG; a failed or aborted one at INFO with its redacted error; never content).
+    """
+
+    __slots__ = ("first", "observer", "retries", "started", "stop_watching")
+
+    def __init__(self, observer: RequestObserver | None) -> None:
+        self.observer = observer
+        self.retries = 0
+        self.first = False
+        self.started = time.perf_counter()
+        self.stop_watching = watch_retries(self)
+
+    def on_retry(self, attempt: int, error: str, delay: float) -> None:
+        self.retries += 1
+        if self.observer is not None:
+            self.observer.on_retry(attempt, error, delay)
+
+    def first_event(self) -> None:
+        self.first = True
+        if self.observer is not None:
+            self.observer.on_first_event()
+
+    def failed(self, exc: BaseException) -> None:
+        """Reading the answer raised `exc` (a failing sink, an outer cancellation)."""
+        self.stop_watching()
+        if self.observer is not None:
+            self.observer.end_request(None, exc)
+
+    def finished(self, model: Model, final: AssistantMessage) -> None:
+        """The request ended with `final`."""
+        self.stop_watching()
+        if self.observer is not None:
+            self.observer.end_request(final, None)
+        failed = final.stop_reason in ("error", "aborted")
+        level = logging.INFO if failed else logging.DEBUG
+        if _log.isEnabledFor(level):
+            usage = final.usage
+            _log.log(
+                level,
+                "request to %s/%s: %s after %.3f s (%d retries), %d input + %d output tokens%s",
+                model.provider,
+                model.id,
+                final.stop_reason,
+                time.perf_counter() - self.started,
+                self.retries,
+                usage.input + usage.cache_read + usage.cache_write,
+                usage.output,
+                f": {final.error_message}" if final.error_message else "",
+            )
