@@ -14,8 +14,8 @@ Where the producer runs:
   and wait for it; a stream dropped without either is cancelled when garbage-collected. The
   producer never raises into the loop: its failures are stored and re-raised to the consumer.
 - With no running event loop (plain synchronous code), on a background thread with its own event
-  loop; iterate with a plain `for`, get the result with `result_sync()`, and stop it early with
-  `close()` or a `with` block.
+  loop (and a copy of the caller's context variables); iterate with a plain `for`, get the result
+  with `result_sync()`, and stop it early with `close()` or a `with` block.
 """
 
 from __future__ import annotations
@@ -294,7 +294,12 @@ class EventStream(Generic[E, R]):
             finally:
                 q.put(_END)
 
-        self._thread = threading.Thread(target=run, name="agentcore-run", daemon=True)
+        # The caller's context variables go along (an OpenTelemetry span current here is the
+        # run's parent), as they would into a task.
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(run,), name="agentcore-run", daemon=True
+        )
         self._thread.start()
         return q
 

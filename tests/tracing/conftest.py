@@ -24,6 +24,7 @@ class Traces:
 
     exporter: InMemorySpanExporter
     reader: InMemoryMetricReader
+    provider: TracerProvider
 
     @property
     def spans(self) -> list[ReadableSpan]:
@@ -82,7 +83,7 @@ def make_traces(**options: Any) -> Traces:
     instrument(
         tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]), **options
     )
-    return Traces(exporter, reader)
+    return Traces(exporter, reader, provider)
 
 
 @pytest.fixture

@@ -429,3 +429,20 @@ def test_the_core_never_imports_tracing_or_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_synchronous_run_is_a_child_of_the_callers_span(traces: Traces) -> None:
+    """`agent_loop` from plain code runs on a thread of its own, and `prompt_sync` on a portal:
+    both nest under the span current where they were called."""
+    faux = FauxProvider([faux_text("one"), faux_text("two")])
+    tracer = traces.provider.get_tracer("test")
+    with tracer.start_as_current_span("request handler") as outer:
+        stream = agent_loop(
+            [UserMessage(content="hi")], AgentContext(), AgentLoopConfig(model=faux.model)
+        )
+        stream.result_sync()
+        Agent(initial_state={"model": faux.model}).prompt_sync("again")
+    runs = traces.named("invoke_agent")
+    assert len(runs) == 2
+    for span in runs:
+        assert span.parent is not None and span.parent.span_id == outer.get_span_context().span_id
