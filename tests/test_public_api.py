@@ -20,6 +20,7 @@ PUBLIC_MODULES = [
     "agentcore.llm",
     "agentcore.sessions",
     "agentcore.testing",
+    "agentcore.tracing",
 ]
 
 

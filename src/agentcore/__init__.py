@@ -22,6 +22,14 @@ from ._loop import (
 from ._loop import (
     run_agent_loop_continue as run_agent_loop_continue,
 )
+from ._loop_request import Instrumentation as Instrumentation
+from ._loop_request import RequestObserver as RequestObserver
+from ._loop_request import RunInfo as RunInfo
+from ._loop_request import RunObserver as RunObserver
+from ._loop_request import ToolObserver as ToolObserver
+from ._loop_request import get_instrumentation as get_instrumentation
+from ._loop_request import run_usage as run_usage
+from ._loop_request import set_instrumentation as set_instrumentation
 from .abort import (
     AbortController as AbortController,
 )
@@ -215,6 +223,7 @@ __all__ = [
     "Cost",
     "EventStream",
     "ImageContent",
+    "Instrumentation",
     "JsonlSessionStore",
     "LimitKind",
     "LimitReached",
@@ -230,6 +239,9 @@ __all__ = [
     "NextTurn",
     "PrepareNextTurnContext",
     "QueueMode",
+    "RequestObserver",
+    "RunInfo",
+    "RunObserver",
     "Session",
     "SessionStore",
     "SqliteSessionStore",
@@ -243,6 +255,7 @@ __all__ = [
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolObserver",
     "ToolResultMessage",
     "ToolUpdateCallback",
     "TurnEndEvent",
@@ -257,8 +270,11 @@ __all__ = [
     "agent_loop_continue",
     "cancel_on_abort",
     "default_convert_to_llm",
+    "get_instrumentation",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "run_usage",
+    "set_instrumentation",
     "tool",
 ]
 

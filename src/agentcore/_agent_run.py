@@ -17,6 +17,7 @@ import anyio.from_thread
 import sniffio
 
 from ._agent_state import AgentState, Queues
+from ._loop_request import add_usage
 from .abort import AbortController
 from .errors import ConfigError, MessageFormatError, UsageError
 from .events import (
@@ -163,6 +164,7 @@ def track(
         state._messages.append(message)
         run.added.append(message)
         queues.landed(message)
+        state._usage = add_usage(state._usage, message)
         return message
     elif isinstance(event, ToolExecutionStartEvent):
         state._pending = state._pending | {event.tool_call_id}

@@ -20,7 +20,7 @@ from .events import MessageUpdateEvent
 from .limits import LimitReached
 from .llm.model import Model
 from .llm.types import ThinkingLevel
-from .messages import AgentMessage
+from .messages import AgentMessage, Usage
 from .tools import AgentTool
 
 __all__ = ["UNKNOWN_MODEL", "AgentState", "QueueMode"]
@@ -48,7 +48,7 @@ class AgentState:
     The transcript grows only at `message_end` events; `streaming_message` is the message being
     streamed (the partial assistant message), `pending_tool_calls` the ids of running tools,
     `error_message` the error of the last failed or aborted turn, `limit` the bound that ended
-    the last run (both reset when a run starts).
+    the last run (both reset when a run starts), `usage` the total of every run so far.
     """
 
     __slots__ = (
@@ -59,6 +59,7 @@ class AgentState:
         "_pending",
         "_streaming",
         "_tools",
+        "_usage",
         "model",
         "system_prompt",
         "thinking_level",
@@ -83,6 +84,7 @@ class AgentState:
         self._pending: frozenset[str] = frozenset()
         self._error_message: str | None = None
         self._limit: LimitReached | None = None
+        self._usage = Usage()
 
     @property
     def tools(self) -> list[AgentTool]:
@@ -132,6 +134,14 @@ class AgentState:
         """The bound (`max_turns`, a usage limit) that ended the last run, from its `agent_end`;
         None while a run is going, or when no bound ended the last run."""
         return self._limit
+
+    @property
+    def usage(self) -> Usage:
+        """The total usage and cost of this agent's runs since it was created: every answer and
+        the usage tool results report, counted at their `message_end` (`reset()` and a resumed
+        session's earlier transcript do not change it). For one run's total, use
+        `agentcore.run_usage(messages)` on what `prompt()` returned."""
+        return self._usage
 
     def _begin_run(self) -> None:
         self._is_streaming = True

@@ -9,16 +9,18 @@ Where the producer runs:
   or `async with`). It cannot be a child of the consumer's task group: `async for` over a stream
   gives the stream no scope to open one in, and an async generator that yields from inside a task
   group breaks cancellation. So the stream owns the task itself, through the event loop's native
-  spawn (the only place in agentcore that does so). `aclose()` and leaving `async with` cancel it
+  spawn (the only place in agentcore that does so), with a copy of the consumer's context
+  variables, under trio as under asyncio. `aclose()` and leaving `async with` cancel it
   and wait for it; a stream dropped without either is cancelled when garbage-collected. The
   producer never raises into the loop: its failures are stored and re-raised to the consumer.
 - With no running event loop (plain synchronous code), on a background thread with its own event
-  loop; iterate with a plain `for`, get the result with `result_sync()`, and stop it early with
-  `close()` or a `with` block.
+  loop (and a copy of the caller's context variables); iterate with a plain `for`, get the result
+  with `result_sync()`, and stop it early with `close()` or a `with` block.
 """
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import weakref
@@ -30,8 +32,10 @@ from typing import Any, Generic, Self, TypeVar
 import anyio
 import sniffio
 
+from ._loop_request import run_usage
 from .abort import _threadsafe_caller
 from .limits import LimitReached
+from .messages import Usage
 
 __all__ = ["EventStream"]
 
@@ -128,7 +132,11 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
     if sniffio.current_async_library() == "trio":
         import trio
 
-        trio.lowlevel.spawn_system_task(_produce, channel, producer)
+        # A system task starts from the system nursery's context: give it the consumer's, as
+        # asyncio's create_task does, so context variables (an OpenTelemetry span) carry over.
+        trio.lowlevel.spawn_system_task(
+            _produce, channel, producer, context=contextvars.copy_context()
+        )
     else:
         import asyncio
 
@@ -150,13 +158,14 @@ class EventStream(Generic[E, R]):
 
     Use `async for event in stream`, then `await stream.result()`; or `async with stream:` to be
     sure the run stops when you leave. From synchronous code, use `for` and `result_sync()`.
-    After the run, `limit` says which bound ended it, if one did.
+    After the run, `limit` says which bound ended it, if one did, and `usage` what it cost.
     """
 
     __slots__ = (
         "__weakref__",
         "_channel",
         "_limit",
+        "_messages",
         "_producer",
         "_started",
         "_sync_queue",
@@ -170,6 +179,7 @@ class EventStream(Generic[E, R]):
         self._thread: threading.Thread | None = None
         self._sync_queue: queue.SimpleQueue[Any] | None = None
         self._limit: LimitReached | None = None  # set by the run before its result is ready
+        self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
 
     @property
     def limit(self) -> LimitReached | None:
@@ -177,6 +187,15 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
         return self._limit
+
+    @property
+    def usage(self) -> Usage | None:
+        """The total usage and cost of the run (`run_usage` of its messages: answers and the
+        usage tool results report); None while the run is going. Readable from `agent_end` on.
+        """
+        if self._messages is None:
+            return None
+        return run_usage(self._messages)
 
     # -- async use -------------------------------------------------------------------------
 
@@ -275,7 +294,12 @@ class EventStream(Generic[E, R]):
             finally:
                 q.put(_END)
 
-        self._thread = threading.Thread(target=run, name="agentcore-run", daemon=True)
+        # The caller's context variables go along (an OpenTelemetry span current here is the
+        # run's parent), as they would into a task.
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(run,), name="agentcore-run", daemon=True
+        )
         self._thread.start()
         return q
 

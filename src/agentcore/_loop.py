@@ -29,6 +29,7 @@ Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around ea
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,14 +37,24 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _tool_execution
+from . import _loop_request, _tool_execution
 from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
-from ._loop_request import aborted_answer, stream_options, unique_tool_call_ids
+from ._loop_checks import check_call, check_continue, check_prompts
+from ._loop_request import (
+    RequestWatch,
+    RunInfo,
+    RunObserver,
+    aborted_answer,
+    end_observing,
+    start_observing,
+    stream_options,
+    unique_tool_call_ids,
+)
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
-from .errors import ConfigError, MessageFormatError
+from .errors import ConfigError
 from .events import (
     AgentEndEvent,
     AgentEvent,
@@ -69,39 +80,7 @@ _LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
 
-
-def _check_prompts(prompts: Any, what: str = "prompts") -> list[AgentMessage]:
-    if isinstance(prompts, str | bytes) or not isinstance(prompts, Sequence):
-        raise MessageFormatError(
-            f"{what} must be a list of messages (e.g. [UserMessage(content='hi')]), "
-            f"got {type(prompts).__name__}"
-        )
-    for i, message in enumerate(prompts):
-        if not isinstance(getattr(message, "role", None), str):
-            raise MessageFormatError(
-                f"{what}[{i}] is not a message: expected an object with a `role` "
-                f"(UserMessage, ...), got {type(message).__name__}"
-            )
-    return list(prompts)
-
-
-def _check_continue(context: AgentContext) -> None:
-    if not context.messages:
-        raise ConfigError("cannot continue: the transcript has no messages")
-    last = context.messages[-1]
-    if getattr(last, "role", None) == "assistant":
-        raise ConfigError(
-            "cannot continue from an assistant message: add a user or tool-result message first"
-        )
-
-
-def _check_call(context: Any, config: Any, emit: Any = None) -> None:
-    if not isinstance(context, AgentContext):
-        raise ConfigError(f"context must be an AgentContext, got {type(context).__name__}")
-    if not isinstance(config, AgentLoopConfig):
-        raise ConfigError(f"config must be an AgentLoopConfig, got {type(config).__name__}")
-    if emit is not None and not callable(emit):
-        raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
+_log = logging.getLogger("agentcore")
 
 
 class _Run:
@@ -145,6 +124,7 @@ class _Run:
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
+        self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -200,6 +180,34 @@ class _Run:
     # -- the run ---------------------------------------------------------------------------
 
     async def run(self, prompts: list[AgentMessage] | None) -> None:
+        instrumentation = _loop_request._instrumentation
+        if instrumentation is None:
+            await self.run_events(prompts)
+            return
+        self.observer = observer = start_observing(
+            instrumentation,
+            RunInfo(
+                model=self.model,
+                system_prompt=self.system_prompt,
+                messages=list(self.messages),
+                prompts=list(prompts or ()),
+                tools=list(self.tools),
+                signal=self.signal,
+            ),
+        )
+        if observer is None:
+            await self.run_events(prompts)
+            return
+        error: BaseException | None = None
+        try:
+            await self.run_events(prompts)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            end_observing(observer, self.new_messages, self.limit, error)
+
+    async def run_events(self, prompts: list[AgentMessage] | None) -> None:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         try:
             async with anyio.create_task_group() as self.group:
@@ -214,6 +222,7 @@ class _Run:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
                 if self.stream is not None:  # readable as soon as agent_end is
                     self.stream._limit = self.limit
+                    self.stream._messages = self.new_messages
                 await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
@@ -228,7 +237,7 @@ class _Run:
         if hook is None or self.signal.aborted:
             return []
         messages = await call_hook(hook)
-        return _check_prompts(messages or [], f"{name}()")
+        return check_prompts(messages or [], f"{name}()")
 
     async def loop(self) -> None:
         config = self.config
@@ -357,6 +366,25 @@ class _Run:
                 options = replace(options, api_key=key)
         if signal.aborted:
             return await self.aborted()
+        if self.observer is not None or _log.isEnabledFor(logging.INFO):
+            # watched: seen by the instrumentation, logged (see `RequestWatch`)
+            observer = self.observer
+            watch = RequestWatch(
+                observer.start_request(self.model, context) if observer is not None else None
+            )
+            try:
+                final = await self.request(context, options, watch)
+            except BaseException as exc:
+                watch.failed(exc)
+                raise
+            watch.finished(self.model, final)
+            return final
+        return await self.request(context, options, None)
+
+    async def request(
+        self, context: Context, options: SimpleStreamOptions, watcher: RequestWatch | None
+    ) -> AssistantMessage:
+        """Send one request and stream its answer into the transcript."""
         stream = await call_stream_fn(self.stream_fn, self.model, context, options)
         started = False
         try:
@@ -370,6 +398,8 @@ class _Run:
                     self.partial_event = event
                     await self.emit(MessageStartEvent(message=event.partial))
                 elif started:
+                    if watcher is not None and not watcher.first:
+                        watcher.first_event()
                     self.partial_event = event
                     update = update_event(event)
                     if self.sync_sink:  # the hot path: one call per delta, no coroutine
@@ -455,8 +485,8 @@ async def run_agent_loop(
         MessageFormatError: `prompts` is not a list of messages.
         ConfigError: `context` or `config` is not of the expected type.
     """
-    checked = _check_prompts(prompts)
-    _check_call(context, config, emit)
+    checked = check_prompts(prompts)
+    check_call(context, config, emit)
     run = _Run(context, config, emit, signal, stream_fn)
     await run.run(checked)
     return run.new_messages
@@ -474,8 +504,8 @@ async def run_agent_loop_continue(
     Raises:
         ConfigError (a ValueError): the transcript is empty or ends with an assistant message.
     """
-    _check_call(context, config, emit)
-    _check_continue(context)
+    check_call(context, config, emit)
+    check_continue(context)
     run = _Run(context, config, emit, signal, stream_fn)
     await run.run(None)
     return run.new_messages
@@ -500,8 +530,8 @@ def agent_loop(
     Raises at once (before any event): `MessageFormatError` for prompts that are not messages,
     `ConfigError` for a context or config of the wrong type.
     """
-    checked = _check_prompts(prompts)
-    _check_call(context, config)
+    checked = check_prompts(prompts)
+    check_call(context, config)
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)
@@ -525,8 +555,8 @@ def agent_loop_continue(
         ConfigError (a ValueError): at once, when the transcript is empty or ends with an
             assistant message.
     """
-    _check_call(context, config)
-    _check_continue(context)
+    check_call(context, config)
+    check_continue(context)
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)

@@ -31,6 +31,7 @@ import inspect
 import logging
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -57,6 +58,7 @@ from .tools import AgentTool, AgentToolResult, ToolExecutionMode
 
 if TYPE_CHECKING:
     from ._loop import _Run
+    from ._loop_request import ToolObserver
 
 __all__ = ["execute_batch", "fail_truncated"]
 
@@ -171,6 +173,9 @@ class _Call:
     pending_updates: int = 0
     drained: anyio.Event | None = None
     abandoned: bool = False  # a sync tool whose worker thread was given up (timeout)
+    observer: ToolObserver | None = None  # the instrumentation's, when one is installed
+    error: BaseException | None = None  # what the tool raised, for the instrumentation
+    started: float = 0.0  # perf_counter at the start, when logging at DEBUG
 
 
 @dataclass(slots=True, eq=False)
@@ -236,6 +241,12 @@ class _Batch:
 
     async def start(self, item: _Call) -> None:
         call = item.call
+        observer = self.run.observer
+        if observer is not None:
+            item.observer = observer.start_tool(call)
+        if _log.isEnabledFor(logging.DEBUG):
+            item.started = time.perf_counter()
+            _log.debug("tool %r (call %s) started", call.name, call.id)
         await self.run.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
@@ -303,7 +314,11 @@ class _Batch:
         if run.signal.aborted:
             self.settle(item, _error(ABORTED_BEFORE_START), True)
             return
-        result = await self.invoke(item)
+        if item.observer is None:
+            result = await self.invoke(item)
+        else:
+            with item.observer.executing():
+                result = await self.invoke(item)
         is_error = result.is_error
         if item.pending_updates:
             item.drained = anyio.Event()
@@ -384,6 +399,7 @@ class _Batch:
                 value = await value
             return _checked_result(value, tool)
         except Exception as exc:
+            item.error = exc
             return _error(_text(exc))
         except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
             return _error(f"The tool exited (SystemExit: {exc.code!r}).")
@@ -396,6 +412,18 @@ class _Batch:
         assert item.result is not None
         item.finished = True
         call = item.call
+        observer = item.observer
+        if observer is not None:
+            item.observer = None  # ended: not again if the batch is cancelled
+            observer.end_tool(item.result, item.is_error, item.error)
+        if item.started:
+            _log.debug(
+                "tool %r (call %s) finished in %.3f s%s",
+                call.name,
+                call.id,
+                time.perf_counter() - item.started,
+                " with an error" if item.is_error else "",
+            )
         await self.run.emit(
             ToolExecutionEndEvent(
                 tool_call_id=call.id,
@@ -484,6 +512,14 @@ async def execute_batch(
                 await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
             for item in items:
                 results.append(await batch.publish(item))
+    except BaseException as exc:
+        # Cancelled from outside: the instrumentation still learns how each open call ended.
+        for item in items:
+            observer = item.observer
+            if observer is not None:
+                item.observer = None
+                observer.end_tool(_error(ABORTED_WHILE_RUNNING), True, exc)
+        raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)

@@ -213,6 +213,13 @@ class Agent:
             state.model = data.state.model
         self._queues.extend("steering", list(data.state.steering))
         self._queues.extend("follow_up", list(data.state.follow_up))
+        _log.info(
+            "resumed session %r: %d messages, %d steering and %d follow-up messages queued",
+            session.id,
+            len(state.messages),
+            len(data.state.steering),
+            len(data.state.follow_up),
+        )
 
     # -- state and options -----------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._trace import Tracing, tracing
 
 __all__ = ["main"]
 
@@ -82,7 +83,12 @@ def _usage_limits(parsed: Parsed) -> UsageLimits | None:
 
 
 async def _run(
-    parsed: Parsed, settings: Settings, stdin: TextIO, stdout: GuardedOutput, stderr: TextIO
+    parsed: Parsed,
+    settings: Settings,
+    stdin: TextIO,
+    stdout: GuardedOutput,
+    stderr: TextIO,
+    trace: Tracing,
 ) -> int:
     prompt = parsed.prompt or ""
     if prompt == "-":
@@ -101,6 +107,7 @@ async def _run(
     if stdout.broken:
         return EXIT_BROKEN_PIPE
     renderer.finish()
+    trace.after_answer(added)
     code, error = outcome(added, limit)
     if error is not None:
         write_error(stderr, error)
@@ -121,11 +128,17 @@ async def _main(
     if parsed.command == "models":
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
     settings = _settings(parsed, stream_fn)
-    if parsed.command == "chat":
-        return await chat(
-            settings, json_mode=parsed.json, stdin=stdin, stdout=stdout, stderr=stderr
-        )
-    return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr)
+    with tracing(stderr, trace=parsed.trace) as trace:
+        if parsed.command == "chat":
+            return await chat(
+                settings,
+                json_mode=parsed.json,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                trace=trace,
+            )
+        return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
 
 
 def main(

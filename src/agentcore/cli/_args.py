@@ -68,6 +68,7 @@ class Parsed:
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
+    trace: bool = False
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -247,6 +248,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-tokens", type=_positive_int, metavar="N", help="the output limit per answer"
     )
     group.add_argument("--temperature", type=_temperature, metavar="T", help="sampling temperature")
+    group.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each run's span tree and total usage on stderr, or export the spans over "
+        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore[otlp])",
+    )
     _add_bounds(common)
 
     parser = argparse.ArgumentParser(
@@ -311,4 +318,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         request_timeout=ns.request_timeout,
         idle_timeout=ns.idle_timeout,
         max_retries=ns.max_retries,
+        trace=ns.trace,
     )

@@ -31,6 +31,7 @@ from ._run import (
     outcome,
     resolve_model,
 )
+from ._trace import Tracing
 
 __all__ = ["chat"]
 
@@ -55,7 +56,9 @@ class _Chat:
         stdout: GuardedOutput,
         stderr: TextIO,
         interactive: bool,
+        trace: Tracing,
     ) -> None:
+        self.trace = trace
         self.stream_fn = settings.stream_fn
         self.agent = Agent(
             initial_state={
@@ -143,6 +146,7 @@ class _Chat:
             self.say(f"({limit_notice(limit)})")
         else:
             self.renderer.finish()
+        self.trace.after_answer(added, self.agent.state.usage)
 
     async def loop(self) -> int:
         if self.interactive:
@@ -172,8 +176,10 @@ async def chat(
     stdin: TextIO | None,
     stdout: GuardedOutput,
     stderr: TextIO,
+    trace: Tracing | None = None,
 ) -> int:
-    """Run the chat until end of input or `/exit`; returns the exit code."""
+    """Run the chat until end of input or `/exit`; returns the exit code. After each answer,
+    `trace` shows its usage and the conversation's total (and its span tree with `--trace`)."""
     source = stdin if stdin is not None else sys.stdin
     interactive = stdin is None and source.isatty()
     if interactive:
@@ -186,5 +192,6 @@ async def chat(
         stdout=stdout,
         stderr=stderr,
         interactive=interactive,
+        trace=trace if trace is not None else Tracing(stderr, trace=False),
     )
     return await session.loop()

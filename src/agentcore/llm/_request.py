@@ -13,14 +13,19 @@ the secrets kept out of its texts.
 
 Log records go to the `agentcore.llm` logger: each failed attempt (INFO; WARNING for a timeout and
 for giving up) and each idle timeout (WARNING); their texts are redacted too.
+
+Whoever reads a request's stream may watch its retries: `watch_retries(observer)` makes
+`observer.on_retry(...)` be called, in the reading task, for every failed attempt that is retried
+(the agent loop uses it for its instrumentation seam; the model layer knows nothing of agents).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
@@ -40,11 +45,13 @@ if TYPE_CHECKING:
 __all__ = [
     "OpenedStream",
     "Request",
+    "RetryObserver",
     "logger",
     "next_item",
     "open_event_stream",
     "open_stream",
     "send_with_retries",
+    "watch_retries",
 ]
 
 T = TypeVar("T")
@@ -54,6 +61,26 @@ logger = logging.getLogger("agentcore.llm")
 stderr unless the application configures logging)."""
 
 _NO_ITEM: Any = object()
+
+
+class RetryObserver(Protocol):
+    """Told of each retried attempt of the requests read while it is watched."""
+
+    def on_retry(self, attempt: int, error: str, delay: float) -> None:
+        """Attempt number `attempt` (1 for the first) failed with `error` (redacted text: no key
+        or header value), and the next attempt follows in `delay` seconds."""
+
+
+_retry_observer: ContextVar[RetryObserver | None] = ContextVar(
+    "agentcore_retry_observer", default=None
+)
+
+
+def watch_retries(observer: RetryObserver | None) -> Callable[[], None]:
+    """Make `observer` see the retries of the requests read from now on in this context (the
+    current task and the tasks it starts); returns the function that stops watching."""
+    token = _retry_observer.set(observer)
+    return lambda: _retry_observer.reset(token)
 
 
 class Request:
@@ -135,6 +162,10 @@ async def send_with_retries(
         if timed_out:
             level = logging.WARNING
         request.log(level, f"attempt {attempt} of {attempts} failed: {describe(exc)}; {outcome}")
+        if delay is not None:
+            observer = _retry_observer.get()
+            if observer is not None:
+                observer.on_retry(attempt, request.redact(describe(exc)), delay)
 
     with cancel_on_abort(options.signal):
         return await retry_request(
