@@ -1,0 +1,85 @@
+"""MCP for agentcore: tools from any MCP server, agentcore tools served over MCP, agents as tools.
+
+```python
+from agentcore.mcp import MCPClient
+
+async with MCPClient.stdio("python", ["-m", "mcp_server_time"]) as time_server:
+    context = AgentContext(tools=time_server.tools)
+```
+
+- `MCPClient` connects to one server, over stdio (`MCPClient.stdio`) or streamable HTTP
+  (`MCPClient.http`), and turns its tools into `MCPTool`s, ordinary `AgentTool`s.
+  `refresh_tools` is a `prepare_next_turn` hook that swaps in a server's new tool list
+  between turns after the server announced a change.
+- `tools_server`, `serve_stdio` and `serve_http` serve any list of `AgentTool`s over MCP.
+- `agent_tool` wraps an `Agent` or a loop configuration as an `AgentTool`.
+
+Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore[mcp]'`. This
+package imports it lazily: `from agentcore.mcp import agent_tool` works without it, and the
+other names raise `MissingExtraError` naming the extra when the SDK is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MissingExtraError
+
+if TYPE_CHECKING:
+    from ._agent_tool import agent_tool as agent_tool
+    from ._client import MCPClient as MCPClient
+    from ._client import MCPConnectionError as MCPConnectionError
+    from ._server import serve_http as serve_http
+    from ._server import serve_stdio as serve_stdio
+    from ._server import tools_server as tools_server
+    from ._tools import MCPProgress as MCPProgress
+    from ._tools import MCPTool as MCPTool
+    from ._tools import refresh_tools as refresh_tools
+
+__all__ = [
+    "MCPClient",
+    "MCPConnectionError",
+    "MCPProgress",
+    "MCPTool",
+    "agent_tool",
+    "refresh_tools",
+    "serve_http",
+    "serve_stdio",
+    "tools_server",
+]
+
+# name -> (module, whether it needs the `mcp` SDK)
+_WHERE: dict[str, tuple[str, bool]] = {
+    "MCPClient": ("._client", True),
+    "MCPConnectionError": ("._client", True),
+    "MCPProgress": ("._tools", True),
+    "MCPTool": ("._tools", True),
+    "agent_tool": ("._agent_tool", False),
+    "refresh_tools": ("._tools", True),
+    "serve_http": ("._server", True),
+    "serve_stdio": ("._server", True),
+    "tools_server": ("._server", True),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'agentcore.mcp' has no attribute {name!r}")
+    module_name, needs_sdk = where
+    if needs_sdk:
+        try:
+            importlib.import_module("mcp")
+        except ImportError as exc:
+            raise MissingExtraError(
+                f"agentcore.mcp.{name} needs the 'mcp' package (the official MCP SDK), which is "
+                "not installed: pip install 'agentcore[mcp]'"
+            ) from exc
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
