@@ -17,11 +17,15 @@ import anyio
 import anyio.abc
 import pytest
 
+import agentcore
 from agentcore import ToolResultMessage
 from agentcore.mcp import MCPClient
 
 HERE = Path(__file__).resolve().parent
 SERVER = str(HERE / "mcp_test_server.py")
+SRC = str(Path(agentcore.__file__).resolve().parent.parent)
+"""The agentcore under test, for the servers the tests start (the SDK passes them only a few
+environment variables, so they would import an installed agentcore otherwise)."""
 
 
 @pytest.fixture

@@ -21,12 +21,12 @@ other names raise `MissingExtraError` naming the extra when the SDK is missing.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-from ..errors import MissingExtraError
+from ..errors import MissingExtraError as _MissingExtraError
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
     from ._client import MCPConnectionError as MCPConnectionError
@@ -63,23 +63,23 @@ _WHERE: dict[str, tuple[str, bool]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module 'agentcore.mcp' has no attribute {name!r}")
     module_name, needs_sdk = where
     if needs_sdk:
         try:
-            importlib.import_module("mcp")
+            _importlib.import_module("mcp")
         except ImportError as exc:
-            raise MissingExtraError(
+            raise _MissingExtraError(
                 f"agentcore.mcp.{name} needs the 'mcp' package (the official MCP SDK), which is "
                 "not installed: pip install 'agentcore[mcp]'"
             ) from exc
-    value = getattr(importlib.import_module(module_name, __name__), name)
+    value = getattr(_importlib.import_module(module_name, __name__), name)
     globals()[name] = value  # the next lookup is a plain attribute
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted({*globals(), *__all__})

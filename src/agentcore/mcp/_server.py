@@ -43,6 +43,7 @@ from .. import (
     TextContent,
     ToolDefinitionError,
     __version__,
+    cancel_on_abort,
 )
 from ._tools import clip
 
@@ -148,16 +149,27 @@ async def _call(tool: AgentTool, raw: dict[str, Any], ctx: Any) -> AgentToolResu
                 await ctx.session.report_progress(count, None, _text_of(partial) or None)
 
     call_id = f"mcp-{ctx.request_id}"
+    outcome: list[AgentToolResult] = []
+    finished = anyio.Event()
+
+    async def work() -> None:
+        # Shielded, so that the client's cancellation reaches the tool as the loop's abort
+        # does: first the signal fires, then the tool is cancelled.
+        with anyio.CancelScope(shield=True), cancel_on_abort(controller.signal):
+            outcome.append(await _execute(tool, call_id, args, controller, on_update))
+        finished.set()
+
     async with anyio.create_task_group() as group:
         group.start_soon(forward)
+        group.start_soon(work)
         try:
-            result = await _execute(tool, call_id, args, controller, on_update)
+            await finished.wait()
         except anyio.get_cancelled_exc_class():
             controller.abort(_ABORTED)
             raise
         finally:
-            send.close()
-    return result
+            send.close()  # `forward` sends what is queued, then ends
+    return outcome[0]
 
 
 async def _execute(
