@@ -172,7 +172,7 @@ def main() -> None:
 
         at = sys.argv.index("--http")
         port = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 0
-        sock = socket.socket()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", port))
         sock.listen(64)

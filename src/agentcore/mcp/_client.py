@@ -83,7 +83,26 @@ class _Stdio:
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        return stdio_client(params, errlog=self.errlog if self.errlog is not None else sys.stderr)
+        return stdio_client(params, errlog=self.errlog or _default_errlog())
+
+
+def _has_fd(stream: Any) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _default_errlog() -> TextIO:
+    """This process's stderr, for the server's; the original one when `sys.stderr` was replaced
+    by an object without a file descriptor (a notebook, captured output)."""
+    if _has_fd(sys.stderr):
+        return sys.stderr
+    original = sys.__stderr__
+    if original is not None and _has_fd(original):
+        return original
+    raise ConfigError("no stderr with a file descriptor for the server: pass errlog=open(...)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,13 +325,18 @@ class MCPClient:
             env: environment variables for the server, over the SDK's safe defaults (`PATH`,
                 `HOME`, ...; the parent's other variables, API keys included, are not passed).
             cwd: its working directory.
-            errlog: where the server's stderr goes (default: this process's stderr).
+            errlog: an open file for the server's stderr (default: this process's stderr).
             the rest: see `MCPClient`.
         """
         if not isinstance(command, str) or not command:
             raise ConfigError(f"command must be a non-empty string, got {command!r}")
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f"args must be a list of strings, got {args!r}")
+        if errlog is not None and not _has_fd(errlog):
+            raise ConfigError(
+                f"errlog must be a file with a file descriptor (e.g. open(path, 'w')), got "
+                f"{type(errlog).__name__}"
+            )
         transport = _Stdio(command, tuple(args), env, str(cwd) if cwd else None, errlog)
         return cls(
             transport,
