@@ -150,16 +150,98 @@ def test_read_file_returns_at_most_max_lines(root: Path) -> None:
     assert len(run_tool(read_file(root), path="ten.txt").splitlines()) == 1 + 10
 
 
-def test_read_file_reads_at_most_256_kib(root: Path) -> None:
-    (root / "big.txt").write_text(("y" * 99 + "\n") * 5000)  # 500 KB of 100-byte lines
+def test_read_file_reads_past_the_first_256_kib(root: Path) -> None:
+    (root / "big.txt").write_text("".join(f"{i:<99}\n" for i in range(1, 5001)))  # 500 KB
     text = run_tool(read_file(root), path="big.txt", max_lines=2)
-    assert text.splitlines()[0] == "big.txt has more than 2621 lines (showing the first 2):"
+    assert text.splitlines()[0] == "big.txt has 5000 lines (showing the first 2):"
+    text = run_tool(read_file(root), path="big.txt", offset=4999)
+    assert text.splitlines()[0] == "big.txt has 5000 lines (showing lines 4999-5000):"
+    assert [line.strip() for line in text.splitlines()[1:]] == ["4999", "5000"]
 
 
 def test_read_file_refuses_binary_files(root: Path) -> None:
     (root / "data.bin").write_bytes(b"\x89PNG\x00\x01")
     with pytest.raises(ToolError, match="not a text file"):
         run_tool(read_file(root), path="data.bin")
+
+
+@pytest.mark.timeout(10)
+def test_read_file_checks_for_binary_content_first(root: Path) -> None:
+    with (root / "zeros.img").open("wb") as f:
+        f.truncate(2 * 1024**3)  # 2 GB of NUL bytes (sparse: nothing is written)
+    with pytest.raises(ToolError, match=r"'zeros.img' is a binary file \(it contains NUL bytes\)"):
+        run_tool(read_file(root), path="zeros.img")
+
+
+def test_read_file_cuts_a_long_line_and_says_how_to_read_on(root: Path) -> None:
+    # minified code: no newline in the first 256 KiB
+    body = "".join(f"{i:09d};" for i in range(30_000))  # 300,000 characters on one line
+    (root / "app.min.js").write_text(body)
+    tool = read_file(root)
+    text = run_tool(tool, path="app.min.js")
+    header, line, note = text.split("\n")
+    assert header == "app.min.js has 1 line:"
+    assert line == body[:10_000]
+    assert note == (
+        "[line 1 was cut after character 10,000 of 300,000; to read on, call read_file again "
+        "with offset=1, max_lines=1, column=10001]"
+    )
+    text = run_tool(tool, path="app.min.js", offset=1, max_lines=1, column=10_001)
+    header, line, note = text.split("\n")
+    assert header == "app.min.js has 1 line (from character 10001 of each line):"
+    assert line == body[10_000:20_000]
+    assert "column=20001]" in note
+    last = run_tool(tool, path="app.min.js", max_lines=1, column=290_001)
+    assert last.split("\n")[1:] == [body[290_000:]]  # the end of the line: no note
+
+
+def test_read_file_names_every_cut_line(root: Path) -> None:
+    lines = ["short", "b" * 25_000, "é" * 10_000, "c" * 12_000, "end"]
+    (root / "mixed.txt").write_text("\n".join(lines) + "\n")
+    text = run_tool(read_file(root), path="mixed.txt")
+    *shown, note = text.split("\n")
+    assert shown == [
+        "mixed.txt has 5 lines:",
+        "short",
+        "b" * 10_000,
+        "é" * 10_000,
+        "c" * 10_000,
+        "end",
+    ]
+    assert note == (
+        "[2 lines were cut after character 10,000 (line 2: 25,000 characters; line 4: 12,000 "
+        "characters); to read on, call read_file again with the same offset and column=10001]"
+    )
+
+
+def test_read_file_stops_at_256_ki_characters(root: Path) -> None:
+    (root / "wide.txt").write_text(("w" * 5000 + "\n") * 100)
+    text = run_tool(read_file(root), path="wide.txt")
+    lines = text.split("\n")
+    assert lines[0] == "wide.txt has 100 lines (showing the first 53):"
+    assert lines[-1] == (
+        "[stopped at 262,144 characters; to read on, call read_file again with offset=54]"
+    )
+
+
+def test_read_file_line_endings(root: Path) -> None:
+    (root / "crlf.txt").write_bytes(b"one\r\ntwo\r\nthree")  # no newline at the end
+    assert run_tool(read_file(root), path="crlf.txt") == "crlf.txt has 3 lines:\none\ntwo\nthree"
+    (root / "blank.txt").write_text("\n\n")
+    assert run_tool(read_file(root), path="blank.txt") == "blank.txt has 2 lines:\n\n"
+
+
+def test_read_file_stops_when_the_run_is_aborted(root: Path) -> None:
+    (root / "big.txt").write_text("x\n" * 300_000)  # more than one chunk
+    controller = AbortController()
+    controller.abort()
+    with pytest.raises(ToolError, match="aborted"):
+        read_file(root).execute(
+            "call-1",
+            read_file(root).validator.validate({"path": "big.txt"}),
+            controller.signal,
+            lambda _: None,
+        )
 
 
 @pytest.mark.parametrize(
@@ -234,6 +316,77 @@ def test_list_files_returns_at_most_max_entries(root: Path) -> None:
     assert text.splitlines() == ["node_modules/", "notes.txt", "[only the first 2 shown]"]
 
 
+# --- hidden and secret-looking files: one policy for both tools -----------------------------------
+
+HIDDEN = [
+    ".env",
+    ".env.production",
+    ".netrc",
+    ".npmrc",
+    "_netrc",
+    "prod.env",
+    "server.pem",
+    "SERVER.PEM",
+    "tls.key",
+    "id_rsa",
+    "id_ed25519.pub",
+    "credentials",
+    "credentials.json",
+    "secrets.yaml",
+    "terraform.tfstate",
+]
+
+
+@pytest.fixture
+def secrets_root(root: Path) -> Path:
+    for name in HIDDEN:
+        (root / name).write_text("TOKEN=sk-live-1234\n")
+    (root / ".ssh").mkdir()
+    (root / ".ssh" / "config").write_text("Host x\n")
+    (root / "sub" / ".env").write_text("TOKEN=sk-live-1234\n")
+    (root / "innocent.txt").symlink_to(root / ".env")  # a harmless name for a hidden file
+    return root
+
+
+@pytest.mark.parametrize("path", [*HIDDEN, ".hidden", ".ssh/config", "sub/.env", "sub/../.env"])
+def test_read_file_refuses_hidden_and_secret_looking_files(secrets_root: Path, path: str) -> None:
+    with pytest.raises(ToolError, match="is hidden: the file tools do not show dot-files"):
+        run_tool(read_file(secrets_root), path=path)
+
+
+def test_a_symlink_to_a_hidden_file_is_hidden_too(secrets_root: Path) -> None:
+    with pytest.raises(ToolError, match=r"is hidden.*here '\.env'"):
+        run_tool(read_file(secrets_root), path="innocent.txt")
+    assert "innocent.txt" not in run_tool(list_files(secrets_root)).splitlines()
+
+
+def test_list_files_hides_the_same_files(secrets_root: Path) -> None:
+    everything = run_tool(list_files(secrets_root), recursive=True).splitlines()
+    assert everything == ["node_modules/", "notes.txt", "sub/", "ten.txt", "sub/a.py"]
+    with pytest.raises(ToolError, match="is hidden"):
+        run_tool(list_files(secrets_root), path=".ssh")
+
+
+def test_include_hidden_opts_in_for_both_tools(secrets_root: Path) -> None:
+    reader, lister, _ = builtin_tools(secrets_root, include_hidden=True)
+    for path in [*HIDDEN, ".ssh/config", "innocent.txt"]:
+        assert "has 1 line:" in run_tool(reader, path=path)
+    listed = run_tool(lister).splitlines()
+    assert {*HIDDEN, ".hidden", ".ssh/", "innocent.txt"} <= set(listed)
+    assert run_tool(lister, path=".ssh") == ".ssh/config"
+    assert run_tool(read_file(secrets_root, include_hidden=True), path=".env").endswith(
+        "sk-live-1234"
+    )
+    assert ".env" in run_tool(list_files(secrets_root, include_hidden=True)).splitlines()
+
+
+@pytest.mark.anyio
+async def test_a_hidden_file_reaches_the_model_as_an_error_result(secrets_root: Path) -> None:
+    result = await call_tool(read_file(secrets_root), {"path": ".env"})
+    assert result.is_error and "is hidden" in texts(result)
+    assert "sk-live" not in texts(result)
+
+
 # --- as an agent's tools -------------------------------------------------------------------------
 
 
@@ -243,7 +396,7 @@ def test_builtin_tools(root: Path) -> None:
     assert not any(t.is_async() for t in tools)  # sync: they run in a worker thread
     assert all(t.llm_tool.description for t in tools)
     read_params = tools[0].llm_tool.parameters["properties"]
-    assert set(read_params) == {"path", "offset", "max_lines"}
+    assert set(read_params) == {"path", "offset", "max_lines", "column"}
     assert read_params["max_lines"]["default"] == 200
 
 

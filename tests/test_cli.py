@@ -605,3 +605,151 @@ def test_local_model_run_json() -> None:
         if e["type"] == "message_update" and e["assistant_message_event"]["type"] == "text_delta"
     ]
     assert "".join(deltas) == final.text
+
+
+# --- bounds --------------------------------------------------------------------------------------
+
+
+def calculating(n: int) -> list[AssistantMessage]:
+    """A model that asks the calculator `n` times."""
+    return [faux_tool_call("calculator", {"expression": "1+1"}) for _ in range(n)]
+
+
+def test_max_turns_ends_the_run_and_says_so(faux: FauxProvider) -> None:
+    faux.set_responses([*calculating(5), faux_text("never")])
+    result = cli("run", "go", "--tools", "--max-turns", "2", faux=faux)
+    assert result.code == 3, result.err
+    assert faux.call_count == 2
+    assert result.err.endswith(
+        "agentcore: the run stopped: max_turns reached: 2 of 2 turns (set with --max-turns)\n"
+    )
+
+
+def test_the_json_agent_end_carries_the_limit(faux: FauxProvider) -> None:
+    faux.set_responses([*calculating(5), faux_text("never")])
+    result = cli("run", "go", "--tools", "--json", "--max-turns", "3", faux=faux)
+    assert result.code == 3
+    events = result.json_lines()
+    check_sequence(events)
+    assert events[-1]["limit"] == {"kind": "max_turns", "limit": 3, "used": 3}
+    assert "max_turns reached: 3 of 3 turns" in result.err
+
+    faux.set_responses([faux_text("fine")])
+    result = cli("run", "go", "--json", faux=faux)
+    assert result.code == 0 and result.json_lines()[-1]["limit"] is None
+
+
+def test_usage_limits_from_the_command_line(faux: FauxProvider) -> None:
+    # the faux provider estimates 4 characters a token: '{"expression": "1+1"}' is 6 tokens
+    faux.set_responses([*calculating(5), faux_text("never")])
+    result = cli("run", "go", "--tools", "--max-output-tokens", "10", faux=faux)
+    assert result.code == 3 and faux.call_count == 2
+    assert (
+        "output_tokens limit reached: 12 tokens used of 10 (set with --max-output-tokens)"
+        in result.err
+    )
+
+
+@pytest.mark.parametrize("off", ["0", "none"])
+def test_a_bound_can_be_turned_off(faux: FauxProvider, off: str) -> None:
+    faux.set_responses([*calculating(4), faux_text("2")])
+    result = cli("run", "go", "--tools", "--max-turns", off, "--tool-timeout", off, faux=faux)
+    assert result.code == 0, result.err
+    assert result.out.endswith("2\n") and faux.call_count == 5
+    assert "stopped" not in result.err
+
+
+def test_the_request_bounds_reach_every_request(faux: FauxProvider) -> None:
+    faux.set_responses([*calculating(1), faux_text("2")])
+    result = cli(
+        "run",
+        "go",
+        "--tools",
+        "--request-timeout",
+        "12.5",
+        "--idle-timeout",
+        "none",
+        "--max-retries",
+        "0",
+        faux=faux,
+    )
+    assert result.code == 0, result.err
+    assert [
+        (c.options.request_timeout, c.options.idle_timeout, c.options.max_retries)
+        for c in faux.calls
+    ] == [(12.5, None, 0), (12.5, None, 0)]
+    faux.set_responses([faux_text("ok")])
+    faux.calls.clear()
+    assert cli("run", "go", faux=faux).code == 0
+    options = faux.calls[0].options
+    assert (options.request_timeout, options.idle_timeout, options.max_retries) == (300, 300, 3)
+
+
+def test_the_bounds_are_parsed_with_their_defaults() -> None:
+    from agentcore.cli._args import parse_args
+
+    out, err = io.StringIO(), io.StringIO()
+    parsed = parse_args(["run", "hi"], out, err)
+    assert not isinstance(parsed, int)
+    assert (parsed.max_turns, parsed.tool_timeout, parsed.request_timeout) == (100, 600, 300)
+    assert (parsed.idle_timeout, parsed.max_retries) == (300, 3)
+    assert (parsed.max_cost, parsed.max_input_tokens, parsed.max_output_tokens) == (None,) * 3
+    parsed = parse_args(
+        ["chat", "--max-cost", "0.25", "--max-input-tokens", "5000", "--tool-timeout", "1.5"],
+        out,
+        err,
+    )
+    assert not isinstance(parsed, int)
+    assert (parsed.max_cost, parsed.max_input_tokens, parsed.tool_timeout) == (0.25, 5000, 1.5)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--max-turns", "-1"],
+        ["--max-turns", "many"],
+        ["--max-turns", "2.5"],
+        ["--max-cost", "nan"],
+        ["--max-cost", "-1"],
+        ["--max-output-tokens", "inf"],
+        ["--tool-timeout", "-5"],
+        ["--idle-timeout", "inf"],
+        ["--max-retries", "-1"],
+        ["--max-retries", "none"],
+    ],
+)
+def test_bad_bounds_exit_2(argv: list[str], faux: FauxProvider) -> None:
+    result = cli("run", "hi", *argv, faux=faux)
+    assert result.code == 2
+    assert argv[0] in result.err
+    assert faux.calls == []
+
+
+def test_help_shows_the_bounds() -> None:
+    result = cli("run", "--help")
+    assert result.code == 0
+    for option in (
+        "--max-turns N",
+        "--max-cost USD",
+        "--max-input-tokens N",
+        "--max-output-tokens N",
+        "--tool-timeout S",
+        "--request-timeout S",
+        "--idle-timeout S",
+        "--max-retries N",
+    ):
+        assert option in result.out
+    text = " ".join(result.out.split())  # argparse wraps to the terminal's width
+    assert "end a run after its Nth turn (model answer) (default: 100)" in text
+    assert "(default: 600)" in text and "0 or none turns a bound off" in text
+
+
+def test_chat_says_when_a_limit_ended_an_answer_and_goes_on(faux: FauxProvider) -> None:
+    faux.set_responses([*calculating(2), faux_text("fresh")])
+    result = cli("chat", "--tools", "--max-turns", "1", stdin="loop\nagain\n", faux=faux)
+    assert result.code == 0, result.err
+    assert result.err.count("(the run stopped: max_turns reached: 1 of 1 turns") == 2
+    assert faux.call_count == 2
+    faux.set_responses([faux_text("fine")])
+    result = cli("chat", stdin="hi\n", faux=faux)
+    assert result.code == 0 and "stopped" not in result.err

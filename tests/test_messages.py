@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
+import math
 import time
 from typing import Any
 
@@ -22,7 +24,13 @@ from agentcore import (
     Usage,
     UserMessage,
 )
-from agentcore.messages import FORMAT_VERSION, from_json, register_message_type, to_json
+from agentcore.messages import (
+    FORMAT_VERSION,
+    encode_message,
+    from_json,
+    register_message_type,
+    to_json,
+)
 
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/"
@@ -275,3 +283,206 @@ def test_register_message_type_rejects_bad_classes() -> None:
 def test_older_documents_without_version_load() -> None:
     message = from_json({"role": "user", "content": "hello", "timestamp": 5})
     assert message == UserMessage(content="hello", timestamp=5)
+
+
+# --- every field's type is checked, both ways (issue 8) ---------------------------------------
+
+CALL = {"type": "tool_call", "id": "c1", "name": "t", "arguments": {}}
+
+
+def assistant(**fields: Any) -> dict[str, Any]:
+    return {"v": 1, "role": "assistant", **fields}
+
+
+def result(**fields: Any) -> dict[str, Any]:
+    return {"v": 1, "role": "tool_result", "tool_call_id": "c1", "tool_name": "t", **fields}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"v": 1, "role": "user", "content": 5},
+            "UserMessage.content must be a string or a list of text/image blocks, got int",
+        ),
+        (
+            {"v": 1, "role": "user", "content": "hi", "timestamp": "noon"},
+            "UserMessage.timestamp must be an integer (ms since the epoch), got str",
+        ),
+        (
+            {"v": 1, "role": "user", "content": "hi", "timestamp": 1.5},
+            "UserMessage.timestamp must be an integer (ms since the epoch), got float",
+        ),
+        ({"v": 1, "role": "user"}, "UserMessage.content is missing: expected a string or a list"),
+        (
+            {"v": 1, "role": "user", "content": [CALL]},
+            "UserMessage.content[0]: expected a content block of type 'text' or 'image', "
+            "got type 'tool_call'",
+        ),
+        (
+            {"v": 1, "role": "user", "content": [{"type": "text", "text": 3}]},
+            "UserMessage.content[0].text must be a string, got int",
+        ),
+        (
+            {"v": 1, "role": "user", "content": [{"type": "image", "data": "x"}]},
+            "UserMessage.content[0].mime_type is missing: expected a string",
+        ),
+        (
+            assistant(content=[{"type": "text", "text": "a", "text_signature": 1}]),
+            "AssistantMessage.content[0].text_signature must be a string or null, got int",
+        ),
+        (
+            assistant(content=[{"type": "thinking", "thinking": "a", "redacted": "yes"}]),
+            "AssistantMessage.content[0].redacted must be a boolean, got str",
+        ),
+        (
+            assistant(content=[{**CALL, "arguments": [1, 2]}]),
+            "AssistantMessage.content[0].arguments must be an object, got list",
+        ),
+        (
+            assistant(content=[{**CALL, "invalid_arguments": {"a": 1}}]),
+            "AssistantMessage.content[0].invalid_arguments must be a string or null, got dict",
+        ),
+        (
+            assistant(content=[{**CALL, "id": None}]),
+            "AssistantMessage.content[0].id must be a string, got null",
+        ),
+        (assistant(content=[7]), "AssistantMessage.content[0]: expected a content block"),
+        (assistant(api=3), "AssistantMessage.api must be a string, got int"),
+        (
+            assistant(stop_reason="done"),
+            "AssistantMessage.stop_reason must be one of 'stop', 'length', 'tool_use', 'error', "
+            "'aborted', got 'done'",
+        ),
+        (assistant(error_message=[]), "AssistantMessage.error_message must be a string or null"),
+        (assistant(usage=None), "AssistantMessage.usage must be an object (Usage), got null"),
+        (
+            assistant(usage={"input": "12"}),
+            "AssistantMessage.usage.input must be an integer, got str",
+        ),
+        (
+            assistant(usage={"output": True}),
+            "AssistantMessage.usage.output must be an integer, got bool",
+        ),
+        (
+            assistant(usage={"cost": {"input": "0.1"}}),
+            "AssistantMessage.usage.cost.input must be a finite number, got str",
+        ),
+        (assistant(usage={"cost": 3}), "AssistantMessage.usage.cost must be an object (Cost)"),
+        (
+            result(content="text"),
+            "ToolResultMessage.content must be a list of text/image blocks, got str",
+        ),
+        (result(is_error="no"), "ToolResultMessage.is_error must be a boolean, got str"),
+        (
+            result(added_tool_names="t"),
+            "ToolResultMessage.added_tool_names must be a list of strings or null, got str",
+        ),
+        (
+            result(added_tool_names=["a", 2]),
+            "ToolResultMessage.added_tool_names[1] must be a string, got int",
+        ),
+        (
+            result(usage=[1]),
+            "ToolResultMessage.usage must be an object (Usage) or null, got list",
+        ),
+        (result(tool_name=None), "ToolResultMessage.tool_name must be a string, got null"),
+    ],
+)
+def test_from_json_names_the_field_and_the_type_it_must_have(
+    data: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(MessageFormatError) as info:
+        from_json(data)
+    assert message in str(info.value)
+
+
+def test_optional_fields_may_be_null() -> None:
+    loaded = from_json(
+        assistant(
+            content=[{**CALL, "thought_signature": None, "invalid_arguments": None}],
+            error_message=None,
+        )
+    )
+    assert loaded == AssistantMessage(
+        content=[ToolCall(id="c1", name="t")], timestamp=loaded.timestamp
+    )
+    assert from_json(result(usage=None, added_tool_names=None, details=None)).usage is None
+
+
+def test_invalid_arguments_round_trip_and_are_written_only_when_set() -> None:
+    plain = ToolCall(id="c1", name="t", arguments={"a": 1})
+    assert "invalid_arguments" not in to_json(AssistantMessage(content=[plain]))["content"][0]
+    cut = ToolCall(id="c2", name="t", invalid_arguments='{"to": "12345", "memo": "rent for ma')
+    message = AssistantMessage(content=[plain, cut], stop_reason="tool_use")
+    data = json.loads(json.dumps(to_json(message)))
+    assert data["content"][1]["invalid_arguments"] == cut.invalid_arguments
+    assert from_json(data) == message
+
+
+class Opaque:
+    """Not a JSON value."""
+
+
+def cycle() -> list[Any]:
+    values: list[Any] = [1]
+    values.append(values)
+    return values
+
+
+@pytest.mark.parametrize(
+    ("details", "message"),
+    [
+        ({"x": math.nan}, "ToolResultMessage.details['x'] must be a finite number, got nan"),
+        ([1, math.inf], "ToolResultMessage.details[1] must be a finite number, got inf"),
+        (
+            {"when": datetime.datetime(2024, 1, 1)},
+            "ToolResultMessage.details['when'] must be a JSON value (null, boolean, number, "
+            "string, list or object), got datetime",
+        ),
+        (b"\x00\x01", "ToolResultMessage.details must be a JSON value"),
+        ({"tags": {1, 2}}, "ToolResultMessage.details['tags'] must be a JSON value"),
+        ({(1, 2): "pair"}, "ToolResultMessage.details has a key (1, 2) of type tuple"),
+        ((x for x in "ab"), "got generator"),
+        ({"o": Opaque()}, "got Opaque"),
+        (cycle(), "ToolResultMessage.details[1] contains itself (a cycle)"),
+    ],
+    ids=["nan", "inf", "datetime", "bytes", "set", "tuple-key", "generator", "object", "cycle"],
+)
+def test_to_json_refuses_what_it_could_not_read_back(details: Any, message: str) -> None:
+    bad = ToolResultMessage(tool_call_id="c", tool_name="t", details=details)
+    with pytest.raises(MessageFormatError) as info:
+        to_json(bad)
+    assert message in str(info.value)
+
+
+def test_to_json_checks_the_declared_types_too() -> None:
+    with pytest.raises(
+        MessageFormatError, match=r"UserMessage\.content must be a string or a list"
+    ):
+        to_json(UserMessage(content=5))  # type: ignore[arg-type]
+    with pytest.raises(MessageFormatError, match=r"AssistantMessage.content\[0\] must be a"):
+        to_json(AssistantMessage(content=[ImageContent(data="", mime_type="x")]))  # type: ignore[list-item]
+    with pytest.raises(MessageFormatError, match=r"arguments\['k'\] must be a finite number"):
+        to_json(AssistantMessage(content=[ToolCall(id="1", name="t", arguments={"k": math.nan})]))
+
+
+def test_encode_message_says_when_the_json_reads_back_differently() -> None:
+    exact = ToolResultMessage(tool_call_id="c", tool_name="t", details={"a": [1, {"b": None}]})
+    assert encode_message(exact)[1] is True
+    for details in ({"pair": (1, 2)}, {1: "one"}, Bookmark(label="x", position=1)):
+        data, same = encode_message(
+            ToolResultMessage(tool_call_id="c", tool_name="t", details=details)
+        )
+        assert same is False
+        json.dumps(data, allow_nan=False)  # JSON all the same
+    data, _ = encode_message(ToolResultMessage(tool_call_id="c", tool_name="t", details={1: (2,)}))
+    assert data["details"] == {"1": [2]}
+
+
+def test_deep_nesting_is_a_clear_error() -> None:
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(MessageFormatError, match="nested too deeply"):
+        to_json(ToolResultMessage(tool_call_id="c", tool_name="t", details=deep))

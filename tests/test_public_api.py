@@ -130,7 +130,12 @@ def test_every_public_name_has_a_docstring(module_name: str, name: str) -> None:
 
 
 def test_modules_have_docstrings() -> None:
-    for module_name in [*PUBLIC_MODULES, "agentcore.messages", "agentcore.events"]:
+    for module_name in [
+        *PUBLIC_MODULES,
+        "agentcore.messages",
+        "agentcore.events",
+        "agentcore.limits",
+    ]:
         assert importlib.import_module(module_name).__doc__, module_name
 
 

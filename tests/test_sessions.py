@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from agentcore.llm import Model, OpenAICompletionsCompat, get_model
 from agentcore.messages import register_message_type, to_json
 from agentcore.sessions import (
     INTERRUPTED_TOOL_RESULT,
+    SESSION_FORMAT_VERSION,
     JsonlSessionStore,
     SessionCorruptError,
     SessionError,
@@ -48,6 +50,7 @@ from agentcore.sessions import (
     SqliteSessionStore,
     repair_transcript,
 )
+from agentcore.sessions._jsonl_format import encode_line
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from conftest import BACKENDS, make_tool, texts
 
@@ -146,7 +149,10 @@ def test_custom_models_round_trip(store: SessionStore) -> None:
         compat=OpenAICompletionsCompat(thinking_format="none", supports_strict_mode=True),
     )
     session = store.create(state=SessionState(model=model))
-    assert store.load(session.id).state.model == model
+    loaded = store.load(session.id).state
+    # header values are never stored (they are often credentials), only their names
+    assert loaded.model == dataclasses.replace(model, headers={})
+    assert loaded.withheld_headers == ("x-a",)
     proxied = dataclasses.replace(get_model("openai", "gpt-4o-mini"), base_url="http://proxy/v1")
     session = store.create(state=SessionState(model=proxied))
     assert store.load(session.id).state.model == proxied  # stored fields win over the catalogue
@@ -253,13 +259,18 @@ def test_unknown_message_role_is_a_clear_error(store: SessionStore, kind: str) -
     session.close()
     record = {"v": 1, "role": "mystery", "content": "?"}
     if isinstance(store, JsonlSessionStore):
-        with open(store.path(session.id), "a") as f:
-            f.write(json.dumps({"type": "message", "message": record}) + "\n")
+        with open(store.path(session.id), "ab") as f:
+            f.write(encode_line({"type": "message", "message": record}))
         where = f"{session.id}.jsonl:3"
     else:
         assert isinstance(store, SqliteSessionStore)
+        data = json.dumps(record)
         with sqlite3.connect(store.path) as conn:
-            conn.execute("INSERT INTO messages VALUES (?, 1, ?)", (session.id, json.dumps(record)))
+            conn.execute(
+                "INSERT INTO messages VALUES (?, 1, ?, ?)",
+                (session.id, data, zlib.crc32(data.encode())),
+            )
+            conn.execute("UPDATE sessions SET message_count = 2")
         where = "message 1"
     with pytest.raises(SessionCorruptError, match="unknown message role 'mystery'") as info:
         store.load(session.id)
@@ -417,7 +428,7 @@ def jsonl_session(tmp_path: Path, n: int = 3) -> tuple[JsonlSessionStore, str, P
     return store, session.id, store.path(session.id)
 
 
-@pytest.mark.parametrize("tail", [b'{"type":"message","mess', b'{"type": "message"\n', b"\x00\x00"])
+@pytest.mark.parametrize("tail", [b'{"type":"message","mess', b"\x00\x00"])
 def test_jsonl_torn_last_line_is_dropped_with_a_warning(tmp_path: Path, tail: bytes) -> None:
     store, sid, path = jsonl_session(tmp_path)
     with open(path, "ab") as f:
@@ -469,7 +480,7 @@ def test_jsonl_format_0_is_read_and_migrated_when_written(tmp_path: Path) -> Non
     assert [s.id for s in store.list()] == ["legacy"]
     session = store.open("legacy")  # rewritten in format 1
     first = json.loads((tmp_path / "legacy.jsonl").read_text().splitlines()[0])
-    assert first["type"] == "session" and first["format"] == 1
+    assert first["type"] == "session" and first["format"] == SESSION_FORMAT_VERSION
     session.append(UserMessage(content="new"))
     again = store.load("legacy")
     assert again.messages[:4] == data.messages and texts(again.messages[4]) == "new"
@@ -514,7 +525,7 @@ def test_sqlite_schema_0_is_migrated(tmp_path: Path) -> None:
         store.append("old", UserMessage(content="new"))
         assert len(store.load("old").messages) == len(messages) + 1
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SESSION_FORMAT_VERSION,)
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
@@ -671,20 +682,23 @@ async def test_agent_with_an_unstorable_message_fails_clearly(store: SessionStor
     class Private:
         role: str = "private-unregistered"
 
-    faux = FauxProvider([faux_text("never")])
+    faux = FauxProvider([faux_text("never"), faux_text("later")])
     session = store.create()
     agent = Agent(
         initial_state={"model": faux.model},
         session=session,
         convert_to_llm=lambda ms: [m for m in ms if m.role != "private-unregistered"],
     )
-    with pytest.raises(MessageFormatError, match="register_message_type"):
-        await agent.prompt(Private())
+    await agent.prompt(Private())  # not kept (it cannot be stored): the run says so
     assert agent.state.messages[-1].stop_reason == "error"
     assert "register_message_type" in (agent.state.error_message or "")
     assert not agent.state.is_streaming
     stored = store.load(session.id).messages
     assert [m.role for m in stored] == ["assistant"]  # the error is stored; nothing else lost
+    assert stored == agent.state.messages
+    await agent.prompt("next")  # and the agent is not wedged
+    assert agent.state.messages[-1].text == "never"
+    assert store.load(session.id).messages == agent.state.messages
 
 
 def test_agent_session_must_be_a_session(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from agentcore import (
     ImageContent,
     MessageFormatError,
     TextContent,
+    ToolCall,
     ToolDefinitionError,
     ToolError,
     ToolExecutionMode,
@@ -182,7 +183,8 @@ async def test_tool_decorator_return_values() -> None:
     r = await run_tool(as_result, {"n": 3})
     assert texts(r) == "ready" and r.details == {"d": 3}
     r = await run_tool(as_model, {"n": 3})
-    assert texts(r) == '{"x":3,"y":2}' and r.details == Point(x=3, y=2)
+    # one rule for every value: the model's JSON text, and its JSON data as details
+    assert texts(r) == '{"x": 3, "y": 2}' and r.details == {"x": 3, "y": 2}
 
 
 async def test_tool_decorator_validates_with_pydantic() -> None:
@@ -658,14 +660,22 @@ async def test_malformed_tool_calls_become_error_results() -> None:
     results = {m.tool_call_id: m for m in r.result if isinstance(m, ToolResultMessage)}
     assert list(results) == ["bad_json", "not_object", "wrong_type", "unknown", "empty_name"]
     assert all(m.is_error for m in results.values())
-    assert "path" in texts(results["not_object"])
     wrong = texts(results["wrong_type"])
     assert "  - path: " in wrong and "  - n: " in wrong
     assert texts(results["unknown"]) == "Tool rm_rf not found"
     assert "not found" in texts(results["empty_name"])
-    # the truncated JSON was salvaged as far as it went, or reported
-    bad = texts(results["bad_json"])
-    assert bad == "ran" or "Validation failed" in bad
+    sent = {c.id: c for c in r.result[1].content if isinstance(c, ToolCall)}
+    for call_id in ("bad_json", "not_object"):
+        if sent[call_id].invalid_arguments is not None:  # the builder flagged the JSON
+            assert "were not valid JSON" in texts(results[call_id])
+    if sent["bad_json"].invalid_arguments is not None:
+        assert calls_seen == []  # nothing ran on guessed arguments
+    if sent["not_object"].invalid_arguments is None:
+        assert "path" in texts(results["not_object"])
+    if sent["bad_json"].invalid_arguments is None:
+        # the truncated JSON was salvaged as far as it went, or reported
+        bad = texts(results["bad_json"])
+        assert bad == "ran" or "Validation failed" in bad
     assert len(recorder.contexts) == 2  # all of it went back to the model
     assert [m.role for m in recorder.contexts[1].messages][-5:] == ["tool_result"] * 5
 

@@ -7,6 +7,8 @@ model is done, publishing every step as an event.
 
 from __future__ import annotations
 
+import logging as _logging
+
 from ._event_stream import EventStream as EventStream
 from ._loop import (
     agent_loop as agent_loop,
@@ -259,3 +261,8 @@ __all__ = [
     "run_agent_loop_continue",
     "tool",
 ]
+
+# Retries, timeouts, limits and session recovery are logged on `agentcore` and its children
+# (`agentcore.llm`, `agentcore.sessions`). As a library, agentcore leaves output to the
+# application: its records reach the application's handlers, never Python's last-resort stderr one.
+_logging.getLogger("agentcore").addHandler(_logging.NullHandler())

@@ -1,5 +1,6 @@
-"""The pieces of an `Agent` run: its book-keeping, listener subscriptions, prompt parsing, and
-the events that close a run the loop left by raising."""
+"""The pieces of an `Agent` run: its book-keeping (and what each event changes in the state),
+listener subscriptions, prompt parsing, the default bounds, and the events that close a run the
+loop left by raising."""
 
 from __future__ import annotations
 
@@ -15,13 +16,18 @@ import anyio
 import anyio.from_thread
 import sniffio
 
+from ._agent_state import AgentState, Queues
 from .abort import AbortController
 from .errors import ConfigError, MessageFormatError, UsageError
 from .events import (
+    AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -43,6 +49,7 @@ __all__ = [
     "prompt_messages",
     "queued_message",
     "run_blocking",
+    "track",
 ]
 
 _T = TypeVar("_T")
@@ -148,6 +155,46 @@ class ActiveRun:
         self.ended = False
         self.in_turn = False
         self.open_message: AgentMessage | None = None
+
+
+def track(
+    event: AgentEvent, state: AgentState, run: ActiveRun, queues: Queues, *, keep: bool = True
+) -> Any:
+    """Update the state and the run's book-keeping for one event, before the listeners see it.
+    Returns the message that joined the transcript (at its `message_end`), else None; with
+    `keep=False` a `message_end` closes its message without adding it (a session could not
+    store it in any form)."""
+    if isinstance(event, MessageUpdateEvent):
+        state._streaming = event
+    elif isinstance(event, MessageStartEvent):
+        state._streaming = run.open_message = event.message
+    elif isinstance(event, MessageEndEvent):
+        message = event.message
+        state._streaming = run.open_message = None
+        if not keep:
+            queues.landed(message)
+            return None
+        state._messages.append(message)
+        run.added.append(message)
+        queues.landed(message)
+        return message
+    elif isinstance(event, ToolExecutionStartEvent):
+        state._pending = state._pending | {event.tool_call_id}
+    elif isinstance(event, ToolExecutionEndEvent):
+        state._pending = state._pending - {event.tool_call_id}
+    elif isinstance(event, TurnStartEvent):
+        run.in_turn = True
+    elif isinstance(event, TurnEndEvent):
+        run.in_turn = False
+        if event.message.error_message:
+            state._error_message = event.message.error_message
+    elif isinstance(event, AgentStartEvent):
+        run.started = True
+    elif isinstance(event, AgentEndEvent):
+        state._streaming = None
+        state._limit = event.limit
+        run.ended = True
+    return None
 
 
 def prompt_messages(

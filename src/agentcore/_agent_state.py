@@ -2,10 +2,10 @@
 
 `AgentState` holds what a caller may set (system prompt, model, thinking level, tools, transcript)
 and what a run reports (streaming flag, the message being streamed, running tool calls, the last
-error). `_Queues` holds the steering and follow-up queues behind one lock, so `steer` and
-`follow_up` are safe from any thread; messages the loop has taken but that have not reached the
-transcript yet are kept "in flight" and go back to the front of their queue if the run ends
-without them.
+error, the bound that ended the last run). `Queues` holds the steering and follow-up queues
+behind one lock, so `steer` and `follow_up` are safe from any thread; messages the loop has taken
+but that have not reached the transcript yet are kept "in flight" and go back to the front of
+their queue if the run ends without them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, get_args
 
 from .errors import ConfigError
 from .events import MessageUpdateEvent
+from .limits import LimitReached
 from .llm.model import Model
 from .llm.types import ThinkingLevel
 from .messages import AgentMessage
@@ -33,7 +34,7 @@ UNKNOWN_MODEL = Model(id="unknown", name="No model set", api="unknown", provider
 """The placeholder model of a new `AgentState`; a run with it ends in an error message."""
 
 _FIELDS = ("system_prompt", "model", "thinking_level", "tools", "messages")
-_RUNTIME = ("is_streaming", "streaming_message", "pending_tool_calls", "error_message")
+_RUNTIME = ("is_streaming", "streaming_message", "pending_tool_calls", "error_message", "limit")
 
 
 class AgentState:
@@ -46,12 +47,14 @@ class AgentState:
 
     The transcript grows only at `message_end` events; `streaming_message` is the message being
     streamed (the partial assistant message), `pending_tool_calls` the ids of running tools,
-    `error_message` the error of the last failed or aborted turn (reset when a run starts).
+    `error_message` the error of the last failed or aborted turn, `limit` the bound that ended
+    the last run (both reset when a run starts).
     """
 
     __slots__ = (
         "_error_message",
         "_is_streaming",
+        "_limit",
         "_messages",
         "_pending",
         "_streaming",
@@ -79,6 +82,7 @@ class AgentState:
         self._streaming: AgentMessage | MessageUpdateEvent | None = None
         self._pending: frozenset[str] = frozenset()
         self._error_message: str | None = None
+        self._limit: LimitReached | None = None
 
     @property
     def tools(self) -> list[AgentTool]:
@@ -123,11 +127,18 @@ class AgentState:
         """The `error_message` of the last failed or aborted turn of the current or last run."""
         return self._error_message
 
+    @property
+    def limit(self) -> LimitReached | None:
+        """The bound (`max_turns`, a usage limit) that ended the last run, from its `agent_end`;
+        None while a run is going, or when no bound ended the last run."""
+        return self._limit
+
     def _begin_run(self) -> None:
         self._is_streaming = True
         self._streaming = None
         self._pending = frozenset()
         self._error_message = None
+        self._limit = None
 
     def _end_run(self) -> None:
         self._is_streaming = False

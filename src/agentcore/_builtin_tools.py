@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import codecs
+import fnmatch
 import math
 import operator
 import os
@@ -10,113 +12,340 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .abort import AbortSignal
 from .errors import ToolError
 from .tools import AgentTool, tool
 
-__all__ = ["builtin_tools", "calculator", "list_files", "read_file"]
+__all__ = [
+    "HIDDEN_PATTERNS",
+    "builtin_tools",
+    "calculator",
+    "is_hidden",
+    "list_files",
+    "read_file",
+]
 
 
 # --- the file tools --------------------------------------------------------------------------
 
-_MAX_READ_BYTES = 256 * 1024
+_CHUNK = 256 * 1024  # bytes read at a time; the first chunk is checked for binary content
+_MAX_LINE_CHARS = 10_000  # characters of one line shown per call; `column` reads on
+_MAX_OUTPUT_CHARS = 256 * 1024  # characters of file text one call returns
+_MAX_COUNT_BYTES = 64 * 1024 * 1024  # bytes read past what is shown, to count the lines
 _SKIP_DIRS = frozenset({"venv", "node_modules", "__pycache__"})  # listed, not descended into
 
+HIDDEN_PATTERNS: tuple[str, ...] = (
+    ".*",  # dot-files and dot-directories: .env, .env.local, .git, .ssh, .aws, .netrc, .npmrc
+    "_netrc",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.tfstate",
+    "*.tfstate.*",
+    "*.tfvars",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials*",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "secrets.ini",
+)
+"""Names (matched case-insensitively, against every part of a path) that the file tools keep
+from the model unless built with `include_hidden=True`: dot-files, and files that may hold
+secrets."""
 
-def _root(root: str | os.PathLike[str]) -> Path:
-    base = Path(root).resolve()
-    if not base.is_dir():
-        raise NotADirectoryError(f"the tools' root {os.fspath(root)!r} is not a directory")
-    return base
 
-
-def _inside(root: Path, path: str) -> Path:
-    """`path` (relative to `root`, or absolute) resolved, if it lies inside `root`."""
-    try:
-        candidate = (root / path).resolve()
-    except (OSError, ValueError) as exc:  # a NUL byte, a name too long, a symlink loop
-        raise ToolError(f"invalid path {path!r}: {exc}") from None
-    if not candidate.is_relative_to(root):
-        raise ToolError(
-            f"{path!r} is outside the working directory {str(root)!r}; use a path relative to it"
-        )
-    return candidate
+def is_hidden(name: str) -> bool:
+    """Whether a file or directory name is one the file tools hide (see `HIDDEN_PATTERNS`)."""
+    lowered = name.lower()
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in HIDDEN_PATTERNS)
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def read_file(root: str | os.PathLike[str], *, max_lines: int = 200) -> AgentTool:
-    """A `read_file(path, offset=1, max_lines=...)` tool that reads text files under `root`.
+class _Root:
+    """The directory tree the file tools see, and the one policy on what in it they show.
 
-    The result starts with the file's line count and which lines it shows, then the lines. At
-    most `max_lines` lines and the first 256 KiB of a file are read per call; the model passes
-    `offset` to read on. Binary files and paths outside `root` are refused.
+    Every path is resolved, symlinks included, and refused if it lands outside the root. Unless
+    `include_hidden`, a path with a hidden part (`is_hidden`), as written or as resolved, is
+    refused too, and listings leave such entries out.
+    """
+
+    __slots__ = ("include_hidden", "path")
+
+    def __init__(self, root: str | os.PathLike[str], include_hidden: bool) -> None:
+        base = Path(root).resolve()
+        if not base.is_dir():
+            raise NotADirectoryError(f"the tools' root {os.fspath(root)!r} is not a directory")
+        self.path = base
+        self.include_hidden = include_hidden
+
+    def _hidden_part(self, path: Path) -> str | None:
+        if self.include_hidden or not path.is_relative_to(self.path):
+            return None
+        return next((part for part in path.relative_to(self.path).parts if is_hidden(part)), None)
+
+    def resolve(self, path: str) -> Path:
+        """`path` (relative to the root, or absolute) resolved, if the tools may see it.
+
+        Raises:
+            ToolError: the path is invalid, outside the root, or hidden.
+        """
+        try:
+            target = (self.path / path).resolve()
+            written = Path(os.path.normpath(self.path / path))
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long, a symlink loop
+            raise ToolError(f"invalid path {path!r}: {exc}") from None
+        if not target.is_relative_to(self.path):
+            raise ToolError(
+                f"{path!r} is outside the working directory {str(self.path)!r}; use a path "
+                "relative to it"
+            )
+        hidden = self._hidden_part(written) or self._hidden_part(target)
+        if hidden is not None:
+            raise ToolError(
+                f"{path!r} is hidden: the file tools do not show dot-files or files that may "
+                f"hold secrets (here {hidden!r}; .env, *.pem, *.key, id_rsa, credentials, ...)"
+            )
+        return target
+
+    def shows(self, entry: Path) -> bool:
+        """Whether a listing shows `entry` (a symlink is judged by its target as well)."""
+        if self.include_hidden:
+            return True
+        if is_hidden(entry.name):
+            return False
+        if entry.is_symlink():
+            try:
+                return self._hidden_part(entry.resolve()) is None
+            except (OSError, RuntimeError):
+                return True  # a broken link shows, and reading it says so
+        return True
+
+
+class _Excerpt:
+    """What one `read_file` call read: the lines shown, the lines cut, the line count."""
+
+    __slots__ = ("complete", "cut", "lines", "stopped", "total")
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.cut: list[tuple[int, int]] = []  # (line number, its length in characters)
+        self.total = 0  # lines in the file (at least this many when not `complete`)
+        self.complete = True  # whether `total` counts them all
+        self.stopped = False  # whether the output budget ended the excerpt early
+
+
+def _read_lines(
+    target: Path, path: str, start: int, count: int, column: int, signal: AbortSignal | None
+) -> _Excerpt:
+    """Lines `start` to `start + count - 1` of a text file, each from character `column` and at
+    most `_MAX_LINE_CHARS` long, reading the file in chunks (never all of it into memory).
+
+    Raises:
+        ToolError: the file is binary, or the run was aborted.
+    """
+    out = _Excerpt()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    first, last = column - 1, column - 1 + _MAX_LINE_CHARS  # the characters kept of a line
+    end = start + count  # the first line not shown
+    budget = _MAX_OUTPUT_CHARS
+    line = 1  # the number of the line being read
+    length = 0  # its characters so far
+    kept: list[str] = []  # its characters in [first, last), when it is shown
+    tail = ""  # its last character so far
+    past = 0  # bytes read after the last line shown
+    with target.open("rb") as f:
+        data = f.read(_CHUNK)
+        if b"\x00" in data:  # checked before anything is decoded
+            raise ToolError(f"{path!r} is a binary file (it contains NUL bytes), not a text file")
+        while True:
+            text = decoder.decode(data, final=not data)
+            pos, n = 0, len(text)
+            while pos < n:
+                if start <= line < end:  # a line shown
+                    newline = text.find("\n", pos)
+                    stop = n if newline < 0 else newline
+                    lo, hi = max(first - length, 0), last - length
+                    if hi > 0 and pos + lo < stop:
+                        kept.append(text[pos + lo : min(pos + hi, stop)])
+                    length += stop - pos
+                    if stop > pos:
+                        tail = text[stop - 1]
+                    if newline < 0:
+                        break
+                    _keep(out, line, kept, length, tail, last)
+                    budget -= len(out.lines[-1])
+                    line, length, kept, tail, pos = line + 1, 0, [], "", newline + 1
+                    if budget <= 0 and line < end:
+                        out.stopped, end = True, line
+                    continue
+                # before the lines shown (skip to `start`) or after them (count)
+                newlines = text.count("\n", pos)
+                if line < start and line + newlines >= start:
+                    for _ in range(start - line):
+                        pos = text.index("\n", pos) + 1
+                    line, length = start, 0
+                    continue
+                line += newlines
+                length = n - text.rindex("\n") - 1 if newlines else length + n - pos
+                break
+            if not data:
+                break
+            if line >= end:
+                past += len(data)
+                if past > _MAX_COUNT_BYTES:
+                    out.complete = False
+                    break
+            if signal is not None and signal.aborted:
+                raise ToolError("the run was aborted while the file was being read")
+            data = f.read(_CHUNK)
+    if out.complete and length and start <= line < end:  # a last line without a newline
+        _keep(out, line, kept, length, tail, last)
+    out.total = line - 1 + (1 if length and out.complete else 0)
+    return out
+
+
+def _keep(out: _Excerpt, number: int, kept: list[str], length: int, tail: str, last: int) -> None:
+    """Add a finished line to the excerpt (its `\\r\\n` ending shown as a line break)."""
+    text = "".join(kept)
+    if tail == "\r":
+        length -= 1
+        if length < last:
+            text = text.removesuffix("\r")
+    if length > last:
+        out.cut.append((number, length))
+    out.lines.append(text)
+
+
+def _cut_note(cut: list[tuple[int, int]], column: int) -> str:
+    """The note after an excerpt whose long lines were cut: how much, and how to read on."""
+    upto = column + _MAX_LINE_CHARS - 1
+    if len(cut) == 1:
+        number, length = cut[0]
+        return (
+            f"\n[line {number} was cut after character {upto:,} of {length:,}; to read on, call "
+            f"read_file again with offset={number}, max_lines=1, column={upto + 1}]"
+        )
+    listed = "; ".join(f"line {n}: {length:,} characters" for n, length in cut[:5])
+    if len(cut) > 5:
+        listed += f"; {len(cut) - 5} more"
+    return (
+        f"\n[{len(cut)} lines were cut after character {upto:,} ({listed}); to read on, call "
+        f"read_file again with the same offset and column={upto + 1}]"
+    )
+
+
+def read_file(
+    root: str | os.PathLike[str], *, max_lines: int = 200, include_hidden: bool = False
+) -> AgentTool:
+    """A `read_file(path, offset=1, max_lines=..., column=1)` tool that reads text files under
+    `root`.
+
+    The result starts with the file's line count and which lines it shows, then the lines. One
+    call returns at most `max_lines` lines, each cut after 10,000 characters (from `column`),
+    and at most 256 Ki characters in all; a note after the lines says what was cut and which
+    `offset`/`column` reads on. The file is read in chunks, never whole: lines are counted up to
+    64 MiB past the last one shown ("more than N lines" beyond). A file with a NUL byte in its
+    first 256 KiB is refused as binary; so are paths outside `root` and, unless
+    `include_hidden`, dot-files and files that may hold secrets (`HIDDEN_PATTERNS`: `.env`,
+    `.env.*`, `*.pem`, `*.key`, `id_rsa*`, `.netrc`, `.npmrc`, `credentials*`, ...), the same
+    policy as `list_files`.
 
     Args:
         root: the directory the tool may read (symlinks are followed only within it).
         max_lines: the most lines one call returns, and what it returns by default.
+        include_hidden: also read dot-files and secret-looking files.
 
     Raises:
         NotADirectoryError: `root` is not a directory.
     """
-    base = _root(root)
+    base = _Root(root, include_hidden)
     cap = max(1, max_lines)
 
     @tool
-    def read_file(path: str, offset: int = 1, max_lines: int = cap) -> str:
+    def read_file(
+        path: str,
+        offset: int = 1,
+        max_lines: int = cap,
+        column: int = 1,
+        signal: AbortSignal | None = None,
+    ) -> str:
         """Read a text file in the working directory. The result starts with the file's total
-        line count.
+        line count; a note at the end says when long lines were cut.
 
         Args:
             path: the file, relative to the working directory, e.g. "pyproject.toml".
             offset: the first line to return (1-based), to read a long file in parts.
             max_lines: how many lines to return.
+            column: the first character of each line to return (1-based), to read on in lines
+                that were cut.
         """
-        target = _inside(base, path)
+        target = base.resolve(path)
         if target.is_dir():
             raise ToolError(f"no such file: {path!r} is a directory (list_files shows its files)")
         if not target.is_file():
             raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
-        with target.open("rb") as f:
-            data = f.read(_MAX_READ_BYTES + 1)
-        truncated = len(data) > _MAX_READ_BYTES
-        if truncated:  # keep whole lines only
-            data = data[: data.rfind(b"\n", 0, _MAX_READ_BYTES) + 1]
-        if b"\x00" in data:
-            raise ToolError(f"{path!r} is not a text file")
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        start = max(offset, 1) - 1
-        shown = lines[start : start + max(1, min(max_lines, cap))]
-        total = f"more than {len(lines)} lines" if truncated else _plural(len(lines), "line")
-        if not shown:
-            part = f" (nothing from line {start + 1})" if lines else ""
-        elif len(shown) == len(lines):
-            part = ""
-        elif start == 0:
-            part = f" (showing the first {len(shown)})"
+        start, column = max(offset, 1), max(column, 1)
+        count = max(1, min(max_lines, cap))
+        excerpt = _read_lines(target, path, start, count, column, signal)
+        lines, total = excerpt.lines, excerpt.total
+        counted = _plural(total, "line") if excerpt.complete else f"more than {total} lines"
+        if not lines:
+            shown = f"nothing from line {start}" if total else ""
+        elif len(lines) == total:
+            shown = ""
+        elif start == 1:
+            shown = f"showing the first {len(lines)}"
         else:
-            part = f" (showing lines {start + 1}-{start + len(shown)})"
-        return f"{path} has {total}{part}:\n" + "\n".join(shown)
+            shown = f"showing lines {start}-{start + len(lines) - 1}"
+        if column > 1 and lines:
+            shown += f"{', ' if shown else ''}from character {column} of each line"
+        part = f" ({shown})" if shown else ""
+        text = f"{path} has {counted}{part}:\n" + "\n".join(lines)
+        if excerpt.cut:
+            text += _cut_note(excerpt.cut, column)
+        if excerpt.stopped:
+            text += (
+                f"\n[stopped at {_MAX_OUTPUT_CHARS:,} characters; to read on, call read_file "
+                f"again with offset={start + len(lines)}]"
+            )
+        return text
 
     return read_file
 
 
-def list_files(root: str | os.PathLike[str], *, max_entries: int = 500) -> AgentTool:
+def list_files(
+    root: str | os.PathLike[str], *, max_entries: int = 500, include_hidden: bool = False
+) -> AgentTool:
     """A `list_files(path=".", recursive=False)` tool that lists directories under `root`.
 
-    Entries are paths relative to `root`, sorted, directories ending in `/`; names starting with
-    `.` are left out, and a recursive listing does not descend into symlinks, `node_modules`,
-    `venv` or `__pycache__`. Paths outside `root` are refused.
+    Entries are paths relative to `root`, sorted, directories ending in `/`; a recursive listing
+    does not descend into symlinks, `node_modules`, `venv` or `__pycache__`. Paths outside
+    `root` are refused. Unless `include_hidden`, dot-files and files that may hold secrets
+    (`HIDDEN_PATTERNS`) are left out, and listing a hidden directory is refused: the same policy
+    as `read_file`.
 
     Args:
         root: the directory the tool may list.
         max_entries: the most entries one call returns.
+        include_hidden: also list dot-files and secret-looking files.
 
     Raises:
         NotADirectoryError: `root` is not a directory.
     """
-    base = _root(root)
+    base = _Root(root, include_hidden)
     limit = max(1, max_entries)
 
     @tool
@@ -128,7 +357,7 @@ def list_files(root: str | os.PathLike[str], *, max_entries: int = 500) -> Agent
             path: the directory, relative to the working directory; "." is the working directory.
             recursive: also list the contents of subdirectories.
         """
-        target = _inside(base, path)
+        target = base.resolve(path)
         if not target.is_dir():
             raise ToolError(f"no such directory: {path!r}")
         entries: list[str] = []
@@ -136,10 +365,10 @@ def list_files(root: str | os.PathLike[str], *, max_entries: int = 500) -> Agent
         while pending and len(entries) <= limit:
             directory = pending.pop(0)
             for child in sorted(directory.iterdir(), key=lambda p: p.name):
-                if child.name.startswith("."):
+                if not base.shows(child):
                     continue
                 is_dir = child.is_dir()
-                entries.append(child.relative_to(base).as_posix() + ("/" if is_dir else ""))
+                entries.append(child.relative_to(base.path).as_posix() + ("/" if is_dir else ""))
                 if recursive and is_dir and child.name not in _SKIP_DIRS and not child.is_symlink():
                     pending.append(child)
         if not entries:
@@ -291,10 +520,20 @@ def calculator() -> AgentTool:
     return calculator
 
 
-def builtin_tools(root: str | os.PathLike[str] = ".") -> list[AgentTool]:
+def builtin_tools(
+    root: str | os.PathLike[str] = ".", *, include_hidden: bool = False
+) -> list[AgentTool]:
     """The ready-made tools: `read_file` and `list_files` confined to `root`, and `calculator`.
+
+    Args:
+        root: the directory the file tools see.
+        include_hidden: let the file tools show dot-files and files that may hold secrets.
 
     Raises:
         NotADirectoryError: `root` is not a directory.
     """
-    return [read_file(root), list_files(root), calculator()]
+    return [
+        read_file(root, include_hidden=include_hidden),
+        list_files(root, include_hidden=include_hidden),
+        calculator(),
+    ]

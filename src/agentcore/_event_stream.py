@@ -31,6 +31,7 @@ import anyio
 import sniffio
 
 from .abort import _threadsafe_caller
+from .limits import LimitReached
 
 __all__ = ["EventStream"]
 
@@ -149,9 +150,18 @@ class EventStream(Generic[E, R]):
 
     Use `async for event in stream`, then `await stream.result()`; or `async with stream:` to be
     sure the run stops when you leave. From synchronous code, use `for` and `result_sync()`.
+    After the run, `limit` says which bound ended it, if one did.
     """
 
-    __slots__ = ("__weakref__", "_channel", "_producer", "_started", "_sync_queue", "_thread")
+    __slots__ = (
+        "__weakref__",
+        "_channel",
+        "_limit",
+        "_producer",
+        "_started",
+        "_sync_queue",
+        "_thread",
+    )
 
     def __init__(self, producer: Producer) -> None:
         self._producer = producer
@@ -159,6 +169,14 @@ class EventStream(Generic[E, R]):
         self._started = False
         self._thread: threading.Thread | None = None
         self._sync_queue: queue.SimpleQueue[Any] | None = None
+        self._limit: LimitReached | None = None  # set by the run before its result is ready
+
+    @property
+    def limit(self) -> LimitReached | None:
+        """The bound that ended the run (`max_turns` or a usage limit), as in its `agent_end`
+        event; None while the run is going, or when no bound ended it. Read it once the run is
+        over (after the iteration ended, or `result()` returned)."""
+        return self._limit
 
     # -- async use -------------------------------------------------------------------------
 

@@ -12,13 +12,23 @@ goes on while tool results need an answer or steering/follow-up messages are que
   signal fired), inside a turn of its own if the failure came between turns.
 - An abort during streaming keeps the partial message (`stop_reason="aborted"`); during tools,
   every call still gets one result and the run ends after that turn's `turn_end`; queued steering
-  and follow-up messages are not polled after an abort, so they are never lost.
+  and follow-up messages are not polled after an abort, so they are never lost. An abort seen
+  before a request is sent answers it with an aborted message: no hook of the request
+  (`transform_context`, `convert_to_llm`, `get_api_key`) nor the stream function is called after it.
+- Bounds (`max_turns`, `usage_limits`; see `_bounds`) are checked after each turn, once
+  `turn_end`, `prepare_next_turn` and `should_stop_after_turn` are done and before the queues are
+  polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
+  turn's tool results still wanted an answer (every call has its result, so the transcript stays
+  valid) and without taking queued messages.
+
+Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
+(options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
+`_tool_execution`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -27,7 +37,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _tool_execution
+from ._bounds import Bounds
+from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
+from ._loop_request import aborted_answer, stream_options, unique_tool_call_ids
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError, MessageFormatError
@@ -37,10 +50,10 @@ from .events import (
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
-    MessageUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
+from .limits import LimitReached
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
@@ -55,19 +68,6 @@ __all__ = [
 _LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
-
-
-async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a sync or async hook and return its (awaited) result."""
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc)
-    return text if text else type(exc).__name__
 
 
 def _check_prompts(prompts: Any, what: str = "prompts") -> list[AgentMessage]:
@@ -104,65 +104,6 @@ def _check_call(context: Any, config: Any, emit: Any = None) -> None:
         raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
 
 
-_new_update = object.__new__
-_slots: Any = MessageUpdateEvent.__dict__  # the slot descriptors of the frozen dataclass
-_set_update_event = _slots["assistant_message_event"].__set__
-_set_update_message = _slots["_message"].__set__
-_set_update_type = _slots["type"].__set__
-
-
-def _update_event(event: Any) -> MessageUpdateEvent:
-    """`MessageUpdateEvent(assistant_message_event=event)`, built without the frozen-dataclass
-    `__setattr__` detour: this runs once per streamed delta."""
-    update = _new_update(MessageUpdateEvent)
-    _set_update_event(update, event)
-    _set_update_message(update, None)
-    _set_update_type(update, "message_update")
-    return update
-
-
-class _EmitLock:
-    """A FIFO lock that, unlike anyio.Lock, does not yield to the event loop when it is free."""
-
-    __slots__ = ("_locked", "_waiters")
-
-    def __init__(self) -> None:
-        self._locked = False
-        self._waiters: deque[anyio.Event] = deque()
-
-    async def __aenter__(self) -> None:
-        if not self._locked:
-            self._locked = True
-            return
-        event = anyio.Event()
-        self._waiters.append(event)
-        try:
-            await event.wait()
-        except BaseException:
-            if event.is_set():
-                self._release()  # ownership was handed to us as we were cancelled: pass it on
-            else:
-                self._waiters.remove(event)
-            raise
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()  # hand ownership over
-        else:
-            self._locked = False
-
-
-class _SinkError(Exception):
-    """Raised inside the run when `emit` failed, to end the run through the failure path."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(_error_text(cause))
-        self.cause = cause
-
-
 class _Run:
     """The state of one run. `run()` never raises (outer cancellation aside)."""
 
@@ -194,13 +135,16 @@ class _Run:
         self.partial_event: Any = None
         self.sink_error: BaseException | None = None
         self.failing = False
-        self.emit_lock = _EmitLock()
+        self.emit_lock = EmitLock()
         self.sync_sink = not inspect.iscoroutinefunction(emit) and not inspect.iscoroutinefunction(
             getattr(emit, "__call__", None)  # noqa: B004
         )
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.arities: dict[str, int] = {}
+        self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
+        self.limit: LimitReached | None = None
+        self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -231,7 +175,7 @@ class _Run:
 
     def check_sink(self) -> None:
         if self.sink_error is not None and not self.failing:
-            raise _SinkError(self.sink_error)
+            raise SinkError(self.sink_error)
 
     async def turn_start(self) -> None:
         self.in_turn = True
@@ -267,8 +211,10 @@ class _Run:
                     self.check_sink()
                     await self.loop()
                 except Exception as exc:
-                    await self.fail(exc.cause if isinstance(exc, _SinkError) else exc)
-                await self.emit(AgentEndEvent(messages=list(self.new_messages)))
+                    await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
+                if self.stream is not None:  # readable as soon as agent_end is
+                    self.stream._limit = self.limit
+                await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
@@ -299,6 +245,8 @@ class _Run:
                 pending = []
                 self.check_sink()
                 message = await self.stream_assistant()
+                if self.bounds is not None:
+                    self.bounds.count(message)
                 if message.stop_reason in ("error", "aborted"):
                     await self.turn_end(message, [])
                     return
@@ -333,6 +281,12 @@ class _Run:
                     ):
                         return
                     if self.signal.aborted:  # aborted from inside a hook: no new request
+                        return
+                if self.bounds is not None:
+                    # Checked before the queues are polled, so that a run ending here leaves
+                    # queued messages where they are.
+                    self.limit = self.bounds.reached()
+                    if self.limit is not None:
                         return
                 pending = await self.poll("get_steering_messages")
             pending = await self.poll("get_follow_up_messages")
@@ -375,30 +329,21 @@ class _Run:
 
     def options(self) -> SimpleStreamOptions:
         if self._options is None:
-            c = self.config
-            self._options = SimpleStreamOptions(
-                temperature=c.temperature,
-                max_tokens=c.max_tokens,
-                signal=self.signal,
-                api_key=c.api_key,
-                headers=c.headers,
-                session_id=c.session_id,
-                on_payload=c.on_payload,
-                on_response=c.on_response,
-                transport=c.transport,
-                max_retry_delay_ms=c.max_retry_delay_ms,
-                cache_retention=c.cache_retention,
-                metadata=c.metadata,
-                reasoning=None if self.reasoning == "off" else self.reasoning,
-                thinking_budgets=c.thinking_budgets,
-            )
+            self._options = stream_options(self.config, self.signal, self.reasoning)
         return self._options
 
     async def stream_assistant(self) -> AssistantMessage:
+        """One request and its answer. An abort seen before the request is sent (also one
+        fired by a preparing hook) answers it at once: nothing further is called."""
         config = self.config
+        signal = self.signal
+        if signal.aborted:
+            return await self.aborted()
         messages: Sequence[AgentMessage] = self.messages
         if config.transform_context is not None:
             messages = await self.call_ctx_hook("transform_context", list(messages))
+            if signal.aborted:
+                return await self.aborted()
         llm_messages = await call_hook(config.convert_to_llm, messages)
         context = Context(
             system_prompt=self.system_prompt,
@@ -410,6 +355,8 @@ class _Run:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
+        if signal.aborted:
+            return await self.aborted()
         stream = await call_stream_fn(self.stream_fn, self.model, context, options)
         started = False
         try:
@@ -424,7 +371,7 @@ class _Run:
                     await self.emit(MessageStartEvent(message=event.partial))
                 elif started:
                     self.partial_event = event
-                    update = _update_event(event)
+                    update = update_event(event)
                     if self.sync_sink:  # the hot path: one call per delta, no coroutine
                         try:
                             pending = self.emit_fn(update)
@@ -438,7 +385,7 @@ class _Run:
                 if self.sink_error is not None:
                     break
             self.check_sink()
-            final = await stream.result()
+            final = unique_tool_call_ids(await stream.result())
         finally:
             await stream.aclose()
         if not started:
@@ -449,12 +396,18 @@ class _Run:
         await self.emit(MessageEndEvent(message=final))
         return final
 
+    async def aborted(self) -> AssistantMessage:
+        """The answer of a request the abort stopped before it was sent."""
+        answer = aborted_answer(self.model)
+        await self.add_message(answer)
+        return answer
+
     # -- failure ---------------------------------------------------------------------------
 
     async def fail(self, exc: BaseException) -> None:
         """End the run with an error (or aborted) assistant message, keeping events well nested."""
         self.failing = True
-        text = _error_text(exc)
+        text = error_text(exc)
         reason: StopReason = "aborted" if self.signal.aborted else "error"
         if not self.in_turn:
             await self.turn_start()
@@ -495,7 +448,8 @@ async def run_agent_loop(
 ) -> list[AgentMessage]:
     """Run the loop with new prompts, awaiting `emit` for every event.
 
-    Returns the messages the run added (prompts included), as in `agent_end`.
+    Returns the messages the run added (prompts included), as in `agent_end`; which bound
+    ended the run, if one did, is the `limit` of the `agent_end` event `emit` received.
 
     Raises:
         MessageFormatError: `prompts` is not a list of messages.
@@ -551,10 +505,12 @@ def agent_loop(
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)
+        run.stream = stream
         await run.run(checked)
         return run.new_messages
 
-    return EventStream(produce)
+    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
+    return stream
 
 
 def agent_loop_continue(
@@ -574,7 +530,9 @@ def agent_loop_continue(
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn)
+        run.stream = stream
         await run.run(None)
         return run.new_messages
 
-    return EventStream(produce)
+    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
+    return stream

@@ -1,9 +1,11 @@
 """Running one batch of tool calls: preparation, hooks, execution, results.
 
-Per call: `tool_execution_start` → find the tool → `prepare_arguments` → validate →
-`before_tool_call` → `execute` (with `tool_execution_update` per `on_update`) → `after_tool_call` →
-`tool_execution_end` → the result message. Every failure along the way (unknown tool, invalid
-arguments, a blocking or raising hook, a raising tool) becomes an error result for the model.
+Per call: `tool_execution_start` → arguments that were not one complete JSON object end the call
+here (nothing else runs) → find the tool → `prepare_arguments` → validate → `before_tool_call` →
+`execute` (with `tool_execution_update` per `on_update`) → `after_tool_call` →
+`tool_execution_end` → the result message. Every failure along the way (invalid JSON, unknown
+tool, invalid arguments, a blocking or raising hook, a raising tool, a value or details that
+cannot be JSON, a timeout) becomes an error result for the model.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -11,27 +13,35 @@ does each call completely before the next.
 
 On abort, running tools are cancelled (an async tool at its next await; a sync tool's worker thread
 is abandoned and its result discarded), nothing prepared starts afterwards, and every call still
-gets exactly one result, so the transcript can always be sent to a model again.
+gets exactly one result, so the transcript can always be sent to a model again. A call's timeout
+(`tool.timeout`, else `config.tool_timeout`) cancels `execute` alone the same way and gives an
+error result; the hooks are not bounded. A cancellation from outside the run propagates; a
+`CancelledError` that a tool lets out while nothing cancelled the run is the tool's failure.
 
 Progress updates go through one pump task per batch, started on the first update, which emits them
 in order; a call's `tool_execution_end` waits until its updates are out. Updates after a call has
-finished are dropped.
+finished, or after the batch is over (also when it was cancelled), are dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
+import logging
+import math
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from ._clip import clip
+from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
 from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
 from .config import (
@@ -41,6 +51,7 @@ from .config import (
     BeforeToolCallResult,
 )
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from .llm._partial_json import describe_invalid_json
 from .messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode
 
@@ -57,6 +68,8 @@ TRUNCATED = (
 )
 BLOCKED = "Tool execution was blocked."
 
+_log = logging.getLogger("agentcore")
+
 
 def _error(text: str) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], is_error=True)
@@ -66,17 +79,83 @@ def _text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def _invalid_arguments(call: ToolCall, text: str) -> str:
+    return (
+        f"Tool call was not executed: the arguments for {call.name} were not valid JSON "
+        f"({describe_invalid_json(text)}). Send the call again with its arguments as one "
+        f"complete JSON object. Received:\n{clip(text)}"
+    )
+
+
+def _timed_out(tool: AgentTool, seconds: float) -> str:
+    return f"Tool {tool.name!r} timed out after {seconds:g} s."
+
+
+def _stray_cancel(tool: AgentTool) -> str:
+    return (
+        f"Tool {tool.name!r} failed: it raised CancelledError, but the run was not cancelled "
+        "(did it await a task that something else cancelled?)."
+    )
+
+
+def _is_stray_cancellation(exc: BaseException) -> bool:
+    """Whether a cancellation exception escaping a tool was not aimed at this task.
+
+    A tool may await a task that someone else cancelled and let its `CancelledError` out. That
+    is the tool's failure, not a cancellation of the run: none of the cancel scopes around the
+    call was cancelled (anyio reports that as an effective deadline of -inf) and, under asyncio,
+    nobody called `cancel()` on this task.
+    """
+    if not isinstance(exc, asyncio.CancelledError | anyio.get_cancelled_exc_class()):
+        return False
+    deadline = anyio.current_effective_deadline()
+    if deadline == -math.inf or deadline <= anyio.current_time():
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not running under asyncio (trio)
+        return True
+    return task is None or task.cancelling() == 0
+
+
+def _checked_result(value: Any, tool: AgentTool) -> AgentToolResult:
+    """The tool's return value as a result whose details are JSON (raises otherwise)."""
+    if not isinstance(value, AgentToolResult):
+        raise TypeError(
+            f"tool {tool.name!r} returned {type(value).__name__}; expected "
+            "AgentToolResult (use @tool to return plain values)"
+        )
+    result: AgentToolResult = value
+    details = result.details
+    if details is not None:
+        try:
+            data = to_json_value(details)
+        except NotJsonError as exc:
+            raise TypeError(
+                f"tool {tool.name!r} returned details that are not JSON: {exc}"
+            ) from None
+        if data is not details:
+            result = replace(result, details=data)
+    return result
+
+
 _NOT_STARTED = object()
 
 
-def _execute_unless_aborted(
-    tool: AgentTool, tool_call_id: str, args: Any, signal: AbortSignal, on_update: Any
-) -> Any:
-    """Run a sync tool in its worker thread. A worker may pick the call up only after the
-    abort fired (it was handed over just before): then the tool must not start at all."""
-    if signal.aborted:
+def _execute_in_thread(item: _Call, signal: AbortSignal, on_update: Any) -> Any:
+    """Run a sync tool in its worker thread, and check its result there (off the event loop).
+
+    A worker may pick the call up only after the abort or the timeout fired (it was handed over
+    just before): then the tool must not start at all.
+    """
+    if signal.aborted or item.abandoned:
         return _NOT_STARTED
-    return tool.execute(tool_call_id, args, signal, on_update)
+    tool = item.tool
+    assert tool is not None
+    value = tool.execute(item.call.id, item.args, signal, on_update)
+    if inspect.isawaitable(value):
+        return value
+    return _checked_result(value, tool)
 
 
 @dataclass(slots=True, eq=False)
@@ -91,6 +170,7 @@ class _Call:
     finished: bool = False
     pending_updates: int = 0
     drained: anyio.Event | None = None
+    abandoned: bool = False  # a sync tool whose worker thread was given up (timeout)
 
 
 @dataclass(slots=True, eq=False)
@@ -99,6 +179,7 @@ class _Batch:
     message: AssistantMessage
     updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
     pump_running: bool = False
+    closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     loop_thread: int = field(default_factory=threading.get_ident)
     call_soon: Callable[[Callable[[], Any]], None] | None = None
 
@@ -122,7 +203,10 @@ class _Batch:
         return on_update
 
     def enqueue(self, item: _Call, partial: AgentToolResult) -> None:
-        if item.finished:
+        # Once the batch is over (also when it was cancelled from outside), the run's task group
+        # may be closing: starting the pump there would create its coroutine and fail to spawn
+        # it (under trio: "coroutine '_Batch.pump' was never awaited").
+        if item.finished or self.closed:
             return
         item.pending_updates += 1
         self.updates.append((item, partial))
@@ -166,6 +250,9 @@ class _Batch:
         call = item.call
         if run.signal.aborted:
             self.settle(item, _error(ABORTED_BEFORE_START), True)
+            return False
+        if call.invalid_arguments is not None:  # never guess what the model meant to send
+            self.settle(item, _error(_invalid_arguments(call, call.invalid_arguments)), True)
             return False
         tool = run.tools_by_name.get(call.name)
         if tool is None:
@@ -212,51 +299,12 @@ class _Batch:
     async def execute(self, item: _Call) -> None:
         """Run a prepared call and its `after_tool_call`; never raises."""
         run = self.run
-        tool = item.tool
-        assert tool is not None
         call = item.call
         if run.signal.aborted:
             self.settle(item, _error(ABORTED_BEFORE_START), True)
             return
-        on_update = self.on_update_for(item)
-        result: AgentToolResult | None = None
-        is_error = False
-        with cancel_on_abort(run.abort_signal) as scope:
-            try:
-                if tool.is_async():
-                    value = await tool.execute(call.id, item.args, run.signal, on_update)  # type: ignore[misc]
-                else:
-                    value = await anyio.to_thread.run_sync(
-                        _execute_unless_aborted,
-                        tool,
-                        call.id,
-                        item.args,
-                        run.signal,
-                        on_update,
-                        abandon_on_cancel=True,
-                    )
-                    if value is _NOT_STARTED:
-                        value = _error(ABORTED_BEFORE_START)
-                    if inspect.isawaitable(value):
-                        value = await value
-                if not isinstance(value, AgentToolResult):
-                    raise TypeError(
-                        f"tool {tool.name!r} returned {type(value).__name__}; expected "
-                        "AgentToolResult (use @tool to return plain values)"
-                    )
-                result = value
-                is_error = value.is_error
-            except Exception as exc:
-                result = _error(_text(exc))
-                is_error = True
-            except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
-                result = _error(f"The tool exited (SystemExit: {exc.code!r}).")
-                is_error = True
-        item.finished = True
-        if scope.cancelled_caught:
-            result = _error(ABORTED_WHILE_RUNNING)
-            is_error = True
-        assert result is not None
+        result = await self.invoke(item)
+        is_error = result.is_error
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
@@ -280,20 +328,69 @@ class _Batch:
                         )
                     if change.is_error is not None:
                         is_error = change.is_error
-                    result = AgentToolResult(
-                        content=result.content if change.content is None else change.content,
-                        details=result.details if change.details is None else change.details,
-                        usage=result.usage if change.usage is None else change.usage,
-                        added_tool_names=result.added_tool_names,
-                        terminate=result.terminate
-                        if change.terminate is None
-                        else change.terminate,
-                        is_error=is_error,
-                    )
+                    result = _changed_result(result, change, is_error)
             except Exception as exc:
                 result = _error(_text(exc))
                 is_error = True
         self.settle(item, result, is_error)
+
+    async def invoke(self, item: _Call) -> AgentToolResult:
+        """Call the tool under the run's abort and the call's timeout; never raises, outer
+        cancellation aside."""
+        run = self.run
+        tool = item.tool
+        assert tool is not None
+        timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
+        result: AgentToolResult | None = None
+        try:
+            with cancel_on_abort(run.abort_signal) as scope:
+                if timeout is None:
+                    result = await self.call_tool(item)
+                else:
+                    # Only `execute` is bounded: the hooks are the application's own code.
+                    with anyio.move_on_after(timeout) as deadline:
+                        result = await self.call_tool(item)
+                    if deadline.cancelled_caught and not run.signal.aborted:
+                        item.abandoned = True
+                        _log.warning(
+                            "tool %r (call %s) timed out after %g s",
+                            tool.name,
+                            item.call.id,
+                            timeout,
+                        )
+                        result = _error(_timed_out(tool, timeout))
+        finally:
+            item.finished = True  # also on outer cancellation: later updates are dropped
+        if result is None or scope.cancelled_caught:
+            return _error(ABORTED_WHILE_RUNNING)
+        return result
+
+    async def call_tool(self, item: _Call) -> AgentToolResult:
+        """`execute`, its value checked; any failure of the tool becomes an error result."""
+        run = self.run
+        tool = item.tool
+        assert tool is not None
+        on_update = self.on_update_for(item)
+        try:
+            if tool.is_async():
+                value = await tool.execute(item.call.id, item.args, run.signal, on_update)  # type: ignore[misc]
+            else:
+                value = await anyio.to_thread.run_sync(
+                    _execute_in_thread, item, run.signal, on_update, abandon_on_cancel=True
+                )
+                if value is _NOT_STARTED:
+                    return _error(ABORTED_BEFORE_START)
+            if inspect.isawaitable(value):
+                value = await value
+            return _checked_result(value, tool)
+        except Exception as exc:
+            return _error(_text(exc))
+        except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
+            return _error(f"The tool exited (SystemExit: {exc.code!r}).")
+        except BaseException as exc:
+            if _is_stray_cancellation(exc):
+                return _error(_stray_cancel(tool))
+            raise
 
     async def end(self, item: _Call) -> None:
         assert item.result is not None
@@ -329,6 +426,30 @@ class _Batch:
         await self.end(item)
 
 
+def _changed_result(
+    result: AgentToolResult, change: AfterToolCallResult, is_error: bool
+) -> AgentToolResult:
+    """`result` with what `after_tool_call` replaced; its details made JSON like a tool's."""
+    try:
+        changed = AgentToolResult(
+            content=result.content if change.content is None else change.content,
+            details=result.details,
+            usage=result.usage if change.usage is None else change.usage,
+            added_tool_names=result.added_tool_names,
+            terminate=result.terminate if change.terminate is None else change.terminate,
+            is_error=is_error,
+        )
+    except TypeError as exc:
+        raise TypeError(f"after_tool_call returned an invalid result: {exc}") from None
+    if change.details is None:
+        return changed
+    try:
+        details = to_json_value(change.details)
+    except NotJsonError as exc:
+        raise TypeError(f"after_tool_call returned details that are not JSON: {exc}") from None
+    return replace(changed, details=details)
+
+
 async def execute_batch(
     run: _Run, message: AssistantMessage, calls: list[ToolCall]
 ) -> tuple[list[ToolResultMessage], bool]:
@@ -341,27 +462,30 @@ async def execute_batch(
         for c in calls
     )
     results: list[ToolResultMessage] = []
-    if sequential:
-        for item in items:
-            await batch.start(item)
-            if await batch.prepare(item):
-                await batch.execute(item)
-            await batch.end(item)
-            results.append(await batch.publish(item))
-    else:
-        prepared: list[_Call] = []
-        for item in items:
-            await batch.start(item)
-            if await batch.prepare(item):
-                prepared.append(item)
-            else:
+    try:
+        if sequential:
+            for item in items:
+                await batch.start(item)
+                if await batch.prepare(item):
+                    await batch.execute(item)
                 await batch.end(item)
-        if len(prepared) == 1:
-            await batch.run_one(prepared[0])
-        elif prepared:
-            await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
-        for item in items:
-            results.append(await batch.publish(item))
+                results.append(await batch.publish(item))
+        else:
+            prepared: list[_Call] = []
+            for item in items:
+                await batch.start(item)
+                if await batch.prepare(item):
+                    prepared.append(item)
+                else:
+                    await batch.end(item)
+            if len(prepared) == 1:
+                await batch.run_one(prepared[0])
+            elif prepared:
+                await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
+            for item in items:
+                results.append(await batch.publish(item))
+    finally:
+        batch.closed = True  # also when cancelled from outside: no pump may start any more
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
     return results, terminate
 

@@ -1,19 +1,33 @@
 """Tool-argument validation: JSON Schema with lenient scalar coercion, or a Pydantic model.
 
-A validator is built once per tool. Validation never touches the model's arguments: coercion
-(`"5"` to 5, `"true"` to True, 5 to `"5"`) happens on a deep copy, which is what the tool receives.
+A validator is built once per tool. Validation never touches the model's arguments: it works on a
+deep copy, which is what the tool receives. The rules, the same for a JSON Schema dict and for a
+Pydantic model (read through its JSON Schema), at every depth of nested objects and arrays:
+
+* Lenient scalars, as AJV coerces them: `"5"` to 5, `"2.5"` to 2.5, `"true"` to True, 5 to
+  `"5"`. A string is a number only when it reads as a finite decimal number: `"nan"`, `"inf"`,
+  `"-Infinity"` and `"1e999"` are not numbers, and no number is ever infinite or NaN.
+* Coercion never invents a value. `null` for an optional property (one not in `required`) whose
+  schema does not allow null means "not given": the key is dropped, so the tool's own default
+  applies. `null` where the schema allows it (`"type": ["integer", "null"]`, an `anyOf` with
+  null, `Optional[int]`, or no type at all) is passed as `None`. Anywhere else `null` is a
+  validation error, never 0, False or "".
+
 A failure raises `ArgumentsError` whose text names each failing path and shows the arguments
-received, so the model can correct its call.
+received (clipped to the first 2,000 characters), so the model can correct its call.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._clip import clip
 from .errors import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -24,6 +38,12 @@ if TYPE_CHECKING:
 __all__ = ["ArgumentsError", "ArgumentsValidator", "json_schema_of"]
 
 _MAX_COERCION_ROUNDS = 8
+_MAX_PROBLEMS = 50  # lines listed in one error text; the rest are counted
+_PROBLEM_LIMIT = 500  # characters of one line (a message may quote a huge value)
+_MAX_SCHEMA_DEPTH = 32  # $ref/anyOf hops followed when reading a type (schemas may be recursive)
+
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 
 
 class ArgumentsError(Exception):
@@ -43,27 +63,43 @@ def json_schema_of(parameters: Mapping[str, Any] | type[pydantic.BaseModel]) -> 
     return dict(parameters)  # type: ignore[arg-type]
 
 
+# --- scalars -----------------------------------------------------------------------------------
+
+
+def _non_finite_text(text: str) -> bool:
+    """Whether `text` is what Python would read as an infinite or NaN float."""
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _number_from(text: str, kind: str) -> int | float | None:
+    """The finite number a string spells in decimal, as `kind` wants it; None if it is not one."""
+    if not _DECIMAL.fullmatch(text):
+        return None
+    try:
+        if _INTEGER.fullmatch(text):
+            return int(text)  # exact, however many digits
+        number = float(text)
+    except ValueError:  # an integer too long to convert
+        return None
+    if not math.isfinite(number):  # "1e999"
+        return None
+    if number.is_integer() and (kind == "integer" or "." not in text):
+        return int(number)
+    return None if kind == "integer" else number
+
+
 def _coerce(value: Any, expected: list[str]) -> tuple[bool, Any]:
-    """AJV-style scalar coercion; returns (changed, new value)."""
+    """AJV-style scalar coercion; returns (changed, new value). `null` is never coerced."""
     for kind in expected:
         if isinstance(value, str):
             text = value.strip()
-            if kind == "integer":
-                try:
-                    return True, int(text)
-                except ValueError:
-                    try:
-                        number = float(text)
-                    except ValueError:
-                        continue
-                    if number.is_integer():
-                        return True, int(number)
-            elif kind == "number":
-                try:
-                    number = float(text)
-                except ValueError:
-                    continue
-                return True, int(number) if number.is_integer() and "." not in text else number
+            if kind in ("integer", "number"):
+                number = _number_from(text, kind)
+                if number is not None:
+                    return True, number
             elif kind == "boolean" and text.lower() in ("true", "false"):
                 return True, text.lower() == "true"
             elif kind == "null" and text == "":
@@ -74,27 +110,155 @@ def _coerce(value: Any, expected: list[str]) -> tuple[bool, Any]:
             if kind in ("integer", "number"):
                 return True, int(value)
         elif isinstance(value, int | float):
+            if isinstance(value, float) and not math.isfinite(value):
+                break
             if kind == "string":
                 return True, str(value)
             if kind == "integer" and isinstance(value, float) and value.is_integer():
                 return True, int(value)
             if kind == "boolean" and value in (0, 1):
                 return True, bool(value)
-        elif value is None:
-            if kind == "string":
-                return True, ""
-            if kind in ("integer", "number"):
-                return True, 0
-            if kind == "boolean":
-                return True, False
     return False, value
 
 
-def _set(document: Any, path: list[Any], value: Any) -> None:
-    target = document
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
+# --- reading a schema --------------------------------------------------------------------------
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _both(a: set[str] | None, b: set[str] | None) -> set[str] | None:
+    """The types allowed by two constraints at once (None: no constraint)."""
+    if a is None or b is None:
+        return b if a is None else a
+    both = a & b
+    if ("integer" in a and "number" in b) or ("number" in a and "integer" in b):
+        both.add("integer")
+    return both
+
+
+class _Schema:
+    """Reads one tool's JSON Schema: the types a place allows, the parts of an object or array."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self._root = root
+
+    @property
+    def root(self) -> Mapping[str, Any]:
+        return self._root
+
+    def resolve(self, schema: Any) -> Mapping[str, Any] | None:
+        """`schema` with local `$ref`s followed; None for a boolean or unreadable schema."""
+        for _ in range(_MAX_SCHEMA_DEPTH):
+            if not isinstance(schema, Mapping):
+                return None
+            ref = schema.get("$ref")
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                return schema
+            target: Any = self._root
+            for part in ref[1:].split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                target = target.get(part) if isinstance(target, Mapping) else None
+            schema = target
+        return None
+
+    def types(self, schema: Any, depth: int = 0) -> set[str] | None:
+        """The JSON types `schema` allows (None: any)."""
+        s = self.resolve(schema)
+        if s is None or depth > _MAX_SCHEMA_DEPTH:
+            return None
+        kind = s.get("type")
+        allowed: set[str] | None = None
+        if isinstance(kind, str):
+            allowed = {kind}
+        elif isinstance(kind, list):
+            allowed = {k for k in kind if isinstance(k, str)}
+        if "const" in s:
+            allowed = _both(allowed, {_json_type(s["const"])})
+        if isinstance(s.get("enum"), list):
+            allowed = _both(allowed, {_json_type(v) for v in s["enum"]})
+        for key in ("anyOf", "oneOf"):
+            branches = s.get(key)
+            if isinstance(branches, list) and branches:
+                union: set[str] | None = set()
+                for branch in branches:
+                    found = self.types(branch, depth + 1)
+                    if found is None:
+                        union = None
+                        break
+                    union |= found  # type: ignore[operator]
+                allowed = _both(allowed, union)
+        for branch in s.get("allOf") or ():
+            allowed = _both(allowed, self.types(branch, depth + 1))
+        return allowed
+
+    def allows_null(self, schema: Any) -> bool:
+        allowed = self.types(schema)
+        return allowed is None or "null" in allowed
+
+    def _parts(self, schema: Any, want: str) -> list[Mapping[str, Any]]:
+        """`schema` and its `allOf` members, plus the one `anyOf`/`oneOf` branch of type `want`
+        (several such branches are ambiguous: none is used)."""
+        s = self.resolve(schema)
+        if s is None:
+            return []
+        parts = [s]
+        for member in s.get("allOf") or ():
+            parts.extend(self._parts(member, want))
+        for key in ("anyOf", "oneOf"):
+            matching = [
+                b
+                for b in s.get(key) or ()
+                if (found := self.types(b)) is not None and want in found
+            ]
+            if len(matching) == 1:
+                parts.extend(self._parts(matching[0], want))
+        return parts
+
+    def object_parts(self, schema: Any) -> tuple[dict[str, Any], set[str], Any]:
+        """The properties, the required names and the schema of other keys of an object."""
+        properties: dict[str, Any] = {}
+        required: set[str] = set()
+        others: Any = None
+        for part in self._parts(schema, "object"):
+            if isinstance(part.get("properties"), Mapping):
+                properties.update(part["properties"])
+            if isinstance(part.get("required"), list):
+                required.update(r for r in part["required"] if isinstance(r, str))
+            if isinstance(part.get("additionalProperties"), Mapping):
+                others = part["additionalProperties"]
+        return properties, required, others
+
+    def item(self, schema: Any, index: int) -> Any:
+        """The schema of item `index` of an array."""
+        for part in self._parts(schema, "array"):
+            prefix = part.get("prefixItems")
+            items = part.get("items")
+            if isinstance(prefix, list) and index < len(prefix):
+                return prefix[index]
+            if isinstance(items, list):  # draft 4's tuples
+                if index < len(items):
+                    return items[index]
+                return part.get("additionalItems")
+            if isinstance(items, Mapping):
+                return items
+        return None
+
+
+# --- the rules ---------------------------------------------------------------------------------
 
 
 def _path(parts: list[Any]) -> str:
@@ -106,17 +270,62 @@ def _path(parts: list[Any]) -> str:
     return out
 
 
+def _float_text(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _prepare(
+    schema: _Schema, value: Any, where: Any, path: list[Any], problems: dict[str, str]
+) -> None:
+    """Apply the null and finite-number rules to `value` (part of the copy) in place; what breaks
+    them goes into `problems`, keyed by path."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            problems[_path(path)] = f"{_float_text(value)} is not a finite number"
+    elif isinstance(value, str):
+        allowed = schema.types(where)
+        if (
+            allowed is not None
+            and allowed & {"integer", "number"}
+            and "string" not in allowed
+            and _non_finite_text(value.strip())
+        ):
+            problems[_path(path)] = f"{value!r} is not a finite number"
+    elif isinstance(value, dict):
+        properties, required, others = schema.object_parts(where)
+        for key in list(value):
+            item = value[key]
+            if item is None:
+                if (
+                    key in properties
+                    and key not in required
+                    and not schema.allows_null(properties[key])
+                ):
+                    del value[key]  # an optional parameter sent as null was not given
+                continue
+            _prepare(schema, item, properties.get(key, others), [*path, key], problems)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _prepare(schema, item, schema.item(where, index), [*path, index], problems)
+
+
 def _report(tool: str, problems: list[str], arguments: Any) -> str:
     try:
         shown = json.dumps(arguments, indent=2, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        shown = repr(arguments)
-    lines = "\n".join(f"  - {p}" for p in problems)
-    return f'Validation failed for tool "{tool}":\n{lines}\n\nReceived arguments:\n{shown}'
+    except (TypeError, ValueError, RecursionError):
+        try:
+            shown = repr(arguments)
+        except RecursionError:
+            shown = "(too deeply nested to show)"
+    listed = [f"  - {clip(p, _PROBLEM_LIMIT)}" for p in problems[:_MAX_PROBLEMS]]
+    if len(problems) > _MAX_PROBLEMS:
+        listed.append(f"  - … and {len(problems) - _MAX_PROBLEMS} more problems")
+    lines = "\n".join(listed)
+    return f'Validation failed for tool "{tool}":\n{lines}\n\nReceived arguments:\n{clip(shown)}'
 
 
 class ArgumentsValidator:
-    """Validates the arguments of one tool against its parameters.
+    """Validates the arguments of one tool against its parameters (rules: see the module).
 
     Args:
         tool_name: used in error texts.
@@ -126,7 +335,7 @@ class ArgumentsValidator:
         ToolDefinitionError: the schema is not valid JSON Schema, or does not describe an object.
     """
 
-    __slots__ = ("_model", "_tool", "_validator")
+    __slots__ = ("_model", "_schema", "_tool", "_validator")
 
     def __init__(
         self, tool_name: str, parameters: Mapping[str, Any] | type[pydantic.BaseModel]
@@ -136,6 +345,11 @@ class ArgumentsValidator:
         self._validator: Any = None
         if is_pydantic_model(parameters):
             self._model = parameters  # type: ignore[assignment]
+            try:
+                schema = parameters.model_json_schema()  # type: ignore[union-attr]
+            except Exception:  # a type without a JSON Schema: only the finite-number rule holds
+                schema = {}
+            self._schema = _Schema(schema)
             return
         if not isinstance(parameters, Mapping):
             raise ToolDefinitionError(
@@ -162,6 +376,7 @@ class ArgumentsValidator:
                 f"got type {kind!r}"
             )
         self._validator = cls(schema)
+        self._schema = _Schema(schema)
 
     def validate(self, arguments: Any) -> Any:
         """The validated (and coerced) copy of `arguments`, or a Pydantic model instance.
@@ -169,18 +384,33 @@ class ArgumentsValidator:
         Raises:
             ArgumentsError: with one line per failing path and the received arguments.
         """
-        if self._model is not None:
-            try:
-                return self._model.model_validate(arguments)
-            except sys.modules["pydantic"].ValidationError as exc:
-                problems = [
-                    f"{_path(list(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-                ]
-                raise ArgumentsError(_report(self._tool, problems, arguments)) from None
+        try:
+            return self._validate(arguments)
+        except RecursionError:
+            raise ArgumentsError(
+                _report(self._tool, ["root: the arguments are nested too deeply"], arguments)
+            ) from None
+
+    def _validate(self, arguments: Any) -> Any:
         document = copy.deepcopy(arguments)
+        found: dict[str, str] = {}
+        _prepare(self._schema, document, self._schema.root, [], found)
+        if self._model is not None:
+            problems = [f"{where}: {what}" for where, what in found.items()]
+            try:
+                instance = self._model.model_validate(document)
+            except sys.modules["pydantic"].ValidationError as exc:
+                for e in exc.errors(include_url=False):
+                    where = _path(list(e["loc"]))
+                    if where not in found:
+                        problems.append(f"{where}: {e['msg']}")
+            else:
+                if not problems:
+                    return instance
+            raise ArgumentsError(_report(self._tool, sorted(set(problems)), arguments))
         for _ in range(_MAX_COERCION_ROUNDS):
             errors = list(self._validator.iter_errors(document))
-            if not errors:
+            if not errors and not found:
                 return document
             changed = False
             for error in errors:
@@ -195,15 +425,25 @@ class ArgumentsValidator:
                     changed = True
             if not changed:
                 break
-        problems = []
+        problems = [f"{where}: {what}" for where, what in found.items()]
         for error in self._validator.iter_errors(document):
             path = list(error.absolute_path)
+            if _path(path) in found:
+                continue  # already named more precisely
             if error.validator == "required" and isinstance(error.instance, Mapping):
                 missing = [k for k in error.validator_value if k not in error.instance]
                 problems.extend(
                     f"{_path([*path, k])}: required property is missing" for k in missing
                 )
+            elif error.instance is None and error.message.startswith("None "):
+                problems.append(f"{_path(path)}: null {error.message[5:]}")
             else:
                 problems.append(f"{_path(path)}: {error.message}")
-        problems = sorted(dict.fromkeys(problems))
-        raise ArgumentsError(_report(self._tool, problems, arguments))
+        raise ArgumentsError(_report(self._tool, sorted(set(problems)), arguments))
+
+
+def _set(document: Any, path: list[Any], value: Any) -> None:
+    target = document
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value

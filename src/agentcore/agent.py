@@ -41,6 +41,7 @@ from ._agent_run import (
     prompt_messages,
     queued_message,
     run_blocking,
+    track,
 )
 from ._agent_session import SessionBinding
 from ._agent_state import (
@@ -62,19 +63,8 @@ from .config import (
     NextTurn,
     default_convert_to_llm,
 )
-from .errors import AgentBusyError, ConfigError
-from .events import (
-    AgentEndEvent,
-    AgentEvent,
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
+from .errors import AgentBusyError, ConfigError, MessageFormatError
+from .events import AgentEndEvent, AgentEvent, MessageEndEvent
 from .limits import UsageLimits
 from .llm.registry import StreamFn
 from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
@@ -111,7 +101,10 @@ class Agent:
         steering_mode, follow_up_mode: `"one-at-a-time"` (default) or `"all"`.
         the rest: the options of `AgentLoopConfig`, forwarded to every run. Each is also an
             attribute; a change applies from the next run. With a session and no `session_id`,
-            the session's id is sent as the prompt-cache key.
+            the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
+            bounds its runs by default: `max_turns=100`, `tool_timeout=600`,
+            `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see
+            docs/limits.md). `state.limit` tells which bound ended the last run.
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.
@@ -425,7 +418,7 @@ class Agent:
             await run.done.wait()
 
     def reset(self) -> None:
-        """Clear the transcript, streaming state, error and both queues (the system prompt,
+        """Clear the transcript, streaming state, error, limit and both queues (the system prompt,
         model, thinking level and tools stay). With a session, it is cut to empty too.
 
         Raises:
@@ -435,6 +428,7 @@ class Agent:
         self._state.messages = []
         self._state._end_run()
         self._state._error_message = None
+        self._state._limit = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])
@@ -524,39 +518,23 @@ class Agent:
         run = self._active
         if run is None:
             raise RuntimeError("agentcore internal error: an event outside of a run")
-        state = self._state
         failure: Exception | None = None
-        if isinstance(event, MessageUpdateEvent):
-            state._streaming = event
-        elif isinstance(event, MessageStartEvent):
-            state._streaming = run.open_message = event.message
-        elif isinstance(event, MessageEndEvent):
-            message = event.message
-            state._streaming = run.open_message = None
-            state._messages.append(message)
-            run.added.append(message)
-            self._queues.landed(message)
-            binding = self._binding
-            if binding is not None:
-                try:
-                    await binding.run(binding.append, message)
-                except Exception as exc:
-                    failure = exc
-        elif isinstance(event, ToolExecutionStartEvent):
-            state._pending = state._pending | {event.tool_call_id}
-        elif isinstance(event, ToolExecutionEndEvent):
-            state._pending = state._pending - {event.tool_call_id}
-        elif isinstance(event, TurnStartEvent):
-            run.in_turn = True
-        elif isinstance(event, TurnEndEvent):
-            run.in_turn = False
-            if event.message.error_message:
-                state._error_message = event.message.error_message
-        elif isinstance(event, AgentStartEvent):
-            run.started = True
-        elif isinstance(event, AgentEndEvent):
-            state._streaming = None
-            run.ended = True
+        binding = self._binding
+        keep = True
+        if binding is not None and isinstance(event, MessageEndEvent):
+            try:  # keep the form the session holds, so memory and disk stay equal
+                kept = binding.prepare(event.message)
+            except MessageFormatError as exc:  # cannot be stored in any form: not kept
+                keep, failure = False, exc
+            else:
+                if kept is not event.message:
+                    event = MessageEndEvent(message=kept)
+        stored = track(event, self._state, run, self._queues, keep=keep)
+        if stored is not None and binding is not None:
+            try:
+                await binding.run(binding.append, stored)
+            except Exception as exc:
+                failure = exc
         signal = run.controller.signal
         for subscription in list(self._listeners):
             try:

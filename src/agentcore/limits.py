@@ -1,10 +1,11 @@
 """Bounds on a run: how many turns, how many tokens, how much money.
 
-All are off unless set (`AgentLoopConfig.max_turns`, `AgentLoopConfig.usage_limits`). They are
-checked after each turn; a run that reaches one ends cleanly after that turn's `turn_end`, and
-`AgentEndEvent.limit` (also `EventStream.limit` and `AgentState.limit`) says which one ended it.
-Timeouts (`request_timeout`, `idle_timeout`, `tool_timeout`) end single steps, not the run: see
-`AgentLoopConfig`.
+All are off unless set (`AgentLoopConfig.max_turns`, `AgentLoopConfig.usage_limits`; the `Agent`
+sets `max_turns=100`). They are checked after each turn, once `turn_end`, `prepare_next_turn` and
+`should_stop_after_turn` are done and before the queues are polled; a run that has reached one
+ends there (queued messages stay queued), and `AgentEndEvent.limit` (also `EventStream.limit`
+and `AgentState.limit`) says which one ended it. Timeouts (`request_timeout`, `idle_timeout`,
+`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md.
 """
 
 from __future__ import annotations
@@ -24,9 +25,21 @@ def _check(name: str, value: float | None, *, integer: bool) -> None:
     if value is None:
         return
     kinds = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        expected = "a positive integer" if integer else "a positive number"
+    # `not value > 0` also refuses NaN, which no total would ever reach
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or not value > 0
+        or value == float("inf")
+    ):
+        expected = "a positive integer" if integer else "a positive, finite number"
         raise ConfigError(f"UsageLimits.{name} must be {expected} or None, got {value!r}")
+
+
+def _amount(kind: LimitKind, value: float) -> str:
+    if kind == "cost":
+        return f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
+    return f"{int(value):,}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,3 +78,11 @@ class LimitReached:
     kind: LimitKind
     limit: float
     used: float
+
+    def __str__(self) -> str:
+        """A sentence for people: `max_turns reached: 3 of 3 turns`."""
+        used, limit = _amount(self.kind, self.used), _amount(self.kind, self.limit)
+        if self.kind == "max_turns":
+            return f"max_turns reached: {used} of {limit} turns"
+        unit = "" if self.kind == "cost" else " tokens"
+        return f"{self.kind} limit reached: {used}{unit} used of {limit}"

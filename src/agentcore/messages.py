@@ -9,11 +9,13 @@ blocks, `role` for messages), so one object can be handed to many listeners and 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
+from ._clip import clip
 from .errors import MessageFormatError
 
 __all__ = [
@@ -197,6 +199,11 @@ AgentMessage: TypeAlias = Message | Any
 
 
 # --- JSON ------------------------------------------------------------------------------------
+#
+# Every field of agentcore's own types has a declared JSON type, checked in both directions:
+# `to_json` refuses a message it could not read back (NaN, a datetime, a cycle), and `from_json`
+# refuses a document that would build a message of the wrong shape (`"content": 5`), which would
+# otherwise load fine and fail every later run deep inside the loop with a `TypeError`.
 
 _BLOCKS: dict[str, type[Any]] = {
     "text": TextContent,
@@ -209,14 +216,118 @@ _MESSAGES: dict[str, type[Any]] = {
     "assistant": AssistantMessage,
     "tool_result": ToolResultMessage,
 }
-_DERIVED = frozenset({"total", "total_tokens"})
+_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+_JSON_VALUE = "a JSON value (null, boolean, number, string, list or object)"
+
+# The kinds of field, with the JSON type each holds (as error messages name it).
+_EXPECTED: dict[str, str] = {
+    "str": "a string",
+    "opt_str": "a string or null",
+    "int": "an integer",
+    "timestamp": "an integer (ms since the epoch)",
+    "bool": "a boolean",
+    "num": "a finite number",
+    "stop": "one of " + ", ".join(repr(r) for r in _STOP_REASONS),
+    "names": "a list of strings or null",
+    "object": "an object",
+    "json": _JSON_VALUE,
+    "usage": "an object (Usage)",
+    "opt_usage": "an object (Usage) or null",
+    "cost": "an object (Cost)",
+    "user_content": "a string or a list of text/image blocks",
+    "assistant_content": "a list of text/thinking/tool_call blocks",
+    "result_content": "a list of text/image blocks",
+}
+_NULLABLE = frozenset({"opt_str", "names", "opt_usage", "json"})
+_CONTENT_BLOCKS: dict[str, tuple[str, ...]] = {
+    "user_content": ("text", "image"),
+    "assistant_content": ("text", "thinking", "tool_call"),
+    "result_content": ("text", "image"),
+}
+
+# (field, kind, required) of each type, in field order (the order `to_json` writes them).
+_SPECS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {
+    TextContent: (("text", "str", True), ("text_signature", "opt_str", False)),
+    ThinkingContent: (
+        ("thinking", "str", True),
+        ("thinking_signature", "opt_str", False),
+        ("redacted", "bool", False),
+    ),
+    ImageContent: (("data", "str", True), ("mime_type", "str", True)),
+    ToolCall: (
+        ("id", "str", True),
+        ("name", "str", True),
+        ("arguments", "object", False),
+        ("thought_signature", "opt_str", False),
+        ("invalid_arguments", "opt_str", False),
+    ),
+    Cost: tuple((name, "num", False) for name in ("input", "output", "cache_read", "cache_write")),
+    Usage: (
+        *((name, "int", False) for name in ("input", "output", "cache_read", "cache_write")),
+        ("cost", "cost", False),
+    ),
+    UserMessage: (("content", "user_content", True), ("timestamp", "timestamp", False)),
+    AssistantMessage: (
+        ("content", "assistant_content", False),
+        ("api", "str", False),
+        ("provider", "str", False),
+        ("model", "str", False),
+        ("usage", "usage", False),
+        ("stop_reason", "stop", False),
+        ("error_message", "opt_str", False),
+        ("timestamp", "timestamp", False),
+    ),
+    ToolResultMessage: (
+        ("tool_call_id", "str", True),
+        ("tool_name", "str", True),
+        ("content", "result_content", False),
+        ("details", "json", False),
+        ("usage", "opt_usage", False),
+        ("added_tool_names", "names", False),
+        ("is_error", "bool", False),
+        ("timestamp", "timestamp", False),
+    ),
+}
+_KINDS: dict[type[Any], dict[str, str]] = {
+    cls: {name: kind for name, kind, _ in spec} for cls, spec in _SPECS.items()
+}
+_DERIVED: dict[type[Any], str] = {Cost: "total", Usage: "total_tokens"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_SIMPLE: dict[str, Callable[[Any], bool]] = {
+    "str": lambda v: isinstance(v, str),
+    "opt_str": lambda v: v is None or isinstance(v, str),
+    "int": _is_int,
+    "timestamp": _is_int,
+    "bool": lambda v: isinstance(v, bool),
+    "num": _is_number,
+    "stop": lambda v: isinstance(v, str) and v in _STOP_REASONS,
+}
+
+
+def _got(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _wrong(path: str, kind: str, value: Any) -> MessageFormatError:
+    got = clip(repr(value), 200) if kind == "stop" and isinstance(value, str) else _got(value)
+    return MessageFormatError(f"{path} must be {_EXPECTED[kind]}, got {got}")
 
 
 def register_message_type(cls: type[Any]) -> type[Any]:
     """Register an application-defined message dataclass so `to_json`/`from_json` handle it.
 
     The class must be a dataclass whose `role` field has a default (the discriminator) and whose
-    other fields hold JSON values. Usable as a class decorator.
+    other fields hold JSON values (`to_json` refuses others, naming the field). Usable as a class
+    decorator.
     """
     if not is_dataclass(cls):
         raise TypeError(f"register_message_type expects a dataclass, got {cls!r}")
@@ -229,67 +340,243 @@ def register_message_type(cls: type[Any]) -> type[Any]:
     return cls
 
 
-def _encode(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
+class _Encoder:
+    """One `to_json` call. `exact` turns False when the JSON cannot give back an equal message
+    (a tuple becomes a list, an int key a string, a dataclass inside `details` an object)."""
+
+    __slots__ = ("_open", "exact")
+
+    def __init__(self) -> None:
+        self.exact = True
+        self._open: set[int] = set()  # containers being encoded, to name a cycle
+
+    def value(self, value: Any, path: str) -> Any:
+        """A free-form JSON value (`details`, `arguments`, fields of registered types)."""
+        if value is None or isinstance(value, str | int):  # bool is an int
+            return value
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            raise MessageFormatError(f"{path} must be a finite number, got {value!r}")
+        is_mapping = isinstance(value, Mapping)
+        is_record = not is_mapping and is_dataclass(value) and not isinstance(value, type)
+        if not (is_mapping or is_record or isinstance(value, list | tuple)):
+            raise MessageFormatError(f"{path} must be {_JSON_VALUE}, got {_got(value)}")
+        key = id(value)
+        if key in self._open:
+            raise MessageFormatError(f"{path} contains itself (a cycle): not {_JSON_VALUE}")
+        self._open.add(key)
+        try:
+            if is_record:
+                self.exact = False
+                return {
+                    f.name: self.value(getattr(value, f.name), f"{path}.{f.name}")
+                    for f in fields(value)
+                }
+            if not is_mapping:
+                if not isinstance(value, list):
+                    self.exact = False
+                return [self.value(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            if not isinstance(value, dict):
+                self.exact = False
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    if not _is_int(k):
+                        raise MessageFormatError(
+                            f"{path} has a key {clip(repr(k), 200)} of type {_got(k)}: object "
+                            "keys must be strings"
+                        )
+                    self.exact = False
+                    k = str(k)
+                out[k] = self.value(v, f"{path}[{k!r}]")
+            return out
+        finally:
+            self._open.discard(key)
+
+    def field(self, kind: str, value: Any, path: str) -> Any:
+        check = _SIMPLE.get(kind)
+        if check is not None:
+            if not check(value):
+                raise _wrong(path, kind, value)
+            return value
+        if kind == "json":
+            return self.value(value, path)
+        if kind in _CONTENT_BLOCKS:
+            if kind == "user_content" and isinstance(value, str):
+                return value
+            if not isinstance(value, list | tuple):
+                raise _wrong(path, kind, value)
+            if not isinstance(value, list):
+                self.exact = False
+            allowed = _CONTENT_BLOCKS[kind]
+            out = []
+            for i, block in enumerate(value):
+                kind_of = getattr(block, "type", None)
+                if kind_of not in allowed or not isinstance(block, _BLOCKS[kind_of]):
+                    raise MessageFormatError(
+                        f"{path}[{i}] must be a content block of type {_names(allowed)}, "
+                        f"got {_got(block)}"
+                    )
+                out.append(self.record(block, f"{path}[{i}]", "type"))
+            return out
+        if kind == "object":
+            if not isinstance(value, Mapping):
+                raise _wrong(path, kind, value)
+            return self.value(value, path)
+        if kind == "names":
+            _check_names(value, path)
+            if not isinstance(value, list):
+                self.exact = False
+            return list(value)
+        cls = Cost if kind == "cost" else Usage
+        if not isinstance(value, cls):
+            raise _wrong(path, kind, value)
+        return self.record(value, path, None)
+
+    def record(self, obj: Any, path: str, discriminator: str | None) -> dict[str, Any]:
+        cls = type(obj)
         out: dict[str, Any] = {}
-        for f in fields(value):
-            v = getattr(value, f.name)
-            if v is None and f.name not in ("details",):
-                continue
-            out[f.name] = _encode(v)
+        for name, kind, _ in _SPECS[cls]:
+            value = getattr(obj, name)
+            if value is None and kind != "json":
+                if kind in _NULLABLE:
+                    continue  # optional and absent: not written, so old readers are unaffected
+                raise _wrong(f"{path}.{name}", kind, value)
+            out[name] = self.field(kind, value, f"{path}.{name}")
+        derived = _DERIVED.get(cls)
+        if derived is not None:
+            out[derived] = getattr(obj, derived)
+        if discriminator is not None:
+            out[discriminator] = getattr(obj, discriminator)
         return out
-    if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
-    return value
+
+
+def _check_names(value: Any, path: str) -> None:
+    if not isinstance(value, list | tuple):
+        raise _wrong(path, "names", value)
+    for i, name in enumerate(value):
+        if not isinstance(name, str):
+            raise MessageFormatError(f"{path}[{i}] must be a string, got {_got(name)}")
+
+
+def _names(kinds: tuple[str, ...]) -> str:
+    quoted = [repr(k) for k in kinds]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def encode_message(message: AgentMessage) -> tuple[dict[str, Any], bool]:
+    """`to_json`, and whether `from_json` of the result gives back an equal message (False when
+    a tuple became a list, say). For stores that must keep memory and disk equal."""
+    role = getattr(message, "role", None)
+    cls = _MESSAGES.get(role) if isinstance(role, str) else None
+    if cls is None or not isinstance(message, cls):
+        raise MessageFormatError(
+            f"cannot encode {type(message).__name__}: expected an agentcore message or a type "
+            "registered with register_message_type()"
+        )
+    encoder = _Encoder()
+    data: dict[str, Any] = {"v": FORMAT_VERSION}
+    try:
+        if cls in _SPECS:
+            data.update(encoder.record(message, cls.__name__, "role"))
+        else:
+            for f in fields(cls):
+                value = getattr(message, f.name)
+                if value is not None:
+                    data[f.name] = encoder.value(value, f"{cls.__name__}.{f.name}")
+    except RecursionError:
+        raise MessageFormatError(
+            f"cannot encode {cls.__name__}: its values are nested too deeply"
+        ) from None
+    return data, encoder.exact
 
 
 def to_json(message: AgentMessage) -> dict[str, Any]:
     """Encode a message as a JSON-compatible dict with a format version (`"v"`).
 
+    Every field is checked against its declared type, and free-form values (`details`, tool
+    `arguments`, fields of registered types) must be JSON: null, booleans, finite numbers,
+    strings, lists (tuples become lists) and objects with string keys (int keys become strings).
+
     Raises:
-        MessageFormatError: for an object that is neither a built-in message nor a registered one.
+        MessageFormatError: naming the field and what it must be (`ToolResultMessage.details
+            ['when'] must be a JSON value ..., got datetime`), or for an object that is neither
+            a built-in message nor a registered one.
     """
-    role = getattr(message, "role", None)
-    if role not in _MESSAGES or not isinstance(message, _MESSAGES[role]):
-        raise MessageFormatError(
-            f"cannot encode {type(message).__name__}: expected an agentcore message or a type "
-            "registered with register_message_type()"
-        )
-    data: dict[str, Any] = {"v": FORMAT_VERSION}
-    data.update(_encode(message))
-    return data
+    return encode_message(message)[0]
 
 
-def _decode_block(data: Any, where: str) -> Any:
-    if not isinstance(data, Mapping) or data.get("type") not in _BLOCKS:
-        raise MessageFormatError(f"{where}: expected a content block with a known 'type'")
-    return _build(_BLOCKS[str(data["type"])], data, where)
+def _decode_field(kind: str, value: Any, path: str) -> Any:
+    check = _SIMPLE.get(kind)
+    if check is not None:
+        if not check(value):
+            raise _wrong(path, kind, value)
+        return value
+    if kind == "json":
+        return value
+    if kind in _CONTENT_BLOCKS:
+        if kind == "user_content" and isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            raise _wrong(path, kind, value)
+        allowed = _CONTENT_BLOCKS[kind]
+        blocks = []
+        for i, block in enumerate(value):
+            kind_of = block.get("type") if isinstance(block, Mapping) else None
+            if kind_of not in allowed:
+                got = f"type {kind_of!r}" if isinstance(block, Mapping) else _got(block)
+                raise MessageFormatError(
+                    f"{path}[{i}]: expected a content block of type {_names(allowed)}, got {got}"
+                )
+            blocks.append(_decode_record(_BLOCKS[kind_of], block, f"{path}[{i}]"))
+        return blocks
+    if kind == "object":
+        if not isinstance(value, dict):
+            raise _wrong(path, kind, value)
+        return value
+    if kind == "names":
+        if value is not None:
+            _check_names(value, path)
+        return value
+    if value is None and kind == "opt_usage":
+        return None
+    if not isinstance(value, Mapping):
+        raise _wrong(path, kind, value)
+    return _decode_record(Cost if kind == "cost" else Usage, value, path)
+
+
+def _decode_record(cls: type[Any], data: Mapping[str, Any], path: str) -> Any:
+    kinds = _KINDS[cls]
+    derived = _DERIVED.get(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        kind = kinds.get(key)
+        if kind is None:
+            if key in ("v", "type", "role") or key == derived:
+                continue  # the discriminator (checked by the caller), or a derived total
+            raise MessageFormatError(f"{path}: unknown field {key!r}")
+        kwargs[key] = _decode_field(kind, value, f"{path}.{key}")
+    for name, kind, required in _SPECS[cls]:
+        if required and name not in kwargs:
+            raise MessageFormatError(f"{path}.{name} is missing: expected {_EXPECTED[kind]}")
+    return cls(**kwargs)
 
 
 def _build(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
+    """A registered application message: fields are passed as they are."""
     kwargs: dict[str, Any] = {}
     names = {f.name for f in fields(cls) if f.init}
     for key, value in data.items():
-        if key == "v" or key in _DERIVED:
+        if key == "v":
             continue
         if key not in names:
-            raise MessageFormatError(f"{where}: unknown field {key!r} for {cls.__name__}")
+            raise MessageFormatError(f"{where}: unknown field {key!r}")
         kwargs[key] = value
     try:
         return cls(**kwargs)
     except TypeError as exc:
         raise MessageFormatError(f"{where}: {exc}") from exc
-
-
-def _decode_usage(data: Any, where: str) -> Usage:
-    if not isinstance(data, Mapping):
-        raise MessageFormatError(f"{where}: usage must be an object")
-    cost = data.get("cost", {})
-    if not isinstance(cost, Mapping):
-        raise MessageFormatError(f"{where}: usage.cost must be an object")
-    return _build(Usage, {**data, "cost": _build(Cost, cost, f"{where}.cost")}, where)  # type: ignore[no-any-return]
 
 
 _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
@@ -299,23 +586,27 @@ _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 def from_json(data: Mapping[str, Any]) -> AgentMessage:
     """Decode a message written by `to_json` (any format version up to `FORMAT_VERSION`).
 
+    Every field is checked against its declared type (free-form values such as `details` are
+    taken as they are).
+
     Raises:
-        MessageFormatError: naming what was malformed (unknown role, field or block type,
-            a newer format version).
+        MessageFormatError: naming what was malformed: an unknown role, field or block type, a
+            newer format version, or a field of the wrong type with the type it must have
+            (`UserMessage.timestamp must be an integer (ms since the epoch), got str`).
     """
     if not isinstance(data, Mapping):
         raise MessageFormatError(f"expected a JSON object for a message, got {type(data).__name__}")
     version = data.get("v", 1)
-    if not isinstance(version, int) or version < 1:
+    if not _is_int(version) or version < 1:
         raise MessageFormatError(f"invalid format version {version!r}")
     if version > FORMAT_VERSION:
         raise MessageFormatError(
             f"message format version {version} is newer than this agentcore "
             f"(reads up to {FORMAT_VERSION}); upgrade agentcore"
         )
-    doc = dict(data)
+    doc: Mapping[str, Any] = data
     while version < FORMAT_VERSION:
-        doc = _MIGRATIONS[version](doc)
+        doc = _MIGRATIONS[version](dict(doc))
         version += 1
     role = doc.get("role")
     cls = _MESSAGES.get(role) if isinstance(role, str) else None
@@ -323,15 +614,6 @@ def from_json(data: Mapping[str, Any]) -> AgentMessage:
         raise MessageFormatError(
             f"unknown message role {role!r}: expected one of {sorted(_MESSAGES)}"
         )
-    where = f"{role} message"
-    content = doc.get("content")
-    if (cls is UserMessage and isinstance(content, list)) or cls in (
-        AssistantMessage,
-        ToolResultMessage,
-    ):
-        if not isinstance(content, list):
-            raise MessageFormatError(f"{where}: content must be a list")
-        doc["content"] = [_decode_block(b, f"{where}.content[{i}]") for i, b in enumerate(content)]
-    if cls in (AssistantMessage, ToolResultMessage) and doc.get("usage") is not None:
-        doc["usage"] = _decode_usage(doc["usage"], f"{where}.usage")
-    return _build(cls, doc, where)
+    if cls in _SPECS:
+        return _decode_record(cls, doc, cls.__name__)
+    return _build(cls, doc, f"{role} message")

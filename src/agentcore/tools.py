@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import enum
 import inspect
-import json
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-from ._validation import ArgumentsValidator, is_pydantic_model, json_schema_of
+from ._tool_values import NotJsonError, json_text, to_json_value
+from ._validation import ArgumentsValidator, json_schema_of
 from .abort import AbortSignal
 from .errors import ToolDefinitionError
 from .llm.types import Tool
@@ -49,9 +50,14 @@ class ToolExecutionMode(enum.StrEnum):
 class AgentToolResult:
     """What a tool returns.
 
+    The fields are checked when it is built: a wrong type raises `TypeError` at once (inside a
+    tool, that becomes the call's error result).
+
     Attributes:
         content: text and image blocks for the model.
-        details: structured data for UIs and logs (not sent to the model).
+        details: structured data for UIs and logs (not sent to the model). The loop makes it
+            JSON by the rule of `@tool` (a `datetime` becomes its ISO text, a set a sorted list);
+            details that cannot be JSON make the call an error result naming the path.
         usage: tokens the tool itself spent (e.g. a sub-agent), copied to the result message.
         added_tool_names: tools that become available from this point of the transcript.
         terminate: a hint that no further model call is needed; the run stops after the batch
@@ -66,6 +72,50 @@ class AgentToolResult:
     terminate: bool = False
     is_error: bool = False
 
+    def __post_init__(self) -> None:
+        # Checked here, where the tool's author sees the traceback, not later in the loop or
+        # when a session is saved.
+        content = self.content
+        if not isinstance(content, list):
+            raise TypeError(
+                "AgentToolResult.content must be a list of TextContent or ImageContent blocks, "
+                f"got {type(content).__name__}"
+            )
+        for i, block in enumerate(content):
+            if isinstance(block, TextContent):
+                if not isinstance(block.text, str):
+                    raise TypeError(
+                        f"AgentToolResult.content[{i}].text must be a str, "
+                        f"got {type(block.text).__name__}"
+                    )
+            elif isinstance(block, ImageContent):
+                if not isinstance(block.data, str) or not isinstance(block.mime_type, str):
+                    raise TypeError(
+                        f"AgentToolResult.content[{i}]: an ImageContent's data (base64) and "
+                        "mime_type must be str"
+                    )
+            else:
+                raise TypeError(
+                    f"AgentToolResult.content[{i}] must be TextContent or ImageContent, "
+                    f"got {type(block).__name__}"
+                )
+        if self.usage is not None and not isinstance(self.usage, Usage):
+            raise TypeError(
+                f"AgentToolResult.usage must be a Usage or None, got {type(self.usage).__name__}"
+            )
+        names = self.added_tool_names
+        if names is not None and (
+            not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+        ):
+            raise TypeError(
+                "AgentToolResult.added_tool_names must be a list of tool names (str) or None, "
+                f"got {_short(names)}"
+            )
+        for name in ("terminate", "is_error"):
+            flag = getattr(self, name)
+            if flag is not True and flag is not False:
+                raise TypeError(f"AgentToolResult.{name} must be True or False, got {_short(flag)}")
+
     @classmethod
     def text(cls, text: str, **kwargs: Any) -> AgentToolResult:
         """A result with one text block."""
@@ -75,6 +125,10 @@ class AgentToolResult:
     def error(cls, text: str) -> AgentToolResult:
         """An error result with one text block."""
         return cls(content=[TextContent(text=text)], is_error=True)
+
+
+def _short(value: Any) -> str:
+    return f"{type(value).__name__} {reprlib.repr(value)}"
 
 
 ToolUpdateCallback: TypeAlias = Callable[[AgentToolResult], None]
@@ -216,13 +270,14 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return "\n".join(description).strip(), params
 
 
-def _to_result(value: Any) -> AgentToolResult:
+def _to_result(value: Any, tool_name: str) -> AgentToolResult:
+    """What a `@tool` function returned, as a result (the rule is in `_tool_values`)."""
+    if isinstance(value, str):
+        return AgentToolResult(content=[TextContent(text=value)])
     if isinstance(value, AgentToolResult):
         return value
     if value is None:
         return AgentToolResult()
-    if isinstance(value, str):
-        return AgentToolResult.text(value)
     if isinstance(value, TextContent | ImageContent):
         return AgentToolResult(content=[value])
     if (
@@ -231,12 +286,11 @@ def _to_result(value: Any) -> AgentToolResult:
         and all(isinstance(v, TextContent | ImageContent) for v in value)
     ):
         return AgentToolResult(content=list(value))
-    if is_pydantic_model(type(value)):
-        return AgentToolResult.text(value.model_dump_json(), details=value)
     try:
-        return AgentToolResult.text(json.dumps(value, ensure_ascii=False), details=value)
-    except (TypeError, ValueError):
-        return AgentToolResult.text(str(value), details=value)
+        data = to_json_value(value)
+    except NotJsonError as exc:
+        raise TypeError(f"tool {tool_name!r} returned a value that is not JSON: {exc}") from None
+    return AgentToolResult(content=[TextContent(text=json_text(data))], details=data)
 
 
 def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -326,7 +380,7 @@ def _build_tool(
         async def execute(
             tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
         ) -> AgentToolResult:
-            return _to_result(await call(tool_call_id, args, signal, on_update))
+            return _to_result(await call(tool_call_id, args, signal, on_update), tool_name)
 
         return AgentTool(
             name=tool_name,
@@ -341,7 +395,7 @@ def _build_tool(
     def execute_sync(
         tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
     ) -> AgentToolResult:
-        return _to_result(call(tool_call_id, args, signal, on_update))
+        return _to_result(call(tool_call_id, args, signal, on_update), tool_name)
 
     return AgentTool(
         name=tool_name,
@@ -350,6 +404,7 @@ def _build_tool(
         execute=execute_sync,
         label=label,
         execution_mode=execution_mode,
+        timeout=timeout,
     )
 
 
@@ -380,7 +435,11 @@ def tool(
     (argument docs from its `Args:` section). A parameter annotated `AbortSignal` (or named
     `signal`), `on_update` or `tool_call_id` is injected, not shown to the model. The function may
     be async or sync (sync ones run in a worker thread). It may return an `AgentToolResult`, a
-    `str` (one text block), content blocks, or any JSON-serialisable value (as JSON text).
+    `str` (one text block), `None` (no content), a content block or a non-empty list of them, or
+    any other value, which is made JSON by one rule (datetimes, UUIDs, Decimals, enums, sets,
+    tuples, dataclasses and Pydantic models included; see docs/tools.md) and sent as JSON text,
+    with the JSON value as `details`. A value that cannot be JSON (bytes, NaN, a cycle, an
+    unknown object) gives an error result naming its type and path, never a repr.
 
     ```python
     @tool

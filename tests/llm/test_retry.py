@@ -11,6 +11,7 @@ import pytest
 from agentcore.abort import AbortController
 from agentcore.llm._retry import (
     RequestAborted,
+    RequestTimedOut,
     RetryDelayTooLong,
     RetryInfo,
     is_retryable_status,
@@ -155,3 +156,60 @@ async def test_already_aborted_sends_nothing() -> None:
 
     with pytest.raises(RequestAborted):
         await retry_request(send, signal=controller.signal, max_retry_delay_ms=0, classify=classify)
+
+
+async def test_request_timeout_is_retried_then_named() -> None:
+    attempts: list[int] = []
+    failures: list[tuple[int, str, float | None]] = []
+
+    async def send() -> str:
+        attempts.append(len(attempts))
+        await anyio.sleep(10)
+        return "never"
+
+    started = time.monotonic()
+    with pytest.raises(RequestTimedOut, match=r"^no response within request_timeout \(0.05 s\)$"):
+        await retry_request(
+            send,
+            signal=None,
+            max_retry_delay_ms=1,
+            max_retries=2,
+            request_timeout=0.05,
+            classify=classify,
+            on_failure=lambda n, exc, delay: failures.append((n, str(exc), delay)),
+        )
+    assert time.monotonic() - started < 5
+    assert len(attempts) == 3
+    assert [(n, delay is None) for n, _, delay in failures] == [(1, False), (2, False), (3, True)]
+    assert all(text.startswith("no response within request_timeout") for _, text, _ in failures)
+
+
+async def test_request_timeout_lets_a_quick_attempt_through() -> None:
+    calls = 0
+
+    async def send() -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await anyio.sleep(10)
+        return "ok"
+
+    result = await retry_request(
+        send, signal=None, max_retry_delay_ms=1, request_timeout=0.05, classify=classify
+    )
+    assert result == "ok" and calls == 2
+
+
+async def test_no_retries_with_max_retries_zero() -> None:
+    calls = 0
+
+    async def send() -> str:
+        nonlocal calls
+        calls += 1
+        raise Transient(0.0)
+
+    with pytest.raises(Transient):
+        await retry_request(
+            send, signal=None, max_retry_delay_ms=0, max_retries=0, classify=classify
+        )
+    assert calls == 1

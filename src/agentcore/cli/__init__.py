@@ -8,7 +8,8 @@ agentcore models [PROVIDER]          list the model catalogue
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
-Exit codes: 0 success, 1 the run failed, 2 usage or configuration error, 130 interrupted.
+Exit codes: 0 success, 1 the run failed, 2 usage or configuration error, 3 a bound (turns, tokens,
+cost) ended the run, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TextIO
 import anyio
 
 from ..builtin_tools import builtin_tools
+from ..limits import UsageLimits
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from ._args import Parsed, parse_args
@@ -29,14 +31,17 @@ from ._render import Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
+    EXIT_LIMIT,
     CommandError,
     GuardedOutput,
     Interrupts,
     Settings,
+    limit_notice,
     outcome,
     resolve_model,
     run_prompt,
     write_error,
+    write_notice,
 )
 
 __all__ = ["main"]
@@ -56,6 +61,23 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         max_tokens=parsed.max_tokens,
         temperature=parsed.temperature,
         stream_fn=stream_fn,
+        max_turns=parsed.max_turns,
+        usage_limits=_usage_limits(parsed),
+        tool_timeout=parsed.tool_timeout,
+        request_timeout=parsed.request_timeout,
+        idle_timeout=parsed.idle_timeout,
+        max_retries=parsed.max_retries,
+    )
+
+
+def _usage_limits(parsed: Parsed) -> UsageLimits | None:
+    given = (parsed.max_input_tokens, parsed.max_output_tokens, parsed.max_cost)
+    if all(value is None for value in given):
+        return None
+    return UsageLimits(
+        input_tokens=parsed.max_input_tokens,
+        output_tokens=parsed.max_output_tokens,
+        cost=parsed.max_cost,
     )
 
 
@@ -71,18 +93,21 @@ async def _run(
     sink = JsonLinesWriter(stdout) if parsed.json else renderer
     interrupts = Interrupts()
     added: list[AgentMessage] = []
+    limit = None
     async with interrupts.installed():
-        added = await run_prompt(prompt, settings, sink, interrupts)
+        added, limit = await run_prompt(prompt, settings, sink, interrupts)
     if interrupts.quit_requested:
         return EXIT_INTERRUPTED
     if stdout.broken:
         return EXIT_BROKEN_PIPE
     renderer.finish()
-    code, error = outcome(added)
+    code, error = outcome(added, limit)
     if error is not None:
         write_error(stderr, error)
     elif code == EXIT_INTERRUPTED:
         renderer.notice("(stopped)")
+    elif code == EXIT_LIMIT and limit is not None:
+        write_notice(stderr, limit_notice(limit))
     return code
 
 

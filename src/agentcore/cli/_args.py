@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from dataclasses import dataclass
 from typing import TextIO, get_args
 
+from .._agent_run import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+)
 from ..llm.types import ThinkingLevel
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
@@ -53,6 +60,14 @@ class Parsed:
     temperature: float | None = None
     prompt: str | None = None
     provider: str | None = None
+    max_turns: int | None = DEFAULT_MAX_TURNS
+    max_cost: float | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
+    max_retries: int = 3
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -75,6 +90,115 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+_OFF = ("0", "none", "off")
+
+
+def _count_or_off(text: str) -> int | None:
+    if text.strip().lower() in _OFF:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, or 0 or none for no limit, got {text!r}"
+        )
+    return value
+
+
+def _amount_or_off(text: str) -> float | None:
+    if text.strip().lower() in _OFF:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number, or 0 or none for no limit, got {text!r}"
+        )
+    return value
+
+
+def _retries(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}")
+    return value
+
+
+def _shown(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
+def _add_bounds(common: argparse.ArgumentParser) -> None:
+    bounds = common.add_argument_group(
+        "bounds of a run",
+        "0 or none turns a bound off (--max-retries 0: no retries); see docs/limits.md",
+    )
+    bounds.add_argument(
+        "--max-turns",
+        type=_count_or_off,
+        default=DEFAULT_MAX_TURNS,
+        metavar="N",
+        help=f"end a run after its Nth turn (model answer) (default: {DEFAULT_MAX_TURNS})",
+    )
+    bounds.add_argument(
+        "--max-cost",
+        type=_amount_or_off,
+        metavar="USD",
+        help="end a run after the turn that brings its cost to USD or more (default: none)",
+    )
+    bounds.add_argument(
+        "--max-input-tokens",
+        type=_count_or_off,
+        metavar="N",
+        help="end a run after the turn that brings its prompt tokens, cached ones included, "
+        "to N (default: none)",
+    )
+    bounds.add_argument(
+        "--max-output-tokens",
+        type=_count_or_off,
+        metavar="N",
+        help="end a run after the turn that brings its output tokens to N (default: none)",
+    )
+    bounds.add_argument(
+        "--tool-timeout",
+        type=_amount_or_off,
+        default=DEFAULT_TOOL_TIMEOUT,
+        metavar="S",
+        help="seconds a tool call may run before it gets an error result "
+        f"(default: {_shown(DEFAULT_TOOL_TIMEOUT)})",
+    )
+    bounds.add_argument(
+        "--request-timeout",
+        type=_amount_or_off,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        metavar="S",
+        help="seconds from sending a request to its first event "
+        f"(default: {_shown(DEFAULT_REQUEST_TIMEOUT)})",
+    )
+    bounds.add_argument(
+        "--idle-timeout",
+        type=_amount_or_off,
+        default=DEFAULT_IDLE_TIMEOUT,
+        metavar="S",
+        help="the longest silence in seconds while an answer streams "
+        f"(default: {_shown(DEFAULT_IDLE_TIMEOUT)})",
+    )
+    bounds.add_argument(
+        "--max-retries",
+        type=_retries,
+        default=3,
+        metavar="N",
+        help="retries of a request that failed before its first event (default: 3)",
+    )
 
 
 def _temperature(text: str) -> float:
@@ -123,6 +247,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-tokens", type=_positive_int, metavar="N", help="the output limit per answer"
     )
     group.add_argument("--temperature", type=_temperature, metavar="T", help="sampling temperature")
+    _add_bounds(common)
 
     parser = argparse.ArgumentParser(
         prog="agentcore",
@@ -142,7 +267,8 @@ def _build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="answer one prompt and exit",
         description="Answer one prompt (a '-' reads it from stdin) and exit: 0 on success, "
-        "1 when the run failed, 2 for a usage or configuration error.",
+        "1 when the run failed, 2 for a usage or configuration error, 3 when a bound "
+        "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
     models = commands.add_parser(
@@ -177,4 +303,12 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_tokens=ns.max_tokens,
         temperature=ns.temperature,
         prompt=getattr(ns, "prompt", None),
+        max_turns=ns.max_turns,
+        max_cost=ns.max_cost,
+        max_input_tokens=ns.max_input_tokens,
+        max_output_tokens=ns.max_output_tokens,
+        tool_timeout=ns.tool_timeout,
+        request_timeout=ns.request_timeout,
+        idle_timeout=ns.idle_timeout,
+        max_retries=ns.max_retries,
     )

@@ -27,6 +27,7 @@ from ._run import (
     GuardedOutput,
     Interrupts,
     Settings,
+    limit_notice,
     outcome,
     resolve_model,
 )
@@ -67,6 +68,7 @@ class _Chat:
             session_id=uuid.uuid4().hex,  # prompt-cache affinity
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
+            **settings.bounds(),
         )
         self.stdin = stdin
         self.stdout = stdout
@@ -131,11 +133,14 @@ class _Chat:
             added = await self.agent.prompt(text)
         if self.stdout.broken:
             return
-        code, error = outcome(added)
+        limit = self.agent.state.limit
+        code, error = outcome(added, limit)
         if error is not None:
             self.renderer.error(error)
         elif code == EXIT_INTERRUPTED:
             self.say("(stopped)")
+        elif limit is not None:
+            self.say(f"({limit_notice(limit)})")
         else:
             self.renderer.finish()
 

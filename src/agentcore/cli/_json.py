@@ -113,6 +113,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out["tool_results"] = [_message(m) for m in event.tool_results]
         case "agent_end":
             out["messages"] = [_message(m) for m in event.messages]
+            out["limit"] = _value(event.limit)  # {"kind", "limit", "used"}, or null
     return out
 
 

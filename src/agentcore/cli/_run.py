@@ -4,7 +4,8 @@ turning Ctrl-C into an abort, and deciding the exit code from how the run ended.
 Exit codes: 0 the run succeeded; 1 it failed (the final message has `stop_reason="error"`, e.g.
 an unreachable server or a rejected request); 2 a usage or configuration error found before
 anything was sent (bad option, unknown model or provider, missing API key or SDK extra);
-130 the run was stopped with Ctrl-C.
+3 a bound (`--max-turns`, `--max-cost`, `--max-input-tokens`, `--max-output-tokens`) ended the
+run; 130 the run was stopped with Ctrl-C.
 """
 
 from __future__ import annotations
@@ -16,15 +17,22 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 import anyio
 
+from .._agent_run import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+)
 from .._loop import run_agent_loop
 from ..abort import AbortController
 from ..config import AgentContext, AgentLoopConfig
 from ..errors import AgentCoreError
 from ..events import AgentEvent
+from ..limits import LimitReached, UsageLimits
 from ..llm._env import resolve_api_key
 from ..llm._sdk import import_sdk
 from ..llm.model import Model
@@ -39,21 +47,25 @@ __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
+    "EXIT_LIMIT",
     "EXIT_OK",
     "EXIT_USAGE",
     "CommandError",
     "GuardedOutput",
     "Interrupts",
     "Settings",
+    "limit_notice",
     "outcome",
     "resolve_model",
     "run_prompt",
     "write_error",
+    "write_notice",
 ]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_LIMIT = 3
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a process killed by it
 
@@ -85,6 +97,23 @@ class Settings:
     max_tokens: int | None = None
     temperature: float | None = None
     stream_fn: StreamFn | None = None
+    max_turns: int | None = DEFAULT_MAX_TURNS
+    usage_limits: UsageLimits | None = None
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
+    max_retries: int = 3
+
+    def bounds(self) -> dict[str, Any]:
+        """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
+        return {
+            "max_turns": self.max_turns,
+            "usage_limits": self.usage_limits,
+            "tool_timeout": self.tool_timeout,
+            "request_timeout": self.request_timeout,
+            "idle_timeout": self.idle_timeout,
+            "max_retries": self.max_retries,
+        }
 
     def config(self) -> AgentLoopConfig:
         """The loop configuration for the next run."""
@@ -93,6 +122,7 @@ class Settings:
             reasoning=self.thinking,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            **self.bounds(),
         )
 
 
@@ -184,34 +214,60 @@ async def run_prompt(
     settings: Settings,
     sink: Callable[[AgentEvent], None],
     interrupts: Interrupts,
-) -> list[AgentMessage]:
-    """Run the loop on one user prompt; returns the messages the run added.
+) -> tuple[list[AgentMessage], LimitReached | None]:
+    """Run the loop on one user prompt; returns the messages the run added and the bound that
+    ended it (from its `agent_end`), if one did.
 
     Ctrl-C during the run aborts it (the run still ends normally, with an aborted message).
     """
     context = AgentContext(system_prompt=settings.system, tools=settings.tools)
     controller = AbortController()
+    limit: LimitReached | None = None
+
+    def emit(event: AgentEvent) -> None:
+        nonlocal limit
+        if event.type == "agent_end":
+            limit = event.limit
+        sink(event)
+
     with interrupts.running(controller.abort):
-        return await run_agent_loop(
+        added = await run_agent_loop(
             [UserMessage(content=prompt)],
             context,
             settings.config(),
-            sink,
+            emit,
             signal=controller.signal,
             stream_fn=settings.stream_fn,
         )
+    return added, limit
 
 
-def outcome(messages: Sequence[AgentMessage]) -> tuple[int, str | None]:
-    """The exit code of a run from its messages, and the error to report (if any)."""
+def outcome(
+    messages: Sequence[AgentMessage], limit: LimitReached | None = None
+) -> tuple[int, str | None]:
+    """The exit code of a run from its messages and the bound that ended it, and the error to
+    report (if any)."""
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
-    if last is None:
-        return EXIT_OK, None
-    if last.stop_reason == "error":
+    if last is not None and last.stop_reason == "error":
         return EXIT_FAILED, last.error_message or "the run failed"
-    if last.stop_reason == "aborted":
+    if last is not None and last.stop_reason == "aborted":
         return EXIT_INTERRUPTED, None
+    if limit is not None:
+        return EXIT_LIMIT, None
     return EXIT_OK, None
+
+
+_FLAGS = {
+    "max_turns": "--max-turns",
+    "input_tokens": "--max-input-tokens",
+    "output_tokens": "--max-output-tokens",
+    "cost": "--max-cost",
+}
+
+
+def limit_notice(limit: LimitReached) -> str:
+    """What to tell the user when a bound ended the run, and which option sets it."""
+    return f"the run stopped: {limit} (set with {_FLAGS[limit.kind]})"
 
 
 class GuardedOutput:
@@ -251,4 +307,10 @@ class GuardedOutput:
 def write_error(stream: TextIO, text: str) -> None:
     """One line on stderr: `agentcore: error: ...`."""
     stream.write(f"agentcore: error: {text}\n")
+    stream.flush()
+
+
+def write_notice(stream: TextIO, text: str) -> None:
+    """One line on stderr that is not an error: `agentcore: ...`."""
+    stream.write(f"agentcore: {text}\n")
     stream.flush()

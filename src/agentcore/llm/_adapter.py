@@ -4,20 +4,20 @@ The four adapters differ in their wire formats, not in how they treat the caller
 hooks (`on_payload` may be sync or async and may replace the body; `on_response` sees each
 response's status and headers), the message a stream falls back to, usage priced from the
 catalogue, and the words of the errors that are not the vendor's own (an abort, a lost
-connection, a hook that returned nonsense). They live here once.
+connection, a hook that returned nonsense). They live here once; the life of a request (its
+attempts, timeouts, log and redaction) is in `_request`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import AsyncIterator, Mapping
+import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from ..messages import AssistantMessage, Usage
-from ._retry import RetryDelayTooLong
+from ._failures import FailureText
 from .models import calculate_cost
 from .types import ResponseInfo, StreamOptions
 
@@ -34,7 +34,6 @@ __all__ = [
     "connection_text",
     "exception_text",
     "fallback_message",
-    "finish_iterator",
     "get_field",
     "is_aborted",
     "merged_headers",
@@ -46,7 +45,7 @@ __all__ = [
 ABORTED = "request was aborted"
 """The `error_message` of a request that its abort signal stopped."""
 
-_UNWIND_LIMIT = 1000  # items read at most while finishing an abandoned iterator
+_CONNECT_ERRORS = frozenset({"ConnectError", "ConnectTimeout"})
 
 
 class InvalidPayload(TypeError):
@@ -139,39 +138,31 @@ def priced_usage(
     return calculate_cost(model, usage)
 
 
+def _is_connect_failure(cause: BaseException | None) -> bool:
+    return cause is None or (
+        type(cause).__name__ in _CONNECT_ERRORS
+        or isinstance(cause, ConnectionRefusedError | socket.gaierror)
+    )
+
+
 def connection_text(cause: BaseException | None, *, started: bool, timeout: bool = False) -> str:
-    """The error text of a network failure: whether it struck before or during the answer, and
-    the underlying error."""
+    """The error text of a network failure: whether it struck while connecting, before the first
+    event or during the answer, and the underlying error."""
     detail = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
     if cause is not None and not detail:
         detail = f" ({type(cause).__name__})"
     if timeout:
         return "the request timed out" + (" mid-stream" if started else "") + detail
-    what = "the connection was lost mid-stream" if started else "could not connect"
-    return what + detail
+    if started:
+        return "the connection was lost mid-stream" + detail
+    if _is_connect_failure(cause):
+        return "could not connect" + detail
+    return "the connection was lost before the first event" + detail
 
 
 def exception_text(exc: BaseException) -> str:
     """The error text of a failure no adapter has words for: our own errors as they are, anything
     else with its type name."""
-    if isinstance(exc, RetryDelayTooLong | InvalidPayload):
+    if isinstance(exc, FailureText | InvalidPayload):
         return str(exc)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-async def finish_iterator(iterator: AsyncIterator[Any]) -> None:
-    """Finish an abandoned async iterator and every async generator it reads from, now.
-
-    An SDK's stream is a chain of async generators, none of which closes the one it reads from:
-    closing the outermost leaves the others suspended, to be finalised late by the garbage
-    collector (trio warns about each). One more read in a cancelled scope raises at the innermost
-    await instead, and the exception unwinds the whole chain here, in this task. Items that are
-    already buffered are read and dropped on the way.
-    """
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        for _ in range(_UNWIND_LIMIT):
-            try:
-                await anext(iterator)
-            except Exception:  # StopAsyncIteration, or a read of a closed response failing
-                return

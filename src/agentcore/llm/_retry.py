@@ -2,37 +2,38 @@
 
 Adapters turn the vendor SDKs' own retries off and send through `retry_request`, so every
 provider retries alike: up to `max_retries` times on a retryable failure (HTTP 408/409/429/5xx,
-connection errors; the adapter's `classify` decides), waiting the delay the server asked for
-(`Retry-After`, rate-limit headers, "retry in Ns" in the body) or else an exponential backoff
-with jitter. A server-requested wait longer than `max_retry_delay_ms` fails at once with
-`RetryDelayTooLong`, so that an outer layer can retry visibly. The waits are abortable: an abort
-raises `RequestAborted`, which the adapter turns into the `aborted` terminal.
+connection errors, an attempt that got no first event within `request_timeout`; the adapter's
+`classify` decides the rest), waiting the delay the server asked for (`Retry-After`, rate-limit
+headers, "retry in Ns" in the body) or else an exponential backoff with jitter. A
+server-requested wait longer than `max_retry_delay_ms` fails at once with `RetryDelayTooLong`, so
+that an outer layer can retry visibly. The waits are abortable: an abort raises `RequestAborted`,
+which the adapter turns into the `aborted` terminal.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import anyio
 
 from ..abort import AbortSignal, cancel_on_abort
-
-if TYPE_CHECKING:
-    from .types import StreamOptions
+from ._failures import FailureText, seconds
 
 __all__ = [
+    "OnFailure",
     "RequestAborted",
+    "RequestTimedOut",
     "RetryDelayTooLong",
     "RetryInfo",
     "is_retryable_status",
     "parse_retry_after",
     "retry_request",
-    "send_with_retries",
 ]
 
 T = TypeVar("T")
@@ -54,16 +55,30 @@ class RetryInfo:
     delay: float | None = None
 
 
-class RetryDelayTooLong(Exception):
+OnFailure = Callable[[int, BaseException, "float | None"], None]
+"""Told of each failed attempt: its number (1 for the first), the failure, and the wait before
+the next attempt (None when there is none)."""
+
+
+class RetryDelayTooLong(FailureText):
     """The server asked for a longer wait than `max_retry_delay_ms` allows."""
 
     def __init__(self, requested: float, limit_ms: int) -> None:
         self.requested = requested
         self.limit_ms = limit_ms
         super().__init__(
-            f"server asked to retry after {_seconds(requested)} s, more than "
-            f"max_retry_delay_ms ({_seconds(limit_ms / 1000)} s)"
+            f"server asked to retry after {seconds(requested)} s, more than "
+            f"max_retry_delay_ms ({seconds(limit_ms / 1000)} s)"
         )
+
+
+class RequestTimedOut(FailureText):
+    """An attempt got no first stream event within `request_timeout` (retried like a lost
+    connection)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(f"no response within request_timeout ({seconds(timeout)} s)")
 
 
 class RequestAborted(Exception):
@@ -71,10 +86,6 @@ class RequestAborted(Exception):
 
     def __init__(self) -> None:
         super().__init__("request was aborted")
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g}" if value != int(value) else str(int(value))
 
 
 def is_retryable_status(status: int) -> bool:
@@ -171,66 +182,65 @@ async def retry_request(
     signal: AbortSignal | None,
     max_retry_delay_ms: int,
     max_retries: int = 3,
+    request_timeout: float | None = None,
     base_delay: float = 1.0,
     classify: Callable[[BaseException], RetryInfo | None],
+    on_failure: OnFailure | None = None,
 ) -> T:
     """`await send()`, retrying it while `classify` calls its failure retryable.
 
     Args:
-        send: makes one attempt; must not have produced output when it fails.
+        send: makes one attempt; must not have produced output when it fails, and must release
+            what it opened when it is cancelled.
         signal: aborts the waits between attempts.
         max_retry_delay_ms: the longest server-requested wait to honour (0 = no cap); backoff
             waits are also capped by it.
-        max_retries: retries after the first attempt.
+        max_retries: retries after the first attempt (0: none).
+        request_timeout: seconds an attempt may take (None: no limit); an attempt cut off by it
+            fails with `RequestTimedOut`, which is retried with backoff.
         base_delay: the first backoff wait in seconds, doubled per attempt (with jitter).
         classify: `RetryInfo` for a retryable exception, None for a final one.
+        on_failure: told of each failed attempt, before the wait or the final raise.
 
     Raises:
         RetryDelayTooLong: the server asked for a longer wait than allowed.
         RequestAborted: the signal fired before or between attempts.
+        RequestTimedOut: the last attempt took longer than `request_timeout`.
         Exception: the last failure, when it is not retryable or the retries are spent.
     """
     attempt = 0
     while True:
         if signal is not None and signal.aborted:
             raise RequestAborted()
+        deadline = math.inf if request_timeout is None else anyio.current_time() + request_timeout
+        scope = anyio.CancelScope(deadline=deadline)
+        failure: BaseException
         try:
-            return await send()
-        except Exception as exc:
-            info = classify(exc)
-            if info is None or attempt >= max_retries:
-                raise
+            with scope:
+                return await send()
+            failure = RequestTimedOut(request_timeout or 0.0)  # only the deadline ends here
+        except Exception as exc:  # a failure the deadline caused counts as the timeout
+            failure = RequestTimedOut(request_timeout or 0.0) if scope.cancel_called else exc
+        attempt += 1
+        info = RetryInfo() if isinstance(failure, RequestTimedOut) else classify(failure)
+        delay: float | None = None
+        if info is not None and attempt <= max_retries:
             if info.delay is not None:
                 if max_retry_delay_ms > 0 and info.delay * 1000 > max_retry_delay_ms:
-                    raise RetryDelayTooLong(info.delay, max_retry_delay_ms) from exc
+                    too_long = RetryDelayTooLong(info.delay, max_retry_delay_ms)
+                    if on_failure is not None:
+                        on_failure(attempt, too_long, None)
+                    raise too_long from failure
                 delay = info.delay
             else:
-                delay = _backoff(attempt, base_delay)
+                delay = _backoff(attempt - 1, base_delay)
                 if max_retry_delay_ms > 0:
                     delay = min(delay, max_retry_delay_ms / 1000)
-        attempt += 1
-        with cancel_on_abort(signal) as scope:
+        if on_failure is not None:
+            on_failure(attempt, failure, delay)
+        if delay is None:
+            raise failure
+        with cancel_on_abort(signal) as waiting:
             await anyio.sleep(delay)
-        if scope.cancelled_caught or (signal is not None and signal.aborted):
+        if waiting.cancelled_caught or (signal is not None and signal.aborted):
             raise RequestAborted()
-
-
-async def send_with_retries(
-    send: Callable[[], Awaitable[T]],
-    options: StreamOptions,
-    classify: Callable[[BaseException], RetryInfo | None],
-) -> T:
-    """`retry_request` with the request's options, abortable at any point: an abort while
-    sending, waiting for the response or waiting to retry raises `RequestAborted`.
-
-    The caller still checks the signal afterwards: it may fire just as `send` succeeds, and the
-    caller then owns (and closes) what `send` returned.
-    """
-    with cancel_on_abort(options.signal):
-        return await retry_request(
-            send,
-            signal=options.signal,
-            max_retry_delay_ms=options.max_retry_delay_ms,
-            classify=classify,
-        )
-    raise RequestAborted()  # the abort cancelled the send

@@ -2,8 +2,8 @@
 
 Both SDKs are generated from one template, so they raise the same exceptions (`APIStatusError`
 with `status_code`, `body` and `request_id`; `APIConnectionError`, `APITimeoutError`) and stream
-through the same `AsyncStream`. The helpers here serve both: the error text of a failed request,
-which failures to retry, and closing a stream so that its generators finish at once.
+through the same `AsyncStream`. The helpers here serve both: the client, the error text of a
+failed request, and which failures to retry.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import MissingExtraError
-from ._adapter import connection_text, exception_text, finish_iterator
+from ._adapter import connection_text, exception_text
 from ._http import is_timeout, is_transport_error, ssl_context
 from ._retry import RetryInfo, is_retryable_status, parse_retry_after
 
 __all__ = [
     "api_error_text",
     "classify_sdk_error",
-    "close_sdk_stream",
     "describe_sdk_error",
     "import_sdk",
     "sdk_client",
@@ -156,15 +155,3 @@ def classify_sdk_error(sdk: ModuleType, exc: BaseException) -> RetryInfo | None:
     if isinstance(exc, sdk.APIConnectionError):
         return RetryInfo()
     return None
-
-
-async def close_sdk_stream(stream: Any, iterator: Any = None) -> None:
-    """Close an SDK `AsyncStream` (its HTTP response) and finish the generators that read it.
-
-    Args:
-        stream: the SDK stream.
-        iterator: the async iterator actually read (`aiter(stream)`, or a reader of the
-            response's body), if not the stream itself.
-    """
-    await stream.close()
-    await finish_iterator(iterator if iterator is not None else stream)

@@ -5,9 +5,13 @@ built and returns the event to yield. Text arrives in chunks that are kept as a 
 only when somebody reads them, and each event's `partial` is a lazy snapshot of the moment it was
 made (O(open blocks) to take), so the cost per delta stays flat however long the answer grows.
 
-Tool-call arguments are re-parsed from the accumulated JSON as fragments arrive: on every fragment
-while the JSON is short, then each time it has grown by a quarter. The total parsing cost is
-therefore linear in the size of the arguments, and `toolcall_end` always parses the whole text.
+Tool-call arguments are re-parsed from the accumulated JSON as fragments arrive, for the preview
+in `partial`: on every fragment while the JSON is short, then each time it has grown by a quarter,
+with the forgiving partial parser. The total parsing cost is therefore linear in the size of the
+arguments. `toolcall_end` parses the whole text once more, strictly: what a tool runs on is exactly
+one complete JSON object, never a repaired guess. Anything else (cut off, trailing garbage, two
+objects, not an object) gives a call with `arguments={}` and the raw text in `invalid_arguments`,
+which the agent loop answers with an error result instead of running the tool.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..messages import (
     Usage,
     now_ms,
 )
-from ._partial_json import parse_final_json, parse_partial_json
+from ._partial_json import parse_complete_json, parse_partial_json
 from .events import (
     DoneEvent,
     ErrorEvent,
@@ -58,6 +62,7 @@ class _Block:
     id: str = ""
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    invalid: str | None = None
     parsed_size: int = 0
     joined: str = ""
     joined_count: int = 0
@@ -73,6 +78,7 @@ class _Block:
         return self.joined
 
     def content(self, count: int | None = None, arguments: dict[str, Any] | None = None) -> Any:
+        """The block as content; a tool call's `arguments` override is a preview (never invalid)."""
         if self.kind == "text":
             return TextContent(text=self.text(count), text_signature=self.signature)
         if self.kind == "thinking":
@@ -84,7 +90,17 @@ class _Block:
             name=self.name,
             arguments=self.arguments if arguments is None else arguments,
             thought_signature=self.signature,
+            invalid_arguments=self.invalid if arguments is None else None,
         )
+
+    def finish_arguments(self) -> None:
+        """Parse the whole argument text strictly (see the module docstring)."""
+        text = self.text()
+        parsed = parse_complete_json(text)
+        if parsed is None:
+            self.arguments, self.invalid = {}, text
+        else:
+            self.arguments, self.invalid = parsed, None
 
 
 class _Snapshot:
@@ -171,12 +187,20 @@ class MessageBuilder:
     def snapshot(
         self, stop_reason: StopReason = "stop", error: str | None = None
     ) -> AssistantMessage:
-        """The message as it stands now, with open blocks as far as they got."""
+        """The message as it stands now, with open blocks as far as they got.
+
+        A tool call still open is parsed strictly, as `toolcall_end` would, unless the message
+        failed (`error`, `aborted`): such a message is never executed, and its calls keep the
+        preview of what arrived.
+        """
         content: list[AssistantContent] = []
         for i, block in enumerate(self._blocks):
             if i in self._open:
                 if block.kind == "tool_call":
-                    block.arguments = parse_final_json(block.text())
+                    if stop_reason in ("error", "aborted"):
+                        block.arguments = parse_partial_json(block.text())
+                    else:
+                        block.finish_arguments()
                 content.append(block.content())
             else:
                 content.append(self._finals[i])
@@ -296,9 +320,17 @@ class MessageBuilder:
     def toolcall_end(
         self, index: int, *, arguments: dict[str, Any] | None = None
     ) -> ToolCallEndEvent:
-        """Close the tool call at `index`, parsing its whole JSON (or taking `arguments`)."""
+        """Close the tool call at `index`: take `arguments` (a provider that received them parsed),
+        or parse the JSON received, strictly.
+
+        The JSON must be exactly one object (a blank text is `{}`); otherwise the call gets
+        `arguments={}` and `invalid_arguments` with the raw text, and is never executed.
+        """
         block = self._check_open(index, "tool_call")
-        block.arguments = parse_final_json(block.text()) if arguments is None else arguments
+        if arguments is None:
+            block.finish_arguments()
+        else:
+            block.arguments, block.invalid = arguments, None
         final = self._close(index)
         return ToolCallEndEvent(content_index=index, tool_call=final, partial=_Snapshot(self))
 

@@ -5,12 +5,14 @@ no producer task and no hand-off per event, so reading a delta costs about as mu
 takes to make it. The stream enforces the protocol for its consumers: whatever its source does
 (raises, ends early), exactly one terminal event comes out, and `await result()` returns the final
 message. Leaving early with `async with`/`aclose()` closes the source, which releases its
-connection.
+connection. A provider's stream may be given a `redact` function: the terminal error text passes
+through it however it was made (by the provider, or here when the source failed), so a secret a
+server echoed never reaches a message, an event or a session.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from types import TracebackType
 from typing import Protocol, Self
@@ -33,21 +35,25 @@ class AssistantMessageEventStream:
         source: the events, typically a provider's async generator.
         fallback: the message to fail with if `source` raises before its `start` event or ends
             without a terminal event (api, provider and model are taken from it).
+        redact: applied to the `error_message` of the terminal `error` event (a provider passes
+            one that hides the request's secrets).
     """
 
-    __slots__ = ("_fallback", "_iterator", "_partial", "_result", "_source")
+    __slots__ = ("_fallback", "_iterator", "_partial", "_redact", "_result", "_source")
 
     def __init__(
         self,
         source: AsyncIterable[AssistantMessageEvent],
         *,
         fallback: AssistantMessage | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._source = source
         self._iterator: AsyncIterator[AssistantMessageEvent] | None = None
         self._result: AssistantMessage | None = None
         self._partial: _HasPartial | None = None
         self._fallback = fallback
+        self._redact = redact
 
     @classmethod
     def from_events(cls, events: Iterable[AssistantMessageEvent]) -> AssistantMessageEventStream:
@@ -78,11 +84,20 @@ class AssistantMessageEventStream:
             self._result = event.message
             await self._close_source()
         elif event.type == "error":
+            if self._redact is not None and event.error.error_message:
+                event = self._redacted(event)
             self._result = event.error
             await self._close_source()
         else:
             self._partial = event  # its `partial` is resolved only if the source fails later
         return event
+
+    def _redacted(self, event: ErrorEvent) -> ErrorEvent:
+        assert self._redact is not None and event.error.error_message is not None
+        text = self._redact(event.error.error_message)
+        if text == event.error.error_message:
+            return event
+        return replace(event, error=replace(event.error, error_message=text))
 
     def _failure(self, text: str) -> ErrorEvent:
         last = self._partial

@@ -1,8 +1,12 @@
 """Sessions: what a store keeps (the data types), their JSON, repair, and the errors.
 
 A session is an Agent's transcript plus what is needed to resume it (`SessionState`: system
-prompt, model, thinking level, the steering and follow-up queues), written as it happens. Stores
-are synchronous and thread-safe, like `sqlite3`: the Agent calls them from worker threads
+prompt, model, thinking level, the steering and follow-up queues), written as it happens. No
+secret is stored: of a model's headers (`Authorization`, `api-key`, ...) only the names are kept
+(`SessionState.withheld_headers`), user info in its `base_url` (`https://user:password@host`) is
+dropped, and API keys are never part of the state.
+
+Stores are synchronous and thread-safe, like `sqlite3`: the Agent calls them from worker threads
 (`anyio.to_thread`) so a write never blocks the event loop. In async code of your own, wrap slow
 calls (`list()` of a large store, `load()` of a long session) in `anyio.to_thread.run_sync`.
 
@@ -14,16 +18,24 @@ AgentCoreError
     └── SessionCorruptError (ValueError)  a stored record cannot be read; names file/row and line
 SessionRecoveryWarning (UserWarning)      a torn last JSONL record was dropped on load
 ```
+
+A `SessionCorruptError` is raised for any record that cannot be read as written (invalid JSON or
+UTF-8, a checksum that does not match, a field of the wrong type, a damaged SQLite file); the
+store is left as it is, so nothing is lost by reading it.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 import threading
 import uuid
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, get_args
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
 from ..llm.model import Model, ModelCost, OpenAICompletionsCompat
@@ -53,18 +65,21 @@ __all__ = [
     "repair_transcript",
 ]
 
-SESSION_FORMAT_VERSION = 1
+SESSION_FORMAT_VERSION = 2
 """Version of the session container (JSONL header `format`, SQLite `user_version`).
 
-Messages inside carry their own version (`agentcore.messages.FORMAT_VERSION`)."""
+2 added a CRC-32 to every record (JSONL line, SQLite message row and session row) and stopped
+storing header values. Messages inside carry their own version
+(`agentcore.messages.FORMAT_VERSION`)."""
 
 INTERRUPTED_TOOL_RESULT = (
     "Tool call was not completed: the run was interrupted before its result was recorded."
 )
 """The text of the synthetic error result `repair_transcript` gives an unanswered tool call."""
 
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # matched whole (fullmatch): no trailing newline
 _LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+_log = logging.getLogger("agentcore.sessions")
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -87,7 +102,8 @@ class SessionCorruptError(SessionError, ValueError):
 
 
 class SessionRecoveryWarning(UserWarning):
-    """A torn or corrupt last JSONL record (a write cut short by a crash) was dropped on load."""
+    """A torn last JSONL record — an unterminated last line that is not a complete record, what
+    a write cut short by a crash leaves — was dropped on load (or cut off before appending)."""
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -103,6 +119,9 @@ class SessionState:
         thinking_level: the thinking level.
         steering: queued steering messages, oldest first.
         follow_up: queued follow-up messages, oldest first.
+        withheld_headers: names of the stored model's headers whose values were not stored
+            (they are often credentials): a loaded `model` has no such headers. Pass the model
+            again (`Agent(initial_state={"model": model}, session=...)`) to supply them.
     """
 
     system_prompt: str = ""
@@ -110,11 +129,13 @@ class SessionState:
     thinking_level: ThinkingLevel = "off"
     steering: Sequence[AgentMessage] = ()
     follow_up: Sequence[AgentMessage] = ()
+    withheld_headers: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         # lists whatever was given, so states compare equal however they were built
         object.__setattr__(self, "steering", list(self.steering))
         object.__setattr__(self, "follow_up", list(self.follow_up))
+        object.__setattr__(self, "withheld_headers", tuple(self.withheld_headers))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,12 +234,36 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def model_to_json(model: Model) -> dict[str, Any]:
-    """A model as JSON: its fields, and its `compat` flags when it has known ones."""
+def without_credentials(url: str) -> str:
+    """`url` without user info (`https://user:secret@host/v1` → `https://host/v1`): a token is
+    as often the user name as the password."""
+    if "@" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def model_to_json(model: Model, withheld_headers: Sequence[str] = ()) -> dict[str, Any]:
+    """A model as JSON: its fields, and its `compat` flags when it has known ones.
+
+    Secrets are left out: of `headers` only the names are kept (`header_names`, with
+    `withheld_headers` added), and user info (`user:password@`) in `base_url` is dropped.
+    """
     data: dict[str, Any] = {}
     for f in fields(Model):
         value = getattr(model, f.name)
-        if f.name == "cost":
+        if f.name == "headers":
+            names = sorted({str(k) for k in value} | set(withheld_headers))
+            if names:
+                data["header_names"] = names
+        elif f.name == "base_url":
+            data["base_url"] = without_credentials(value)
+        elif f.name == "cost":
             data["cost"] = {c.name: getattr(value, c.name) for c in fields(ModelCost)}
         elif f.name == "compat":
             if isinstance(value, OpenAICompletionsCompat):
@@ -231,14 +276,23 @@ def model_to_json(model: Model) -> dict[str, Any]:
     return data
 
 
-def model_from_json(data: Any, where: str) -> Model:
-    """The model rebuilt from its stored fields (a custom `base_url` or headers survive); quirk
-    flags the store could not keep come from the catalogue's entry for the same provider and id.
+def model_from_json(data: Any, where: str) -> tuple[Model, tuple[str, ...]]:
+    """The model rebuilt from its stored fields (a custom `base_url` survives), and the names of
+    its headers whose values were not stored. Quirk flags the store could not keep come from the
+    catalogue's entry for the same provider and id. (Sessions written before format 2 hold header
+    values: they are restored, and dropped from the file when it is next written.)
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
         raise SessionCorruptError(f"{where}: model must be an object with an 'id'")
     known = {f.name for f in fields(Model)}
     kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat")}
+    names = data.get("header_names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise SessionCorruptError(f"{where}: header_names must be a list of strings")
+    headers = kwargs.get("headers", {})
+    if not isinstance(headers, Mapping):
+        raise SessionCorruptError(f"{where}: headers must be an object")
+    withheld = tuple(n for n in names if n not in headers)
     try:
         cost = data.get("cost") or {}
         kwargs["cost"] = ModelCost(**{k: v for k, v in cost.items() if k != "kind"})
@@ -257,10 +311,10 @@ def model_from_json(data: Any, where: str) -> Model:
         try:
             listed = get_model(model.provider, model.id)
         except ModelNotFoundError:
-            return model
+            return model, withheld
         if listed.compat is not None and listed.api == model.api:
             model = replace(model, compat=listed.compat)
-    return model
+    return model, withheld
 
 
 def _messages_from_json(items: Any, where: str) -> list[AgentMessage]:
@@ -281,10 +335,11 @@ def message_from_json(data: Any, where: str) -> AgentMessage:
 
 
 def state_to_json(state: SessionState) -> dict[str, Any]:
-    """A `SessionState` as JSON (messages in their versioned JSON form)."""
+    """A `SessionState` as JSON (messages in their versioned JSON form; no header values)."""
+    model = state.model
     return {
         "system_prompt": state.system_prompt,
-        "model": model_to_json(state.model) if state.model is not None else None,
+        "model": model_to_json(model, state.withheld_headers) if model is not None else None,
         "thinking_level": state.thinking_level,
         "steering": [to_json(m) for m in state.steering],
         "follow_up": [to_json(m) for m in state.follow_up],
@@ -301,13 +356,15 @@ def state_from_json(data: Any, where: str) -> SessionState:
     prompt = data.get("system_prompt", "")
     if not isinstance(prompt, str):
         raise SessionCorruptError(f"{where}: system_prompt must be a string")
-    model = data.get("model")
+    stored = data.get("model")
+    model, withheld = (None, ()) if stored is None else model_from_json(stored, f"{where}.model")
     return SessionState(
         system_prompt=prompt,
-        model=model_from_json(model, f"{where}.model") if model is not None else None,
+        model=model,
         thinking_level=level,
         steering=_messages_from_json(data.get("steering", []), f"{where}.steering"),
         follow_up=_messages_from_json(data.get("follow_up", []), f"{where}.follow_up"),
+        withheld_headers=withheld,
     )
 
 
@@ -329,7 +386,7 @@ def parent_from_json(data: Any, where: str) -> SessionParent | None:
 
 def check_session_id(session_id: Any) -> str:
     """Session ids are 1-128 characters of letters, digits, `_` and `-` (safe as file names)."""
-    if not isinstance(session_id, str) or not _ID.match(session_id):
+    if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
         raise SessionNotFoundError(
             f"invalid session id {session_id!r}: expected 1-128 letters, digits, '_' or '-'"
         )
@@ -352,3 +409,31 @@ def creation_time() -> int:
 def fresh_session_id(created_at: int) -> str:
     """A fresh id: the creation time in hex (so ids sort by creation) and 64 random bits."""
     return f"{created_at:012x}-{uuid.uuid4().hex[:16]}"
+
+
+# --- record encoding and checksums -------------------------------------------------------------
+
+
+def encode_json(value: Any) -> tuple[str, bytes]:
+    """A JSON value as compact text and its UTF-8 bytes (what both stores write).
+
+    Text that UTF-8 cannot hold (a lone surrogate, as `surrogateescape` decoding leaves) is
+    written with `\\u` escapes instead, which read back as the same string.
+
+    Raises:
+        MessageFormatError: the value is not JSON (metadata of the wrong kind, say).
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MessageFormatError(f"cannot store the session record: {exc}") from exc
+    try:
+        return text, text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        return text, text.encode()
+
+
+def crc32(data: bytes | memoryview) -> int:
+    """The checksum of every stored record: CRC-32 (the zlib/PNG polynomial) of its bytes."""
+    return zlib.crc32(data)

@@ -1,10 +1,10 @@
-"""The session store interface (`SessionStore`), the `Session` handle, and record reading."""
+"""The session store interface (`SessionStore`) and the `Session` handle."""
 
 from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from ._base import (
     repair_transcript,
 )
 
-__all__ = ["RawSession", "Session", "SessionStore", "iter_lines"]
+__all__ = ["RawSession", "Session", "SessionStore"]
 
 
 # --- the interface -----------------------------------------------------------------------------
@@ -231,6 +231,7 @@ class SessionStore(abc.ABC):
             system_prompt=data.state.system_prompt,
             model=data.state.model,
             thinking_level=data.state.thinking_level,
+            withheld_headers=data.state.withheld_headers,
         )
         return self.create(
             state=state,
@@ -313,10 +314,3 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, store={self.store!r})"
-
-
-def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, line) of every non-empty line."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            yield number, line

@@ -4,35 +4,39 @@ Layout of a directory store: `<id>.jsonl` holds the session, `<id>.lock` is its 
 file (`fcntl.flock`, `msvcrt.locking` on Windows; held by the one store writing the session; it
 names the writer's pid).
 
-Format 1 (`SESSION_FORMAT_VERSION`), one JSON object per line:
+Format 2 (`SESSION_FORMAT_VERSION`), one JSON object per line, each ending in its checksum
+(`_jsonl_format` has the details):
 
 ```
-{"type":"session","format":1,"id":...,"created_at":ms,"parent":null,"metadata":{},"state":{...}}
-{"type":"message","message":{...}}                    one per message_end, as messages.to_json
-{"type":"update","truncate_to":n,"messages":[...],"state":{...}}   each key optional
+{"type":"session","format":2,"id":...,"created_at":ms,"parent":null,"metadata":{},"state":{...},"crc":"…"}
+{"type":"message","message":{...},"crc":"…"}          one per message_end, as messages.to_json
+{"type":"update","truncate_to":n,"messages":[...],"state":{...},"crc":"…"}   each key optional
 ```
 
 Each record is written with one `write` and flushed at once (and `fsync`ed with `fsync=True`), so a
 process killed at any moment leaves every earlier record intact and at most a torn last line.
-Recovery: a last line that is not valid JSON is dropped on load with a `SessionRecoveryWarning`,
-and cut off the file when the session is next opened for writing. Any other unreadable line raises
-`SessionCorruptError` naming the file and line: nothing is skipped silently.
+Recovery: an unterminated last line that is not a complete record (a torn write) is dropped on
+load with a `SessionRecoveryWarning`, and cut off the file when the session is next opened for
+writing. Any other unreadable line — bad JSON, a checksum that does not match, a record of the
+wrong shape — raises `SessionCorruptError` naming the file and line, on load and on open: nothing
+is skipped or cut silently, and the file is never changed because of it.
 
-Format 0 (read, and rewritten as format 1 when first opened for writing): a file of bare messages,
-one `to_json` object per line, optionally after a header line without a `role`:
-`{"system_prompt": str, "model": "provider/model-id", "thinking_level": str}`.
+Older formats are read, and rewritten in format 2 when the session is first opened for writing
+(which also drops the header values earlier versions stored):
+- format 1: the same records without checksums;
+- format 0: a file of bare messages, one `to_json` object per line, optionally after a header line
+  without a `role`: `{"system_prompt": str, "model": "provider/model-id", "thinking_level": str}`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +57,15 @@ from ._base import (
     state_from_json,
     state_to_json,
 )
-from ._store import RawSession, SessionStore, iter_lines
+from ._jsonl_format import (
+    Unreadable,
+    decode_header,
+    decode_line,
+    encode_line,
+    is_torn,
+    read_lines,
+)
+from ._store import RawSession, SessionStore
 
 __all__ = ["JsonlSessionStore"]
 
@@ -80,19 +92,6 @@ def _try_lock(fd: int) -> bool:
 
 
 _CHUNK = 1 << 16
-
-
-def _dumps(record: Mapping[str, Any]) -> bytes:
-    try:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        from ..errors import MessageFormatError
-
-        raise MessageFormatError(
-            f"cannot store the session record: {exc} (tool result `details` and message "
-            "fields must be JSON values to be stored)"
-        ) from exc
-    return text.encode() + b"\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -176,10 +175,13 @@ class JsonlSessionStore(SessionStore):
         path = self.path(raw.info.id)
         if path.exists():
             raise SessionError(f"session {raw.info.id!r} already exists in {self.directory}")
-        data = _dumps(self._header(raw)) + b"".join(
-            _dumps({"type": "message", "message": to_json(m)}) for m in raw.messages
+        self._replace(path, self._file(raw))
+
+    def _file(self, raw: RawSession) -> bytes:
+        """A whole session file: the header and one record per message."""
+        return encode_line(self._header(raw)) + b"".join(
+            encode_line({"type": "message", "message": to_json(m)}) for m in raw.messages
         )
-        self._replace(path, data)
 
     def _replace(self, path: Path, data: bytes) -> None:
         """Write a whole file atomically (a temporary file renamed over it)."""
@@ -212,45 +214,21 @@ class JsonlSessionStore(SessionStore):
                 ) from None
         return self._parse(session_id, path, data)
 
-    def _parse(self, session_id: str, path: Path, data: bytes) -> RawSession:
-        lines = list(iter_lines(data))
-        if not lines:
-            raise SessionCorruptError(f"{path}: the session file is empty")
-        records: list[tuple[int, Any]] = []
-        for k, (number, line) in enumerate(lines):
-            try:
-                records.append((number, json.loads(line)))
-            except ValueError as exc:
-                if k == len(lines) - 1 and k > 0:
-                    warnings.warn(
-                        f"{path}:{number}: dropped a torn last record (a write cut short by a "
-                        f"crash): {exc}",
-                        SessionRecoveryWarning,
-                        stacklevel=4,
-                    )
-                    break
-                raise SessionCorruptError(f"{path}:{number}: not valid JSON: {exc}") from None
-        for number, record in records:
-            if not isinstance(record, dict):
-                raise SessionCorruptError(f"{path}:{number}: expected a JSON object")
+    def _parse(
+        self, session_id: str, path: Path, data: bytes, *, cutting: bool = False
+    ) -> RawSession:
+        _, records = read_lines(path, data, cutting=cutting)
         header = records[0][1]
         if header.get("type") != "session":
             return self._parse_v0(session_id, path, records)
-        version = header.get("format")
-        if not isinstance(version, int) or version < 1:
-            raise SessionCorruptError(f"{path}:1: invalid session format {version!r}")
-        if version > SESSION_FORMAT_VERSION:
-            raise SessionCorruptError(
-                f"{path}: session format {version} is newer than this agentcore reads "
-                f"(up to {SESSION_FORMAT_VERSION}); upgrade agentcore"
-            )
-        where = f"{path}:1"
+        where = f"{path}:{records[0][0]}"
         metadata = header.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise SessionCorruptError(f"{where}: metadata must be an object")
         created = header.get("created_at")
-        if not isinstance(created, int):
+        if isinstance(created, bool) or not isinstance(created, int):
             raise SessionCorruptError(f"{where}: created_at must be an integer")
+        parent = parent_from_json(header.get("parent"), where)
         state = state_from_json(header.get("state", {}), where)
         messages: list[AgentMessage] = []
         for number, record in records[1:]:
@@ -261,13 +239,13 @@ class JsonlSessionStore(SessionStore):
             elif kind == "update":
                 cut = record.get("truncate_to")
                 if cut is not None:
-                    if not isinstance(cut, int) or cut < 0:
+                    if isinstance(cut, bool) or not isinstance(cut, int) or cut < 0:
                         raise SessionCorruptError(f"{where}: invalid truncate_to {cut!r}")
                     del messages[cut:]
                 items = record.get("messages", [])
                 if not isinstance(items, list):
                     raise SessionCorruptError(f"{where}: messages must be a list")
-                messages.extend(message_from_json(m, f"{where}") for m in items)
+                messages.extend(message_from_json(m, where) for m in items)
                 if record.get("state") is not None:
                     state = state_from_json(record["state"], where)
             else:
@@ -276,12 +254,14 @@ class JsonlSessionStore(SessionStore):
             id=session_id,
             created_at=created,
             updated_at=_mtime_ms(path),
-            parent=parent_from_json(header.get("parent"), f"{path}:1"),
+            parent=parent,
             metadata=metadata,
         )
         return RawSession(info=info, state=state, messages=messages)
 
-    def _parse_v0(self, session_id: str, path: Path, records: list[tuple[int, Any]]) -> RawSession:
+    def _parse_v0(
+        self, session_id: str, path: Path, records: list[tuple[int, dict[str, Any]]]
+    ) -> RawSession:
         state = SessionState()
         if "role" not in records[0][1]:
             header = records[0][1]
@@ -317,9 +297,7 @@ class JsonlSessionStore(SessionStore):
             try:
                 with open(path, "rb") as f:
                     first = f.readline()
-                header = json.loads(first)
-                if not isinstance(header, dict):
-                    raise ValueError("not an object")
+                header, _ = decode_header(first.strip())
                 if header.get("type") != "session":  # format 0
                     mtime = _mtime_ms(path)
                     out.append(SessionInfo(id=path.stem, created_at=mtime, updated_at=mtime))
@@ -333,7 +311,14 @@ class JsonlSessionStore(SessionStore):
                         metadata=header.get("metadata") or {},
                     )
                 )
-            except (OSError, ValueError, KeyError, TypeError, SessionCorruptError) as exc:
+            except (
+                OSError,
+                ValueError,
+                KeyError,
+                TypeError,
+                Unreadable,
+                SessionCorruptError,
+            ) as exc:
                 _log.warning("skipping unreadable session file %s: %s", path, exc)
         return out
 
@@ -377,39 +362,45 @@ class JsonlSessionStore(SessionStore):
         self._writers[session_id] = _Writer(fd, lock_fd)
 
     def _prepare_for_append(self, session_id: str, path: Path) -> None:
-        """Rewrite a format-0 file as format 1, and cut off a torn last line."""
+        """Rewrite a file of an older format in the current one; then deal with an unterminated
+        last line: complete it if it is a whole record, cut it off if it is a torn write, refuse
+        (SessionCorruptError) if it is neither. A newline-terminated line is never cut."""
         with open(path, "rb") as f:
             first = f.readline()
             try:
-                header = json.loads(first)
-            except ValueError:
-                header = None
-            if not isinstance(header, dict) or header.get("type") != "session":
-                raw = self._parse(session_id, path, path.read_bytes())
-                self._replace(
-                    path,
-                    _dumps(self._header(raw))
-                    + b"".join(
-                        _dumps({"type": "message", "message": to_json(m)}) for m in raw.messages
-                    ),
-                )
+                header, checked = decode_header(first.strip())
+            except Unreadable:  # read in full below, to say what is wrong
+                header, checked = {}, False
+            except SessionCorruptError as exc:  # a newer format
+                raise SessionCorruptError(f"{path}: {exc}") from None
+            if header.get("type") != "session" or not checked:
+                raw = self._parse(session_id, path, path.read_bytes(), cutting=True)
+                self._replace(path, self._file(raw))
                 _log.info("rewrote session %s in format %d", path, SESSION_FORMAT_VERSION)
                 return
             size = f.seek(0, os.SEEK_END)
             start = self._last_line_start(f, size)
             f.seek(start)
             last = f.read()
-        ends_cleanly = last.endswith(b"\n")
-        valid = ends_cleanly
-        if valid and start > 0:
-            try:
-                json.loads(last)
-            except ValueError:
-                valid = False
-        if valid:
+        if last.endswith(b"\n") or not last.strip():
             return
-        if start == 0:
-            raise SessionCorruptError(f"{path}:1: the session header is not valid JSON")
+        line = last.strip()
+        try:
+            decode_header(line) if start == 0 else decode_line(line, checked)
+        except Unreadable:
+            if start == 0 or not is_torn(line, checked):
+                number = path.read_bytes()[:start].count(b"\n") + 1
+                raise SessionCorruptError(
+                    f"{path}:{number}: the last line is damaged (not a complete record, and not "
+                    "a write cut short); the file was left as it is"
+                ) from None
+        else:  # a complete record that lost only its newline
+            with open(path, "ab") as f:
+                f.write(b"\n")
+                f.flush()
+                if self.fsync:
+                    os.fsync(f.fileno())
+            return
         warnings.warn(
             f"{path}: cut off a torn last record (a write cut short by a crash) before appending",
             SessionRecoveryWarning,
@@ -455,7 +446,7 @@ class JsonlSessionStore(SessionStore):
                 record["messages"] = [to_json(m) for m in messages]
             if state is not None:
                 record["state"] = state_to_json(state)
-        line = _dumps(record)
+        line = encode_line(record)
         writer = self._writers[session_id]
         with self._write_lock:
             _write_all(writer.fd, line)

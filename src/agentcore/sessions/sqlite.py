@@ -5,38 +5,43 @@ The database runs in WAL mode, so readers never block the writer and many proces
 row each, in the versioned JSON of `agentcore.messages`; a change is one transaction, so a process
 killed at any moment leaves every committed message intact.
 
-Schema 1 (`PRAGMA user_version`):
+Schema 2 (`PRAGMA user_version`; `_sqlite_schema` has the details and the migrations):
 
 ```
 sessions(id PRIMARY KEY, created_at, updated_at, parent_id, parent_index, metadata, state,
-         message_count)
-messages(session_id, seq, data)          one row per message, seq = 0, 1, 2, ...
+         message_count, header_crc, state_crc)
+messages(session_id, seq, data, crc)     one row per message, seq = 0, 1, 2, ...
 writers(session_id PRIMARY KEY, pid, host, token, since)
 ```
 
 `writers` holds the write lease of each session: one store writes a session at a time
 (`SessionLockedError` for a second one). A lease whose process has died (same host) is taken over.
 
-Schema 0 (migrated to 1 when the database is opened): a single table
-`session_messages(session_id, position, message)`.
+Damage is reported, never passed on: a file that is not a database, a malformed page, text that
+is not UTF-8, a checksum that does not match, a row of the wrong type or a missing message raise
+`SessionCorruptError` naming the file (and the session and message), on open and on load; other
+SQLite failures (busy, read-only, disk full) raise `SessionError`. The raw `sqlite3` exception is
+kept as `__cause__`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import socket
 import sqlite3
 import sys
 import uuid
 import weakref
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from ..messages import AgentMessage, now_ms, to_json
 from ._base import (
-    SESSION_FORMAT_VERSION,
     SessionCorruptError,
     SessionError,
     SessionInfo,
@@ -44,39 +49,17 @@ from ._base import (
     SessionNotFoundError,
     SessionParent,
     SessionState,
+    encode_json,
     message_from_json,
     state_from_json,
     state_to_json,
 )
+from ._sqlite_schema import classify, finish_migration, header_crc, migrate
 from ._store import RawSession, SessionStore
 
 __all__ = ["SqliteSessionStore"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    parent_id TEXT,
-    parent_index INTEGER,
-    metadata TEXT NOT NULL DEFAULT '{}',
-    state TEXT NOT NULL DEFAULT '{}',
-    message_count INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS writers (
-    session_id TEXT PRIMARY KEY,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    token TEXT NOT NULL,
-    since INTEGER NOT NULL
-);
-"""
+_log = logging.getLogger("agentcore.sessions")
 
 _live_tokens: weakref.WeakValueDictionary[str, SqliteSessionStore] = weakref.WeakValueDictionary()
 
@@ -104,16 +87,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _dumps(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        from ..errors import MessageFormatError
-
-        raise MessageFormatError(
-            f"cannot store the session record: {exc} (tool result `details` and message "
-            "fields must be JSON values to be stored)"
-        ) from exc
+def _encoded(value: Any) -> tuple[str, int]:
+    """A value's JSON text and its checksum."""
+    text, data = encode_json(value)
+    return text, zlib.crc32(data)
 
 
 class SqliteSessionStore(SessionStore):
@@ -131,22 +108,35 @@ class SqliteSessionStore(SessionStore):
     ) -> None:
         super().__init__()
         self.path = os.fspath(path)
-        self._conn = sqlite3.connect(
-            self.path, timeout=timeout, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-        self._conn.execute("PRAGMA foreign_keys=ON")
         self._token = uuid.uuid4().hex
         self._host = socket.gethostname()
         self._held: set[str] = set()
         self._closed = False
+        with self._errors("opening the session database"):
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+            )
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+                self._conn.execute("PRAGMA foreign_keys=ON")
+                with self._lock:
+                    self._migrate()
+            except BaseException:
+                self._conn.close()
+                raise
         _live_tokens[self._token] = self
-        with self._lock:
-            self._migrate()
 
     def __repr__(self) -> str:
         return f"SqliteSessionStore({self.path!r})"
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """sqlite3's exceptions as SessionCorruptError (a damaged file) or SessionError."""
+        try:
+            yield
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise classify(exc, self.path, doing) from exc
 
     @contextmanager
     def _transaction(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
@@ -155,41 +145,18 @@ class SqliteSessionStore(SessionStore):
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a damaged page)
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self._transaction() as conn:
             (version,) = conn.execute("PRAGMA user_version").fetchone()
-            if version > SESSION_FORMAT_VERSION:
-                raise SessionError(
-                    f"{self.path}: session schema {version} is newer than this agentcore reads "
-                    f"(up to {SESSION_FORMAT_VERSION}); upgrade agentcore"
-                )
-            if version == SESSION_FORMAT_VERSION:
-                return
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            legacy = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='session_messages'"
-            ).fetchone()
-            if legacy:  # schema 0
-                now = now_ms()
-                conn.execute(
-                    "INSERT INTO sessions (id, created_at, updated_at, message_count) "
-                    "SELECT session_id, ?, ?, COUNT(*) FROM session_messages GROUP BY session_id",
-                    (now, now),
-                )
-                conn.execute(
-                    "INSERT INTO messages (session_id, seq, data) "
-                    "SELECT session_id, ROW_NUMBER() OVER "
-                    "(PARTITION BY session_id ORDER BY position) - 1, message "
-                    "FROM session_messages"
-                )
-                conn.execute("DROP TABLE session_messages")
-            conn.execute(f"PRAGMA user_version={SESSION_FORMAT_VERSION}")
+            migrate(conn, self.path)
+        if version == 1:
+            finish_migration(self._conn)
 
     def _where(self, session_id: str) -> str:
         return f"{self.path}: session {session_id!r}"
@@ -197,54 +164,104 @@ class SqliteSessionStore(SessionStore):
     # -- creating and reading --------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
-        with self._lock:
+        with self._lock, self._errors(f"looking up session {session_id!r}"):
             row = self._conn.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone()
         return row is not None
 
     def _create(self, raw: RawSession) -> None:
         info = raw.info
         parent = info.parent
-        rows = [(info.id, i, _dumps(to_json(m))) for i, m in enumerate(raw.messages)]
-        state = _dumps(state_to_json(raw.state))
-        metadata = _dumps(dict(info.metadata))
-        with self._transaction() as conn:
+        parent_id = parent.session_id if parent else None
+        parent_index = parent.index if parent else None
+        rows = [(info.id, i, *_encoded(to_json(m))) for i, m in enumerate(raw.messages)]
+        state, state_crc = _encoded(state_to_json(raw.state))
+        metadata, metadata_bytes = encode_json(dict(info.metadata))
+        checksum = header_crc(
+            info.id.encode(),
+            info.created_at,
+            parent_id.encode() if parent_id is not None else None,
+            parent_index,
+            metadata_bytes,
+        )
+        with self._errors(f"creating session {info.id!r}"), self._transaction() as conn:
             try:
                 conn.execute(
                     "INSERT INTO sessions (id, created_at, updated_at, parent_id, parent_index, "
-                    "metadata, state, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "metadata, state, message_count, header_crc, state_crc) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         info.id,
                         info.created_at,
                         info.updated_at,
-                        parent.session_id if parent else None,
-                        parent.index if parent else None,
+                        parent_id,
+                        parent_index,
                         metadata,
                         state,
                         len(rows),
+                        checksum,
+                        state_crc,
                     ),
                 )
             except sqlite3.IntegrityError:
                 raise SessionError(f"session {info.id!r} already exists in {self.path}") from None
-            conn.executemany("INSERT INTO messages (session_id, seq, data) VALUES (?, ?, ?)", rows)
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, data, crc) VALUES (?, ?, ?, ?)", rows
+            )
 
     def _read(self, session_id: str) -> RawSession:
-        with self._lock, self._transaction("DEFERRED") as conn:
+        where = self._where(session_id)
+        with (
+            self._lock,
+            self._errors(f"reading session {session_id!r}"),
+            self._transaction("DEFERRED") as conn,
+        ):
             row = conn.execute(
-                "SELECT created_at, updated_at, parent_id, parent_index, metadata, state "
+                "SELECT created_at, updated_at, parent_id, parent_index, CAST(metadata AS BLOB), "
+                "CAST(state AS BLOB), message_count, header_crc, state_crc "
                 "FROM sessions WHERE id=?",
                 (session_id,),
             ).fetchone()
             if row is None:
                 raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
             rows = conn.execute(
-                "SELECT seq, data FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+                "SELECT seq, CAST(data AS BLOB), crc FROM messages WHERE session_id=? ORDER BY seq",
+                (session_id,),
             ).fetchall()
-        where = self._where(session_id)
-        created, updated, parent_id, parent_index, metadata, state = row
-        messages = [
-            message_from_json(self._json(data, f"{where} message {seq}"), f"{where} message {seq}")
-            for seq, data in rows
-        ]
+        created, updated, parent_id, parent_index, metadata, state, count, checksum, state_crc = row
+        for name, value, types in (
+            ("created_at", created, int),
+            ("updated_at", updated, int),
+            ("message_count", count, int),
+            ("parent_id", parent_id, (str, type(None))),
+            ("parent_index", parent_index, (int, type(None))),
+        ):
+            if not isinstance(value, types):
+                raise SessionCorruptError(
+                    f"{where}: {name} holds a value of type {type(value).__name__}"
+                )
+        self._check(
+            header_crc(
+                session_id.encode(),
+                created,
+                parent_id.encode() if parent_id is not None else None,
+                parent_index,
+                metadata or b"",
+            ),
+            checksum,
+            f"{where} header",
+        )
+        self._check(zlib.crc32(state or b""), state_crc, f"{where} state")
+        if len(rows) != count:
+            raise SessionCorruptError(
+                f"{where}: {len(rows)} message rows, expected {count} (rows were lost)"
+            )
+        messages: list[AgentMessage] = []
+        for i, (seq, data, crc) in enumerate(rows):
+            at = f"{where} message {seq}"
+            if seq != i:
+                raise SessionCorruptError(f"{where}: message {i} is missing (found {seq!r})")
+            self._check(zlib.crc32(data or b""), crc, at)
+            messages.append(message_from_json(self._json(data, at), at))
         info = SessionInfo(
             id=session_id,
             created_at=created,
@@ -259,10 +276,19 @@ class SqliteSessionStore(SessionStore):
         )
 
     @staticmethod
-    def _json(text: str, where: str) -> Any:
+    def _check(actual: int, stored: Any, where: str) -> None:
+        if stored != actual:
+            shown = f"{stored:08x}" if isinstance(stored, int) else repr(stored)
+            raise SessionCorruptError(
+                f"{where}: checksum mismatch (stored {shown}, computed {actual:08x}): the record "
+                "was changed after it was written"
+            )
+
+    @staticmethod
+    def _json(data: bytes | None, where: str) -> Any:
         try:
-            return json.loads(text)
-        except (TypeError, ValueError) as exc:
+            return json.loads(data or b"")
+        except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise SessionCorruptError(f"{where}: not valid JSON: {exc}") from None
 
     @staticmethod
@@ -272,27 +298,37 @@ class SqliteSessionStore(SessionStore):
         return SessionParent(session_id=parent_id, index=index)
 
     def _list(self) -> list[SessionInfo]:
-        with self._lock:
+        with self._lock, self._errors("listing sessions"):
             rows = self._conn.execute(
-                "SELECT id, created_at, updated_at, parent_id, parent_index, metadata FROM sessions"
+                "SELECT CAST(id AS BLOB), created_at, updated_at, CAST(parent_id AS BLOB), "
+                "parent_index, CAST(metadata AS BLOB), header_crc FROM sessions"
             ).fetchall()
-        return [
-            SessionInfo(
-                id=sid,
-                created_at=created,
-                updated_at=updated,
-                parent=self._parent(parent_id, index),
-                metadata=self._json(metadata, f"{self._where(sid)} metadata"),
-            )
-            for sid, created, updated, parent_id, index, metadata in rows
-        ]
+        out: list[SessionInfo] = []
+        for sid, created, updated, parent_id, index, metadata, checksum in rows:
+            where = f"{self.path}: session {sid!r}"
+            try:
+                self._check(
+                    header_crc(sid, created, parent_id, index, metadata or b""), checksum, where
+                )
+                out.append(
+                    SessionInfo(
+                        id=sid.decode(),
+                        created_at=created,
+                        updated_at=updated,
+                        parent=self._parent(parent_id and parent_id.decode(), index),
+                        metadata=self._json(metadata, f"{where} metadata"),
+                    )
+                )
+            except (SessionCorruptError, ValueError) as exc:
+                _log.warning("skipping unreadable session %r in %s: %s", sid, self.path, exc)
+        return out
 
     # -- writing ---------------------------------------------------------------------------
 
     def _acquire(self, session_id: str) -> None:
         if session_id in self._held:
             return
-        with self._transaction() as conn:
+        with self._errors(f"opening session {session_id!r}"), self._transaction() as conn:
             if not conn.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone():
                 raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
             row = conn.execute(
@@ -324,9 +360,11 @@ class SqliteSessionStore(SessionStore):
         messages: Sequence[AgentMessage],
         state: SessionState | None,
     ) -> None:
-        datas = [_dumps(to_json(m)) for m in messages]
-        state_text = _dumps(state_to_json(state)) if state is not None else None
-        with self._transaction() as conn:
+        datas = [_encoded(to_json(m)) for m in messages]
+        state_text, state_crc = (
+            _encoded(state_to_json(state)) if state is not None else (None, None)
+        )
+        with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
             row = conn.execute(
                 "SELECT s.message_count, w.token FROM sessions s "
                 "LEFT JOIN writers w ON w.session_id = s.id WHERE s.id=?",
@@ -347,26 +385,26 @@ class SqliteSessionStore(SessionStore):
                 )
                 count = truncate_to
             conn.executemany(
-                "INSERT INTO messages (session_id, seq, data) VALUES (?, ?, ?)",
-                [(session_id, count + i, d) for i, d in enumerate(datas)],
+                "INSERT INTO messages (session_id, seq, data, crc) VALUES (?, ?, ?, ?)",
+                [(session_id, count + i, d, c) for i, (d, c) in enumerate(datas)],
             )
             conn.execute(
-                "UPDATE sessions SET message_count=?, updated_at=?, state=COALESCE(?, state) "
-                "WHERE id=?",
-                (count + len(datas), now_ms(), state_text, session_id),
+                "UPDATE sessions SET message_count=?, updated_at=?, state=COALESCE(?, state), "
+                "state_crc=COALESCE(?, state_crc) WHERE id=?",
+                (count + len(datas), now_ms(), state_text, state_crc, session_id),
             )
 
     def _release(self, session_id: str) -> None:
         if session_id not in self._held:
             return
         self._held.discard(session_id)
-        with self._transaction() as conn:
+        with self._errors(f"closing session {session_id!r}"), self._transaction() as conn:
             conn.execute(
                 "DELETE FROM writers WHERE session_id=? AND token=?", (session_id, self._token)
             )
 
     def _delete(self, session_id: str) -> None:
-        with self._transaction() as conn:
+        with self._errors(f"deleting session {session_id!r}"), self._transaction() as conn:
             deleted = conn.execute("DELETE FROM sessions WHERE id=?", (session_id,)).rowcount
             conn.execute("DELETE FROM writers WHERE session_id=?", (session_id,))
         self._held.discard(session_id)
@@ -377,7 +415,9 @@ class SqliteSessionStore(SessionStore):
         with self._lock:
             if self._closed:
                 return
-            for session_id in list(self._held):
-                self._release(session_id)
-            self._conn.close()
-            self._closed = True
+            try:
+                for session_id in list(self._held):
+                    self._release(session_id)
+            finally:
+                self._conn.close()
+                self._closed = True

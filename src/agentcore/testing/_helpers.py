@@ -54,14 +54,22 @@ def faux_thinking(thinking: str, text: str = "") -> AssistantMessage:
 
 def faux_tool_call(
     name: str,
-    arguments: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | str | None = None,
     *,
     id: str | None = None,
     text: str = "",
     stop_reason: StopReason = "stop",
 ) -> AssistantMessage:
-    """An answer that calls one tool (optionally after some text)."""
-    call = ToolCall(id=id or f"call_{next(_call_ids)}", name=name, arguments=arguments or {})
+    """An answer that calls one tool (optionally after some text).
+
+    `arguments` may be a raw JSON text instead of a dict: it is streamed as it is, so malformed
+    arguments (`'{"a": 1'`) reach the loop the way a real model's would.
+    """
+    call_id = id or f"call_{next(_call_ids)}"
+    if isinstance(arguments, str):
+        call = ToolCall(id=call_id, name=name, invalid_arguments=arguments)
+    else:
+        call = ToolCall(id=call_id, name=name, arguments=arguments or {})
     blocks: list[AssistantContent | str] = [text, call] if text else [call]
     return faux_message(*blocks, stop_reason=stop_reason)
 

@@ -2,12 +2,14 @@
 
 The request body is built by `_anthropic_request` (transcript, prompt-cache markers, thinking),
 sent with `AsyncAnthropic.post` with the SDK's own retries off (`retry_request` retries instead,
-up to the first event), and the typed server-sent events are fed to a `MessageBuilder`:
+up to the first event), and the server-sent events, read by the shared `sse_events` parser as
+plain JSON objects, are fed to a `MessageBuilder`:
 
 * `message_start` / `message_delta` carry the usage (input, cache read/write, output) and the stop
   reason; `content_block_start/delta/stop` open, grow and close text, thinking (with its
   signature), redacted thinking (its data kept as the signature) and tool-use blocks (arguments
-  streamed as JSON fragments); `ping` is skipped and an `error` event ends the stream.
+  streamed as JSON fragments); `ping` is skipped (a keep-alive: it does not reset `idle_timeout`)
+  and an `error` event ends the stream.
 * `stream_simple` maps a thinking level to adaptive thinking with an effort (Claude Opus/Sonnet
   4.6 and later) or to a token budget (older thinking models).
 
@@ -16,17 +18,14 @@ up to the first event), and the typed server-sent events are fed to a `MessageBu
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 import anyio
 
-from ...abort import cancel_on_abort
 from .._adapter import (
     ABORTED,
     apply_on_payload,
-    fallback_message,
     get_field,
     is_aborted,
     priced_usage,
@@ -34,11 +33,19 @@ from .._adapter import (
     stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._http import is_transport_error
-from .._retry import RequestAborted, RetryInfo, send_with_retries
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
+    next_item,
+    open_event_stream,
+    open_stream,
+    send_with_retries,
+)
+from .._retry import RequestAborted, RetryInfo
 from .._sdk import (
+    api_error_text,
     classify_sdk_error,
-    close_sdk_stream,
     import_sdk,
     sdk_client,
     sdk_failure_text,
@@ -79,38 +86,33 @@ _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "tool_use": "tool_use",
 }
 _RETRYABLE_EVENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
-_TRUNCATED = (
-    "malformed server stream: it ended before the message_stop event (the response was cut off)"
-)
+_TRUNCATED = truncated_text("message_stop event")
 # --- errors -----------------------------------------------------------------------------------
 
 
-class _EmptyStream(Exception):
-    """The server answered 200 but sent no event (retried like a dropped connection)."""
+class _ErrorEvent(Exception):
+    """An `error` event in the stream (retried when it comes first and says the server is busy)."""
 
-    def __init__(self) -> None:
-        super().__init__("malformed server stream: the response had no events")
+    def __init__(self, event: Mapping[str, Any]) -> None:
+        error = event.get("error")
+        self.kind = error.get("type") if isinstance(error, Mapping) else None
+        super().__init__(api_error_text(error) or "the server reported an error in the stream")
 
 
-def _error_type(body: object) -> Any:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    return error.get("type") if isinstance(error, Mapping) else None
+def _is_ping(event: Any) -> bool:
+    """A `ping` event: a keep-alive, which neither starts the answer nor resets `idle_timeout`."""
+    return isinstance(event, Mapping) and event.get("type") == "ping"
 
 
 def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
-    if isinstance(exc, _EmptyStream):
+    if isinstance(exc, _ErrorEvent):
         return str(exc)
-    if isinstance(exc, json.JSONDecodeError):
-        return f"malformed server stream: an event's data is not valid JSON ({exc})"
     return sdk_failure_text(sdk, exc, started=started)
 
 
 def _classify(sdk: Any, exc: BaseException) -> RetryInfo | None:
-    if isinstance(exc, sdk.APIStatusError) and exc.status_code == 200:
-        # an `error` event as the stream's first event
-        return RetryInfo() if _error_type(exc.body) in _RETRYABLE_EVENT_ERRORS else None
-    if isinstance(exc, _EmptyStream) or is_transport_error(exc):
-        return RetryInfo()
+    if isinstance(exc, _ErrorEvent):  # an `error` event as the stream's first event
+        return RetryInfo() if exc.kind in _RETRYABLE_EVENT_ERRORS else None
     return classify_sdk_error(sdk, exc)
 
 
@@ -242,14 +244,9 @@ class _Translator:
         return []
 
 
-async def _open(
-    sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions
-) -> tuple[Any, Any, Any]:
-    """Send the request and read its first event, so that whatever fails before any output (an
-    error status, a dropped connection, an `error` event first thing) can be retried.
-
-    Returns:
-        `(sdk_stream, iterator, first_event)`.
+async def _open(sdk: Any, client: Any, payload: Any, request: Request) -> OpenedStream:
+    """One attempt: send the request and read its first event, so that whatever fails before any
+    output (an error status, a dropped connection, an `error` event first thing) can be retried.
     """
     try:
         response = await client.post(
@@ -257,65 +254,57 @@ async def _open(
             body=payload,
             cast_to=sdk.types.Message,
             stream=True,
-            stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
+            stream_cls=sdk.AsyncStream[object],
         )
     except sdk.APIStatusError as exc:
-        await report_response(options, model, exc.status_code, exc.response.headers)
+        await report_response(request.options, request.model, exc.status_code, exc.response.headers)
         raise
-    iterator = aiter(response)
-    try:
-        await report_response(
-            options, model, response.response.status_code, response.response.headers
-        )
-        first = await anext(iterator)
-    except StopAsyncIteration:
+    # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+    opened = await open_event_stream(response.response, request, skip=_is_ping)
+    if isinstance(opened.first, Mapping) and opened.first.get("type") == "error":
         with anyio.CancelScope(shield=True):
-            await close_sdk_stream(response, iterator)
-        raise _EmptyStream() from None
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await close_sdk_stream(response, iterator)
-        raise
-    return response, iterator, first
+            await opened.aclose()
+        raise _ErrorEvent(opened.first)
+    return opened
 
 
 async def _events(
-    sdk: Any, api_key: str, model: Model, context: Context, options: StreamOptions
+    sdk: Any, api_key: str, request: Request, context: Context
 ) -> AsyncIterator[AssistantMessageEvent]:
+    model, options = request.model, request.options
     builder = MessageBuilder(model)
     translator = _Translator(model, builder)
     signal = options.signal
+    if is_aborted(signal):  # nothing is called for a request aborted before it began
+        yield builder.error("aborted", ABORTED)
+        return
     client: Any = None
-    opened: tuple[Any, Any, Any] | None = None
+    opened: OpenedStream | None = None
     started = False
     try:
         payload = await apply_on_payload(build_payload(model, context, options), options, model)
         headers = request_headers(model, options, payload)
         client = await sdk_client(sdk.AsyncAnthropic, sdk, api_key, model.base_url, headers)
         opened = await send_with_retries(
-            lambda: _open(sdk, client, payload, model, options),
-            options,
+            lambda: _open(sdk, client, payload, request),
+            request,
             lambda exc: _classify(sdk, exc),
+            lambda exc: _failure_text(sdk, exc, started=False),
         )
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
             return
-        _, iterator, event = opened
+        event: Any = opened.first
         yield builder.start()
         started = True
         while True:
+            if isinstance(event, Mapping) and event.get("type") == "error":
+                raise _ErrorEvent(event)
             for out in translator.feed(event):
                 yield out
             if translator.finished:
                 break
-            with cancel_on_abort(signal) as scope:
-                try:
-                    event = await anext(iterator)
-                except StopAsyncIteration:
-                    event = None
-            if scope.cancelled_caught or is_aborted(signal):
-                yield builder.error("aborted", ABORTED)
-                return
+            event = await next_item(opened.events, request)
             if event is None:
                 yield builder.error("error", _TRUNCATED)
                 return
@@ -331,7 +320,7 @@ async def _events(
     finally:
         with anyio.CancelScope(shield=True):
             if opened is not None:
-                await close_sdk_stream(opened[0], opened[1])
+                await opened.aclose()
             if client is not None:
                 await client.close()
 
@@ -362,9 +351,8 @@ def stream(
     options = options or StreamOptions()
     sdk = import_sdk("anthropic", "anthropic")
     api_key = resolve_api_key(model, options)
-    return AssistantMessageEventStream(
-        _events(sdk, api_key, model, context, options), fallback=fallback_message(model)
-    )
+    request = Request(model, options, api_key)
+    return open_stream(request, _events(sdk, api_key, request, context))
 
 
 def stream_simple(

@@ -5,6 +5,12 @@ return one); each request takes the next one and streams it block by block in sm
 optional pacing, honouring the abort signal at every chunk. Usage is estimated at four characters
 a token, and prompt caching is simulated per `session_id` (the longest prefix shared with the
 session's previous prompt is read from cache).
+
+The bounds apply as to a real provider: a `latency` longer than `request_timeout` ends the answer
+with "no response within request_timeout (…)" (not retried: every attempt would wait as long), a
+pause between chunks longer than `idle_timeout` ends it with "the stream was silent for longer
+than idle_timeout (…)", keeping what was streamed; an abort that fired before the request calls
+nothing (not even `on_response`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from ...messages import (
     Usage,
 )
 from .._adapter import ABORTED, call_hook, is_aborted, report_response
+from .._failures import StreamIdle
+from .._retry import RequestTimedOut
 from ..builder import MessageBuilder
 from ..events import (
     AssistantMessageEvent,
@@ -191,22 +199,40 @@ class FauxProvider:
         return calculate_cost(call.model, usage)
 
     async def _pause(self, chars: int, call: FauxCall) -> bool:
-        """Wait for one chunk's worth of time; False if the run was aborted meanwhile."""
+        """Wait for one chunk's worth of time, at most `idle_timeout`; False if the run was
+        aborted meanwhile.
+
+        Raises:
+            StreamIdle: the pause is longer than `idle_timeout`.
+        """
         signal = call.options.signal
         if self.tokens_per_second:
-            with cancel_on_abort(signal):
+            with cancel_on_abort(signal), anyio.move_on_after(call.options.idle_timeout) as idle:
                 await anyio.sleep(max(chars / 4, 1) / self.tokens_per_second)
+            if idle.cancelled_caught and not is_aborted(signal):
+                raise StreamIdle(call.options.idle_timeout or 0.0)
         else:
             await anyio.lowlevel.checkpoint()
         return not is_aborted(signal)
 
     async def _events(self, call: FauxCall) -> AsyncIterator[AssistantMessageEvent]:
         builder = MessageBuilder(call.model)
-        signal = call.options.signal
+        options = call.options
+        signal = options.signal
+        if is_aborted(signal):  # nothing is called for a request aborted before it began
+            yield builder.error("aborted", ABORTED)
+            return
         if self.latency:
-            with cancel_on_abort(signal):
+            # the latency is the same on every attempt, so a timed-out one is not retried
+            with cancel_on_abort(signal), anyio.move_on_after(options.request_timeout) as waiting:
                 await anyio.sleep(self.latency)
-        await report_response(call.options, call.model, 200, {})
+            if waiting.cancelled_caught and not is_aborted(signal):
+                yield builder.error("error", str(RequestTimedOut(options.request_timeout or 0.0)))
+                return
+        if is_aborted(signal):
+            yield builder.error("aborted", ABORTED)
+            return
+        await report_response(options, call.model, 200, {})
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
             return
@@ -223,7 +249,13 @@ class FauxProvider:
             yield start
             index = start.content_index
             for chunk in self._chunks(text):
-                if not await self._pause(len(chunk), call):
+                try:
+                    going = await self._pause(len(chunk), call)
+                except StreamIdle as idle:
+                    builder.set_usage(self._usage(call, output))
+                    yield builder.error("error", str(idle))
+                    return
+                if not going:
                     builder.set_usage(self._usage(call, output))
                     yield builder.error("aborted", ABORTED)
                     return
@@ -255,7 +287,10 @@ def _open_block(
     start = builder.toolcall_start(
         id=block.id, name=block.name, thought_signature=block.thought_signature
     )
-    return start, json.dumps(block.arguments), builder.toolcall_delta
+    # A scripted call with `invalid_arguments` streams that text as it is, so the builder's
+    # strict parse flags it exactly as it would a real model's malformed arguments.
+    text = block.invalid_arguments
+    return start, json.dumps(block.arguments) if text is None else text, builder.toolcall_delta
 
 
 def _close_block(
@@ -265,6 +300,8 @@ def _close_block(
         return builder.text_end(index, signature=block.text_signature)
     if isinstance(block, ThinkingContent):
         return builder.thinking_end(index, signature=block.thinking_signature)
+    if block.invalid_arguments is not None:
+        return builder.toolcall_end(index)
     return builder.toolcall_end(index, arguments=block.arguments)
 
 

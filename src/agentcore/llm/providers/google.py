@@ -6,9 +6,11 @@ sees it and may replace it, and only then is it validated into the SDK's types a
 
 Each request gets its own `httpx.AsyncClient` (on the shared TLS context), handed to the SDK:
 that keeps the SDK on httpx (never aiohttp), lets an event hook report every response's status
-and headers to `on_response`, and ties the connection's lifetime to the stream. The SDK's retries
-are off; `retry_request` retries 408/429/5xx and connection failures until the first streamed
-chunk has arrived.
+and headers to `on_response`, refuse a successful body that is not an event stream, and replace
+the body with the events the shared `sse_events` parser finds in it (the SDK reads event streams
+itself and fails on a comment line), and ties the connection's lifetime to the stream. The SDK's
+retries are off; `retry_request` retries 408/429/5xx and connection failures until the first
+streamed chunk has arrived; `idle_timeout` is timed where the SDK hands over each chunk.
 
 Gemini streams whole parts, not deltas of one: a text part extends the open text block (or opens
 one), a part with `thought=True` does the same for thinking, and a `function_call` part is a
@@ -35,7 +37,6 @@ import anyio
 import httpx
 import pydantic
 
-from ...abort import cancel_on_abort
 from ...messages import Usage
 from .._adapter import (
     ABORTED,
@@ -43,22 +44,16 @@ from .._adapter import (
     as_int,
     connection_text,
     exception_text,
-    fallback_message,
-    finish_iterator,
     is_aborted,
     merged_headers,
     priced_usage,
     report_response,
 )
 from .._env import resolve_api_key
-from .._http import ssl_context
-from .._retry import (
-    RequestAborted,
-    RetryInfo,
-    is_retryable_status,
-    parse_retry_after,
-    send_with_retries,
-)
+from .._failures import EmptyStream, malformed_json_text, truncated_text
+from .._http import CanonicalEventBody, check_event_stream, finish_iterator, ssl_context
+from .._request import Request, next_item, open_stream, send_with_retries
+from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
@@ -125,6 +120,8 @@ def _describe(exc: BaseException, errors: ModuleType, streaming: bool) -> str:
         status = f" {exc.status}" if exc.status else ""
         return f"Gemini API error {exc.code}{status}: {exc.message or json.dumps(exc.details)}"
     if isinstance(exc, errors.UnknownApiResponseError):
+        if isinstance(exc.__cause__, json.JSONDecodeError):  # worded as in every adapter
+            return malformed_json_text(exc.__cause__)
         return f"malformed stream event from Gemini: {exc}"
     if isinstance(exc, httpx.TransportError):
         timeout = isinstance(exc, httpx.TimeoutException)
@@ -236,8 +233,7 @@ class _Translator:
                 self.builder.error("error", f"Gemini blocked the prompt: {self.block_reason}")
             )
         elif reason is None:
-            truncated = "the Gemini stream ended without a finish reason (truncated)"
-            events.append(self.builder.error("error", truncated))
+            events.append(self.builder.error("error", truncated_text("finish reason")))
         elif reason == "STOP":
             events.append(self.builder.done("tool_use" if self.builder.has_tool_calls else "stop"))
         elif reason == "MAX_TOKENS":
@@ -301,26 +297,38 @@ def _client(
     )
 
 
-def _reporter(options: StreamOptions, model: Model) -> Callable[[httpx.Response], Awaitable[None]]:
-    """An httpx response hook calling `on_response` with each response's status and headers."""
+def _on_response(request: Request) -> Callable[[httpx.Response], Awaitable[None]]:
+    """An httpx response hook: shows each response to `on_response`, refuses a successful body
+    that is not an event stream, and hands the SDK an event stream as the shared parser reads it
+    (the SDK's own reader fails on comment lines such as `: keep-alive`)."""
 
-    async def report(response: httpx.Response) -> None:
-        await report_response(options, model, response.status_code, response.headers)
+    async def on_response(response: httpx.Response) -> None:
+        await report_response(
+            request.options, request.model, response.status_code, response.headers
+        )
+        if not 200 <= response.status_code < 300:
+            return
+        await check_event_stream(response)
+        if response.headers.get("content-encoding", "identity").lower() == "identity":
+            response.stream = CanonicalEventBody(response.stream)  # type: ignore[arg-type]
 
-    return report
+    return on_response
 
 
 async def _events(
     genai: ModuleType,
-    model: Model,
+    request: Request,
     context: Context,
-    options: StreamOptions,
     api_key: str,
     thinking: dict[str, Any] | None,
 ) -> AsyncIterator[AssistantMessageEvent]:
+    model, options = request.model, request.options
     builder = MessageBuilder(model)
     errors: ModuleType = genai.errors
     signal = options.signal
+    if is_aborted(signal):  # nothing is called for a request aborted before it began
+        yield builder.error("aborted", ABORTED)
+        return
     streams: list[Any] = []  # every SDK stream opened, closed at the end
     http: httpx.AsyncClient | None = None
     client: Any = None
@@ -330,7 +338,10 @@ async def _events(
             model_id, contents, config = await _request(genai, model, context, options, thinking)
             tls = await ssl_context()
             http = httpx.AsyncClient(
-                verify=tls, event_hooks={"response": [_reporter(options, model)]}
+                verify=tls,
+                # the shared parser reads the body as it arrives, so it must not be compressed
+                headers={"accept-encoding": "identity"},
+                event_hooks={"response": [_on_response(request)]},
             )
             client = _client(genai, model, options, api_key, http, tls)
 
@@ -340,9 +351,17 @@ async def _events(
                     model=model_id, contents=contents, config=config
                 )
                 streams.append(sdk_stream)
-                return sdk_stream, await anext(sdk_stream, None)
+                first = await anext(sdk_stream, None)
+                if first is None:
+                    raise EmptyStream()
+                return sdk_stream, first
 
-            opened = await send_with_retries(send, options, lambda exc: _classify(errors, exc))
+            opened = await send_with_retries(
+                send,
+                request,
+                lambda exc: _classify(errors, exc),
+                lambda exc: _describe(exc, errors, streaming=False),
+            )
         except RequestAborted:
             pass
         except Exception as exc:
@@ -364,17 +383,16 @@ async def _events(
                 return
             for event in events:
                 yield event
-            failure: Exception | None = None
-            with cancel_on_abort(signal):
-                try:
-                    chunk = await anext(sdk_stream, None)
-                except Exception as exc:
-                    failure = exc
-            if is_aborted(signal):
+            try:
+                chunk = await next_item(sdk_stream, request)
+            except RequestAborted:
                 yield builder.error("aborted", ABORTED)
                 return
-            if failure is not None:
-                yield builder.error("error", _describe(failure, errors, streaming=True))
+            except Exception as exc:
+                if is_aborted(signal):
+                    yield builder.error("aborted", ABORTED)
+                else:
+                    yield builder.error("error", _describe(exc, errors, streaming=True))
                 return
         for event in translator.finish():
             yield event
@@ -400,9 +418,8 @@ def _start(
 ) -> AssistantMessageEventStream:
     genai = import_sdk("google.genai", "google")
     api_key = resolve_api_key(model, options)
-    return AssistantMessageEventStream(
-        _events(genai, model, context, options, api_key, thinking), fallback=fallback_message(model)
-    )
+    request = Request(model, options, api_key)
+    return open_stream(request, _events(genai, request, context, api_key, thinking))
 
 
 def stream(

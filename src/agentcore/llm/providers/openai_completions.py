@@ -17,8 +17,8 @@ plain JSON object:
   carries its id and name, later ones only argument text, and several calls may interleave;
 * `finish_reason` gives the stop reason and the usage chunk (`choices: []`) the token counts.
 
-A stream that ends without a `finish_reason`, breaks off, or carries malformed JSON ends with an
-`error` terminal that keeps what arrived.
+A stream that ends without a `finish_reason`, breaks off, falls silent for longer than
+`idle_timeout`, or carries malformed JSON ends with an `error` terminal that keeps what arrived.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from ...abort import cancel_on_abort
 from ...messages import (
     AssistantMessage,
     ImageContent,
@@ -46,7 +45,7 @@ from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
-    fallback_message,
+    exception_text,
     get_field,
     is_aborted,
     merged_headers,
@@ -54,12 +53,19 @@ from .._adapter import (
     report_response,
 )
 from .._env import resolve_api_key
-from .._http import sse_data
-from .._retry import RequestAborted, send_with_retries
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
+    next_item,
+    open_event_stream,
+    open_stream,
+    send_with_retries,
+)
+from .._retry import RequestAborted
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
-    close_sdk_stream,
     import_sdk,
     sdk_client,
     sdk_failure_text,
@@ -277,32 +283,12 @@ def _map_finish(reason: str) -> _StopReason | None:
     return "stop"
 
 
-class _StreamError(Exception):
-    """An error object in place of a chunk."""
-
-
-def _parse_chunk(data: str) -> Any:
-    """The chunk in an event's data.
-
-    Raises:
-        json.JSONDecodeError: the data is not JSON.
-        _StreamError: the server sent an error object instead.
-    """
-    chunk = json.loads(data)
+def _stream_error(chunk: Any) -> str | None:
+    """The error text of an error object sent in place of a chunk, or None for a chunk."""
     error = chunk.get("error") if isinstance(chunk, Mapping) else None
-    if error:
-        text = api_error_text(error) or "the server reported an error"
-        raise _StreamError(f"server error in the stream: {text}")
-    return chunk
-
-
-def _describe(exc: BaseException, sdk: Any, *, started: bool) -> str:
-    """The `error_message` for a failed request or stream."""
-    if isinstance(exc, _StreamError):
-        return str(exc)
-    if isinstance(exc, json.JSONDecodeError):
-        return f"malformed JSON in a server event ({exc.msg} at {exc.pos}): {exc.doc[:200]!r}"
-    return sdk_failure_text(sdk, exc, started=started)
+    if not error:
+        return None
+    return f"server error in the stream: {api_error_text(error) or 'the server reported an error'}"
 
 
 class _Translator:
@@ -406,11 +392,8 @@ class _Translator:
 # --- the stream -------------------------------------------------------------------------------
 
 
-async def _send(
-    sdk: Any, client: Any, payload: Any, model: Model, options: StreamOptions
-) -> tuple[Any, Any]:
-    """Send the request; `(sdk_stream, events)` once the response has arrived, `events` giving
-    the data of each server-sent event."""
+async def _send(sdk: Any, client: Any, payload: Any, request: Request) -> OpenedStream:
+    """One attempt: send the request and read the first event of its answer."""
     try:
         opened = await client.post(
             "/chat/completions",
@@ -420,48 +403,42 @@ async def _send(
             stream_cls=sdk.AsyncStream[object],
         )
     except sdk.APIStatusError as exc:
-        await report_response(options, model, exc.status_code, exc.response.headers)
-        raise
-    try:
-        await report_response(options, model, opened.response.status_code, opened.response.headers)
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await opened.close()
+        await report_response(request.options, request.model, exc.status_code, exc.response.headers)
         raise
     # the body is read here rather than by the SDK, whose reader leaves generators suspended
-    return opened, sse_data(opened.response)
+    return await open_event_stream(opened.response, request)
 
 
 async def _events(
-    model: Model,
+    request: Request,
     context: Context,
-    options: StreamOptions,
     *,
     reasoning: ThinkingLevel | None,
     sdk: Any,
     api_key: str,
 ) -> AsyncIterator[AssistantMessageEvent]:
+    model, options = request.model, request.options
     translator = _Translator(model, _compat(model))
     builder = translator.builder
     signal = options.signal
+    if is_aborted(signal):  # nothing is called for a request aborted before it began
+        yield builder.error("aborted", ABORTED)
+        return
     client: Any = None
-    opened: tuple[Any, Any] | None = None
+    opened: OpenedStream | None = None
     started = False
     try:
         payload = await apply_on_payload(
             build_payload(model, context, options, reasoning=reasoning), options, model
         )
         client = await sdk_client(
-            sdk.AsyncOpenAI,
-            sdk,
-            api_key,
-            model.base_url,
-            merged_headers(model, options),
+            sdk.AsyncOpenAI, sdk, api_key, model.base_url, merged_headers(model, options)
         )
         opened = await send_with_retries(
-            lambda: _send(sdk, client, payload, model, options),
-            options,
+            lambda: _send(sdk, client, payload, request),
+            request,
             lambda exc: classify_sdk_error(sdk, exc),
+            lambda exc: sdk_failure_text(sdk, exc, started=False),
         )
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
@@ -469,33 +446,29 @@ async def _events(
 
         yield builder.start()
         started = True
-        iterator = opened[1]
+        chunk: Any = opened.first
         failure: str | None = None
-        while True:
-            chunk: Any = None
-            try:
-                with cancel_on_abort(signal) as scope:
-                    chunk = _parse_chunk(await anext(iterator))
-            except StopAsyncIteration:
-                break
-            except Exception as exc:  # a lost connection, malformed JSON, an error event
-                failure = _describe(exc, sdk, started=True)
-                break
-            if scope.cancelled_caught or is_aborted(signal):
+        while chunk is not None:
+            failure = _stream_error(chunk)
+            if failure is not None:
                 break
             try:
                 events = translator.feed(chunk)
             except Exception as exc:  # an unexpected chunk shape
-                failure = f"malformed chunk from the server: {_describe(exc, sdk, started=True)}"
+                failure = f"malformed chunk from the server: {exception_text(exc)}"
                 break
             for event in events:
                 yield event
+            try:
+                chunk = await next_item(opened.events, request)
+            except RequestAborted:
+                raise
+            except Exception as exc:  # a lost connection, malformed JSON, a silent server
+                failure = sdk_failure_text(sdk, exc, started=True)
+                break
 
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
         if failure is None and translator.finish_reason is None:
-            failure = "stream ended before the response finished (no finish_reason received)"
+            failure = truncated_text("finish_reason")
         if failure is not None:
             yield builder.error("error", failure)
             return
@@ -517,11 +490,11 @@ async def _events(
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
         else:
-            yield builder.error("error", _describe(exc, sdk, started=started))
+            yield builder.error("error", sdk_failure_text(sdk, exc, started=started))
     finally:
         with anyio.CancelScope(shield=True):  # release the connection even when cancelled
             if opened is not None:
-                await close_sdk_stream(*opened)
+                await opened.aclose()
             if client is not None:
                 await client.close()
 
@@ -531,8 +504,10 @@ def _open(
 ) -> AssistantMessageEventStream:
     sdk = import_sdk("openai", "openai")
     api_key = resolve_api_key(model, options)
-    events = _events(model, context, options, reasoning=reasoning, sdk=sdk, api_key=api_key)
-    return AssistantMessageEventStream(events, fallback=fallback_message(model))
+    request = Request(model, options, api_key)
+    return open_stream(
+        request, _events(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key)
+    )
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:

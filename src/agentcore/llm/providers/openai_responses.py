@@ -4,8 +4,9 @@ The request (`_openai_responses_request`) is stateless: the whole transcript goe
 every time, and the model's reasoning is kept across turns by replaying its reasoning items,
 which arrive with their `encrypted_content` because we ask for it.
 
-This module reads the answer. Events are read as plain JSON objects from the SDK's SSE stream,
-so unknown event types and fields are ignored rather than failing validation:
+This module reads the answer. The SDK sends the request; its event stream is read by the shared
+`sse_events` parser as plain JSON objects, so unknown event types and fields are ignored rather
+than failing validation:
 
 * a `reasoning` item streams its summary as thinking; the finished item, JSON-encoded, becomes
   the block's `thinking_signature`, for replay to the same model;
@@ -30,13 +31,11 @@ from typing import Any, Literal, cast
 
 import anyio
 
-from ...abort import cancel_on_abort
 from ...messages import Usage
 from .._adapter import (
     ABORTED,
     apply_on_payload,
     as_int,
-    fallback_message,
     is_aborted,
     merged_headers,
     priced_usage,
@@ -44,11 +43,19 @@ from .._adapter import (
     stream_option_fields,
 )
 from .._env import resolve_api_key
-from .._retry import RequestAborted, send_with_retries
+from .._failures import truncated_text
+from .._request import (
+    OpenedStream,
+    Request,
+    next_item,
+    open_event_stream,
+    open_stream,
+    send_with_retries,
+)
+from .._retry import RequestAborted
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
-    close_sdk_stream,
     import_sdk,
     sdk_client,
     sdk_failure_text,
@@ -85,6 +92,7 @@ __all__ = [
 ]
 
 API = "openai-responses"
+_TRUNCATED = truncated_text("response.completed, response.incomplete or response.failed event")
 _CLOSE_TIMEOUT = 5.0
 
 # -- the response ---------------------------------------------------------------------------
@@ -230,6 +238,9 @@ class _Translator:
             yield from self._finish(data.get("response"))
         elif kind == "error":
             self.outcome = _Outcome("error", _error_text(data, "the server reported an error"))
+        elif kind is None and isinstance(data.get("error"), Mapping):  # an error object alone
+            text = _error_text(data["error"], "the server reported an error")
+            self.outcome = _Outcome("error", text)
 
     def _item_added(self, data: Mapping[str, Any]) -> Iterator[AssistantMessageEvent]:
         item = data.get("item")
@@ -360,44 +371,35 @@ def _create_params(create: Any) -> frozenset[str]:
 
 def _failure_text(sdk: ModuleType, exc: BaseException, *, started: bool) -> str:
     """What went wrong, in words, for the error terminal."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"malformed server-sent event: invalid JSON in the data field ({exc})"
     if isinstance(exc, _Malformed):
         return f"malformed server-sent event: {exc}"
     return sdk_failure_text(sdk, exc, started=started)
 
 
 async def _send(
-    sdk: ModuleType,
-    client: Any,
-    known: dict[str, Any],
-    extra: dict[str, Any],
-    model: Model,
-    options: StreamOptions,
-) -> Any:
-    """Send the request; the SDK's event stream once the response has arrived."""
+    sdk: ModuleType, client: Any, known: dict[str, Any], extra: dict[str, Any], request: Request
+) -> OpenedStream:
+    """One attempt: send the request and read the first event of its answer."""
     try:
         raw = await client.responses.with_raw_response.create(**known, extra_body=extra or None)
     except sdk.APIStatusError as exc:
-        await report_response(options, model, exc.status_code, exc.response.headers)
+        await report_response(request.options, request.model, exc.status_code, exc.response.headers)
         raise
-    events = raw.parse(to=sdk.AsyncStream[object])
-    try:
-        await report_response(options, model, raw.status_code, raw.headers)
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await events.close()
-        raise
-    return events
+    # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+    return await open_event_stream(raw.http_response, request)
 
 
 async def _events(
-    sdk: ModuleType, api_key: str, model: Model, context: Context, options: StreamOptions
+    sdk: ModuleType, api_key: str, request: Request, context: Context
 ) -> AsyncIterator[AssistantMessageEvent]:
+    model, options = request.model, request.options
     builder = MessageBuilder(model)
     signal = options.signal
+    if is_aborted(signal):  # nothing is called for a request aborted before it began
+        yield builder.error("aborted", ABORTED)
+        return
     client: Any = None
-    events: Any = None
+    opened: OpenedStream | None = None
     started = False
     try:
         payload = await apply_on_payload(build_payload(model, context, options), options, model)
@@ -408,10 +410,11 @@ async def _events(
         extra = {k: v for k, v in payload.items() if k not in params}
         known["stream"] = True
 
-        events = await send_with_retries(
-            lambda: _send(sdk, client, known, extra, model, options),
-            options,
+        opened = await send_with_retries(
+            lambda: _send(sdk, client, known, extra, request),
+            request,
             lambda exc: classify_sdk_error(sdk, exc),
+            lambda exc: _failure_text(sdk, exc, started=False),
         )
         if is_aborted(signal):
             yield builder.error("aborted", ABORTED)
@@ -419,23 +422,10 @@ async def _events(
         translator = _Translator(model, builder)
         yield builder.start()
         started = True
+        data: Any = opened.first
         while True:
-            data: Any = None
-            ended = False
-            with cancel_on_abort(signal) as scope:
-                try:
-                    data = await events.__anext__()
-                except StopAsyncIteration:
-                    ended = True
-            if scope.cancelled_caught or is_aborted(signal):
-                yield builder.error("aborted", ABORTED)
-                return
-            if ended:
-                yield builder.error(
-                    "error",
-                    "malformed stream: it ended before a response.completed, "
-                    "response.incomplete or response.failed event",
-                )
+            if data is None:
+                yield builder.error("error", _TRUNCATED)
                 return
             for event in translator.handle(data):
                 yield event
@@ -446,6 +436,7 @@ async def _events(
                 else:
                     yield builder.done(outcome.reason)
                 return
+            data = await next_item(opened.events, request)
     except RequestAborted:
         yield builder.error("aborted", ABORTED)
     except Exception as exc:
@@ -455,8 +446,8 @@ async def _events(
             yield builder.error("error", _failure_text(sdk, exc, started=started))
     finally:
         with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
-            if events is not None:
-                await close_sdk_stream(events)
+            if opened is not None:
+                await opened.aclose()
             if client is not None:
                 await client.close()
 
@@ -476,9 +467,8 @@ def stream(
     options = options or StreamOptions()
     sdk = import_sdk("openai", "openai")
     api_key = resolve_api_key(model, options)
-    return AssistantMessageEventStream(
-        _events(sdk, api_key, model, context, options), fallback=fallback_message(model)
-    )
+    request = Request(model, options, api_key)
+    return open_stream(request, _events(sdk, api_key, request, context))
 
 
 def stream_simple(

@@ -1,0 +1,96 @@
+"""How the loop delivers its events: calling hooks of either colour, the FIFO lock that keeps
+awaited deliveries in order, the fast builder of `message_update` events, and the marker of a
+failed sink.
+
+`emit` is awaited for every event, so a slow consumer slows the run instead of piling events up.
+While tools run concurrently, several tasks emit at once: the lock serialises what the sink
+returned to be awaited, in the order the events were made. A sink that raises does not raise into
+the loop at once; the failure is remembered and the run then fails through its ordinary path
+(`SinkError`), so events stay well nested.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from .events import MessageUpdateEvent
+
+__all__ = ["EmitLock", "SinkError", "call_hook", "error_text", "update_event"]
+
+
+async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call a sync or async hook and return its (awaited) result."""
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception's text, or its type's name when the text is empty."""
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+_new_update = object.__new__
+_slots: Any = MessageUpdateEvent.__dict__  # the slot descriptors of the frozen dataclass
+_set_update_event = _slots["assistant_message_event"].__set__
+_set_update_message = _slots["_message"].__set__
+_set_update_type = _slots["type"].__set__
+
+
+def update_event(event: Any) -> MessageUpdateEvent:
+    """`MessageUpdateEvent(assistant_message_event=event)`, built without the frozen-dataclass
+    `__setattr__` detour: this runs once per streamed delta."""
+    update = _new_update(MessageUpdateEvent)
+    _set_update_event(update, event)
+    _set_update_message(update, None)
+    _set_update_type(update, "message_update")
+    return update
+
+
+class EmitLock:
+    """A FIFO lock that, unlike anyio.Lock, does not yield to the event loop when it is free."""
+
+    __slots__ = ("_locked", "_waiters")
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._locked:
+            self._locked = True
+            return
+        event = anyio.Event()
+        self._waiters.append(event)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self._release()  # ownership was handed to us as we were cancelled: pass it on
+            else:
+                self._waiters.remove(event)
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # hand ownership over
+        else:
+            self._locked = False
+
+
+class SinkError(Exception):
+    """Raised inside the run when `emit` failed, to end the run through the failure path."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(error_text(cause))
+        self.cause = cause

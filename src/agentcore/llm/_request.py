@@ -1,0 +1,230 @@
+"""The life of one request, alike in every adapter: its attempts, its timeouts, its log, and
+the secrets kept out of its texts.
+
+* `Request` holds a request's model, options and secrets; `open_stream` builds its event stream
+  so that every terminal error text is redacted (`_redact`) on its way out.
+* `send_with_retries` makes the attempts, up to the first event: each bounded by
+  `request_timeout`, retried up to `max_retries` times, each failure logged.
+* `next_item` reads every later event under the abort signal and `idle_timeout`. The timer sits
+  where events come out of the SSE parser, so keep-alive comments and blank lines never reset
+  it.
+* `open_event_stream` turns a response of the openai or anthropic SDK into parsed events: it
+  reports the response, refuses a body that is not an event stream, and reads the first event.
+
+Log records go to the `agentcore.llm` logger: each failed attempt (INFO; WARNING for a timeout and
+for giving up) and each idle timeout (WARNING); their texts are redacted too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from ..abort import cancel_on_abort
+from ._adapter import fallback_message, is_aborted, report_response
+from ._failures import EmptyStream, MalformedEvent, NotEventStream, StreamIdle, seconds
+from ._http import check_event_stream, finish_iterator, is_transport_error, json_events, sse_data
+from ._redact import redact, secret_values
+from ._retry import RequestAborted, RequestTimedOut, RetryInfo, retry_request
+from .stream import AssistantMessageEventStream
+
+if TYPE_CHECKING:
+    from .events import AssistantMessageEvent
+    from .model import Model
+    from .types import StreamOptions
+
+__all__ = [
+    "OpenedStream",
+    "Request",
+    "logger",
+    "next_item",
+    "open_event_stream",
+    "open_stream",
+    "send_with_retries",
+]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("agentcore.llm")
+"""Where retries and timeouts are logged (the `agentcore` logger's NullHandler keeps them off
+stderr unless the application configures logging)."""
+
+_NO_ITEM: Any = object()
+
+
+class Request:
+    """One request as the shared helpers see it: its model and options, and the secrets to keep
+    out of every text it produces (the API key, secret-looking header values)."""
+
+    __slots__ = ("label", "model", "options", "secrets")
+
+    def __init__(self, model: Model, options: StreamOptions, api_key: str | None) -> None:
+        self.model = model
+        self.options = options
+        self.secrets = secret_values(api_key, model.headers, options.headers)
+        self.label = f"{model.provider}/{model.id}"
+
+    def redact(self, text: str) -> str:
+        """`text` with the request's secrets replaced by a marker."""
+        return redact(text, self.secrets)
+
+    def log(self, level: int, text: str) -> None:
+        """Log `text` (redacted) about this request to the `agentcore.llm` logger."""
+        if logger.isEnabledFor(level):
+            logger.log(level, "%s: %s", self.label, self.redact(text))
+
+
+def open_stream(
+    request: Request, events: AsyncIterator[AssistantMessageEvent]
+) -> AssistantMessageEventStream:
+    """The stream of a provider's events for `request`: its terminal error text redacted,
+    whatever produced it."""
+    return AssistantMessageEventStream(
+        events,
+        fallback=fallback_message(request.model),
+        redact=request.redact if request.secrets else None,
+    )
+
+
+def _retry_info(
+    exc: BaseException, classify: Callable[[BaseException], RetryInfo | None]
+) -> RetryInfo | None:
+    """The shared part of deciding a retry: a body that is not an event stream or is malformed
+    is final; a lost connection or an empty stream backs off; the adapter decides the rest."""
+    if isinstance(exc, NotEventStream | MalformedEvent):
+        return None
+    if isinstance(exc, EmptyStream) or is_transport_error(exc):
+        return RetryInfo()
+    return classify(exc)
+
+
+async def send_with_retries(
+    send: Callable[[], Awaitable[T]],
+    request: Request,
+    classify: Callable[[BaseException], RetryInfo | None],
+    describe: Callable[[BaseException], str],
+) -> T:
+    """Make the attempts of `request` up to its first event, as the options say: each within
+    `request_timeout`, up to `max_retries` retries, abortable at any point (an abort while
+    sending, waiting for the response or waiting to retry raises `RequestAborted`).
+
+    The caller still checks the signal afterwards: it may fire just as `send` succeeds, and the
+    caller then owns (and closes) what `send` returned.
+
+    Args:
+        send: one attempt; it must release what it opened when it fails or is cancelled.
+        request: the request.
+        classify: the adapter's retry decision for failures the shared rules leave open.
+        describe: the error text of a failure, for the log.
+    """
+    options = request.options
+    attempts = max(0, options.max_retries) + 1
+
+    def on_failure(attempt: int, exc: BaseException, delay: float | None) -> None:
+        timed_out = isinstance(exc, RequestTimedOut)
+        if delay is not None:
+            outcome, level = f"retrying in {seconds(round(delay, 3))} s", logging.INFO
+        elif attempt > 1 or timed_out:
+            outcome, level = "giving up", logging.WARNING
+        else:
+            outcome, level = "not retried", logging.INFO
+        if timed_out:
+            level = logging.WARNING
+        request.log(level, f"attempt {attempt} of {attempts} failed: {describe(exc)}; {outcome}")
+
+    with cancel_on_abort(options.signal):
+        return await retry_request(
+            send,
+            signal=options.signal,
+            max_retry_delay_ms=options.max_retry_delay_ms,
+            max_retries=attempts - 1,
+            request_timeout=options.request_timeout,
+            classify=lambda exc: _retry_info(exc, classify),
+            on_failure=on_failure,
+        )
+    raise RequestAborted()  # the abort cancelled the send
+
+
+async def next_item(iterator: AsyncIterator[T], request: Request) -> T | None:
+    """The next event of an answer that is streaming, or None at its end.
+
+    Raises:
+        RequestAborted: the abort signal fired (also when an item arrived at the same moment).
+        StreamIdle: nothing arrived within `idle_timeout`.
+        Exception: what reading raised (a lost connection, malformed data).
+    """
+    options = request.options
+    signal = options.signal
+    idle = anyio.CancelScope(
+        deadline=anyio.current_time() + options.idle_timeout
+        if options.idle_timeout is not None
+        else float("inf")
+    )
+    item: Any = _NO_ITEM
+    with cancel_on_abort(signal) as abort_scope:
+        try:
+            with idle:
+                item = await anext(iterator)
+        except StopAsyncIteration:
+            item = None
+        except Exception:
+            if not idle.cancel_called:
+                raise  # a failure of its own, not one the timer caused
+    if abort_scope.cancelled_caught or is_aborted(signal):
+        raise RequestAborted()
+    if item is _NO_ITEM:
+        timeout = options.idle_timeout or 0.0
+        failure = StreamIdle(timeout)
+        request.log(logging.WARNING, f"{failure}; ending the answer")
+        raise failure
+    return item  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class OpenedStream:
+    """A response being read as parsed JSON events, its first event already read."""
+
+    response: Any
+    events: AsyncIterator[Any]
+    first: Any = None
+
+    async def aclose(self) -> None:
+        """Close the response and finish the generators that read it."""
+        await self.response.aclose()
+        await finish_iterator(self.events)
+
+
+async def open_event_stream(
+    response: Any, request: Request, skip: Callable[[Any], bool] | None = None
+) -> OpenedStream:
+    """Start reading an httpx (or httpx2) response of the openai or anthropic SDK: show it to
+    `on_response`, check that it is an event stream, and read its first event (leaving out those
+    `skip` says to), so that whatever fails before any output can be retried.
+
+    The response is closed when this fails or is cancelled.
+
+    Raises:
+        NotEventStream: the body is something else (a proxy's page, a JSON document).
+        EmptyStream: the stream ended before its first event.
+        MalformedEvent: the first event's data is not JSON.
+        Exception: what `on_response` or reading raised.
+    """
+    opened = OpenedStream(response=response, events=json_events(sse_data(response), skip))
+    try:
+        await report_response(
+            request.options, request.model, response.status_code, response.headers
+        )
+        await check_event_stream(response)
+        first = await anext(opened.events, _NO_ITEM)
+        if first is _NO_ITEM:
+            raise EmptyStream()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await opened.aclose()
+        raise
+    opened.first = first
+    return opened
