@@ -30,7 +30,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import collect, user
+from conftest import BACKENDS, collect, user
 
 pytestmark = pytest.mark.anyio
 
@@ -96,6 +96,7 @@ async def test_a_loop_configuration_as_a_tool() -> None:
     )
 
 
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
 async def test_an_outer_abort_aborts_the_inner_run() -> None:
     inner_aborted: list[bool] = []
 

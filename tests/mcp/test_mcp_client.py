@@ -8,6 +8,7 @@ observes, a tool-list change picked up between turns, and the server dying mid-c
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -40,7 +41,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import collect, user
+from conftest import BACKENDS, collect, user
 
 pytestmark = pytest.mark.anyio
 
@@ -213,6 +214,7 @@ async def check_death(client: MCPClient) -> None:
 # --- the transports -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
 async def test_a_stdio_server_through_the_loop(errlog: IO[str]) -> None:
     async with stdio_client(errlog, prefix="t_") as client:
         check_listing(client)
@@ -318,6 +320,8 @@ def test_options_are_checked() -> None:
         MCPClient.stdio("server", allow="git_*")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="args must be a list"):
         MCPClient.stdio("server", "--flag")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="errlog must be a file with a file descriptor"):
+        MCPClient.stdio("server", errlog=io.StringIO())
 
 
 # --- the tool list and result mapping, without a server -------------------------------------
