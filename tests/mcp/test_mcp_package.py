@@ -72,8 +72,8 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
         "    print(type(exc).__name__, '|', exc)\n"
     )
     assert out == (
-        "MissingExtraError | agentcore.mcp.MCPClient needs the 'mcp' package (the official MCP "
-        "SDK), which is not installed: pip install 'agentcore[mcp]'"
+        "MissingExtraError | agentcore.mcp needs the 'mcp' package, which is not installed: "
+        "pip install 'agentcore[mcp]'"
     )
 
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
-from ..errors import MissingExtraError as _MissingExtraError
-
 if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
@@ -49,34 +47,25 @@ __all__ = [
     "tools_server",
 ]
 
-# name -> (module, whether it needs the `mcp` SDK)
-_WHERE: dict[str, tuple[str, bool]] = {
-    "MCPClient": ("._client", True),
-    "MCPConnectionError": ("._client", True),
-    "MCPProgress": ("._tools", True),
-    "MCPTool": ("._tools", True),
-    "agent_tool": ("._agent_tool", False),
-    "refresh_tools": ("._tools", True),
-    "serve_http": ("._server", True),
-    "serve_stdio": ("._server", True),
-    "tools_server": ("._server", True),
+# name -> the module that defines it (all but `_agent_tool` import the SDK, through `_sdk`)
+_WHERE: dict[str, str] = {
+    "MCPClient": "._client",
+    "MCPConnectionError": "._client",
+    "MCPProgress": "._tools",
+    "MCPTool": "._tools",
+    "agent_tool": "._agent_tool",
+    "refresh_tools": "._tools",
+    "serve_http": "._server",
+    "serve_stdio": "._server",
+    "tools_server": "._server",
 }
 
 
 def __getattr__(name: str) -> _typing.Any:
-    where = _WHERE.get(name)
-    if where is None:
+    module = _WHERE.get(name)
+    if module is None:
         raise AttributeError(f"module 'agentcore.mcp' has no attribute {name!r}")
-    module_name, needs_sdk = where
-    if needs_sdk:
-        try:
-            _importlib.import_module("mcp")
-        except ImportError as exc:
-            raise _MissingExtraError(
-                f"agentcore.mcp.{name} needs the 'mcp' package (the official MCP SDK), which is "
-                "not installed: pip install 'agentcore[mcp]'"
-            ) from exc
-    value = getattr(_importlib.import_module(module_name, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value  # the next lookup is a plain attribute
     return value
 

@@ -30,15 +30,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.abc
-import httpx2
-import mcp_types as types
-from mcp import Client, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ._sdk import httpx2, mcp, types
 from ._tools import MCPProgress, MCPTool, ToolFilter, build_tools, clip, to_agent_result
 
 __all__ = ["MCPClient", "MCPConnectionError"]
@@ -77,13 +71,13 @@ class _Stdio:
         return shlex.join([Path(self.command).name, *self.args])
 
     def open(self) -> AbstractAsyncContextManager[Streams]:
-        params = StdioServerParameters(
+        params = mcp.StdioServerParameters(
             command=self.command,
             args=list(self.args),
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        return stdio_client(params, errlog=self.errlog or _default_errlog())
+        return mcp.stdio_client(params, errlog=self.errlog or _default_errlog())
 
 
 def _has_fd(stream: Any) -> bool:
@@ -118,12 +112,15 @@ class _Http:
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Streams]:
-        http = create_mcp_http_client(
+        # As the SDK's own client: a response stream may stay silent long (a call is bounded by
+        # the tool timeout), redirects are followed by the transport within the origin only.
+        http = httpx2.AsyncClient(
             headers=dict(self.headers) if self.headers is not None else None,
             timeout=httpx2.Timeout(self.timeout, read=300.0),
             auth=self.auth,
         )
-        async with http, streamable_http_client(self.url, http_client=http) as streams:
+        connect = mcp.client.streamable_http.streamable_http_client
+        async with http, connect(self.url, http_client=http) as streams:
             yield streams
 
 
@@ -182,7 +179,7 @@ class _WatchedReceive:
 class _Connection:
     """One live session with the server, owned by its connection task."""
 
-    session: Client | None = None
+    session: mcp.Client | None = None
     wake: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     phase: Literal["open", "closing", "lost", "ended"] = "open"
@@ -214,7 +211,7 @@ def _leaf(exc: BaseException) -> BaseException:
 def _describe(exc: BaseException) -> str:
     """One line naming what failed, from the innermost exception of a group."""
     exc = _leaf(exc)
-    if isinstance(exc, MCPError):
+    if isinstance(exc, mcp.MCPError):
         return clip(f"{exc.message} (MCP error {exc.code})")
     if isinstance(exc, TimeoutError):
         return "it did not answer in time"
@@ -532,7 +529,7 @@ class MCPClient:
         leaf = _leaf(exc)
         if isinstance(leaf, TimeoutError):
             why = f"it did not complete the MCP handshake within {self._connect_timeout:g} s"
-        elif isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED:
+        elif isinstance(leaf, mcp.MCPError) and leaf.code == types.CONNECTION_CLOSED:
             why = "it closed the connection during the MCP handshake"
             if isinstance(self._transport, _Stdio):
                 why += " (its process exited; its stderr may say why)"
@@ -557,7 +554,7 @@ class MCPClient:
             # One scope around the whole session (cancel scopes must nest), whose deadline
             # bounds only the handshake and the first listing.
             with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
-                async with Client(
+                async with mcp.Client(
                     transport(),
                     message_handler=self._on_message,
                     cache=None,  # a listing is fetched when asked for, never from a cache
@@ -586,7 +583,7 @@ class MCPClient:
                 conn.phase = "ended"
             conn.done.set()
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: mcp.Client) -> None:
         """Keep a 2026-era `subscriptions/listen` stream open for tool-list changes (older
         servers send the notification unasked; `_on_message` sees both)."""
         try:
@@ -654,7 +651,7 @@ class MCPClient:
 
         try:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
-        except MCPError as exc:
+        except mcp.MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 return AgentToolResult.error(await self._lost_during_call(conn, tool))
             return AgentToolResult.error(
@@ -690,14 +687,14 @@ class MCPClient:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"
 
 
-def _announces_changes(client: Client) -> bool:
-    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+def _announces_changes(client: mcp.Client) -> bool:
+    if client.protocol_version not in types.version.MODERN_PROTOCOL_VERSIONS:
         return False  # older servers send notifications/tools/list_changed unasked
     tools = client.server_capabilities.tools
     return bool(tools is not None and tools.list_changed)
 
 
-async def _list_tools(client: Client) -> list[types.Tool]:
+async def _list_tools(client: mcp.Client) -> list[types.Tool]:
     listed: list[types.Tool] = []
     cursor: str | None = None
     for _ in range(_MAX_LIST_PAGES):

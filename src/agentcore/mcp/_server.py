@@ -27,12 +27,7 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.to_thread
-import mcp_types as types
 import pydantic_core
-import uvicorn
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
 
 from .. import (
     AbortController,
@@ -45,6 +40,7 @@ from .. import (
     __version__,
     cancel_on_abort,
 )
+from ._sdk import import_sdk, mcp, types
 from ._tools import clip
 
 __all__ = ["serve_http", "serve_stdio", "tools_server"]
@@ -58,7 +54,7 @@ def tools_server(
     name: str = "agentcore",
     version: str = __version__,
     instructions: str | None = None,
-) -> Server[Any]:
+) -> mcp.server.lowlevel.Server[Any]:
     """An MCP server (the SDK's low-level `mcp.server.lowlevel.Server`) offering `tools`.
 
     Run it with `serve_stdio`/`serve_http`, or with any transport of the SDK (its
@@ -100,11 +96,11 @@ def tools_server(
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         tool = by_name.get(params.name)
         if tool is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            raise mcp.MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         result = await _call(tool, params.arguments or {}, ctx)
         return _to_call_result(result)
 
-    return Server(
+    return mcp.server.lowlevel.Server(
         name,
         version=version,
         instructions=instructions,
@@ -246,7 +242,7 @@ async def serve_stdio(
     Arguments as in `tools_server`.
     """
     server = tools_server(tools, name=name, version=version, instructions=instructions)
-    async with stdio_server() as (read, write):
+    async with mcp.server.stdio.stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
@@ -279,6 +275,7 @@ async def serve_http(
     """
     if not isinstance(path, str) or not path.startswith("/"):
         raise ConfigError(f"path must start with '/', got {path!r}")
+    uvicorn = import_sdk("uvicorn", "mcp")
     server = tools_server(tools, name=name, version=version, instructions=instructions)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -34,8 +34,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-
 from .. import (
     AbortSignal,
     AgentContext,
@@ -50,6 +48,7 @@ from .. import (
     ToolExecutionMode,
     ToolUpdateCallback,
 )
+from ._sdk import types
 
 if TYPE_CHECKING:
     from .. import Agent
