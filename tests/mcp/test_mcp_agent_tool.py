@@ -158,6 +158,27 @@ async def test_an_inner_failure_is_an_error_result() -> None:
     assert result.details["stop_reason"] == "error"
 
 
+async def test_a_bound_of_the_inner_run_is_reported() -> None:
+    inner = FauxProvider([faux_tool_call("lookup", {"topic": "x"}, text="Looking."), faux_text("")])
+    capped = agent_tool(
+        AgentLoopConfig(model=inner.model, max_turns=1),
+        name="capped",
+        description="Stops after one turn.",
+        context=AgentContext(tools=[lookup]),
+    )
+    outer = FauxProvider([faux_tool_call("capped", {"task": "go"}), faux_text("ok")])
+    run = await collect(
+        agent_loop([user("go")], AgentContext(tools=[capped]), AgentLoopConfig(model=outer.model))
+    )
+    [result] = results(run.result)
+    assert not result.is_error
+    assert text(result) == (
+        "Looking.\n\n[The agent 'capped' stopped early: its max_turns limit of 1 was reached.]"
+    )
+    assert result.details["limit"] == {"kind": "max_turns", "limit": 1, "used": 1}
+    assert len(inner.calls) == 1
+
+
 async def test_an_agent_as_a_tool_remembers_and_takes_turns() -> None:
     inner = FauxProvider([faux_text("first answer"), faux_text("second answer")])
     assistant = Agent(initial_state={"model": inner.model, "system_prompt": "Be brief."})

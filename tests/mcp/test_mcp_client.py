@@ -158,6 +158,19 @@ async def check_abort(client: MCPClient) -> None:
     assert seen.details["structured_content"] == {"result": ["A", "B"]}
 
 
+async def check_timeout(client: MCPClient) -> None:
+    """A call that outlives the run's tool timeout is cancelled on the server too."""
+    faux = FauxProvider(
+        [faux_tool_call("t_wait", {"key": "T", "steps": 1}, id="T"), faux_text("too slow")]
+    )
+    config = AgentLoopConfig(model=faux.model, tool_timeout=1.0)
+    run = await collect(agent_loop([user("wait")], AgentContext(tools=client.tools), config))
+    [result] = results(run.result)
+    assert result.is_error and text(result) == "Tool 't_wait' timed out after 1 s."
+    seen = await call_directly(client, "t_observed", {"cancellations": 3})
+    assert seen.details["structured_content"] == {"result": ["A", "B", "T"]}
+
+
 async def check_list_change(client: MCPClient) -> None:
     """`grow` adds a tool and announces it; the next request of the same run offers it."""
     refresh = refresh_tools(client)
@@ -220,6 +233,7 @@ async def test_a_stdio_server_through_the_loop(errlog: IO[str]) -> None:
         check_listing(client)
         await check_parallel_batch(client)
         await check_abort(client)
+        await check_timeout(client)
         await check_list_change(client)
         await check_death(client)
         later = await call_directly(client, "t_add", {"a": 1, "b": 1})

@@ -65,7 +65,7 @@ async def exercise(client: Client) -> None:
     assert measured.structured_content == {"celsius": 21.5, "city": "Oslo"}
 
     slept = await client.call_tool("sleepy", {})
-    assert slept.is_error and texts(slept) == ["Tool sleepy timed out after 0.05 s."]
+    assert slept.is_error and texts(slept) == ["Tool 'sleepy' timed out after 0.05 s."]
 
     progress: list[tuple[float, str | None]] = []
 

@@ -183,7 +183,7 @@ async def _execute(
                     value = await value
         if scope.cancelled_caught:
             controller.abort("timeout")
-            return _error(f"Tool {tool.name} timed out after {tool.timeout:g} s.")
+            return _error(f"Tool {tool.name!r} timed out after {tool.timeout:g} s.")
     except Exception as exc:
         return _error(clip(str(exc) or type(exc).__name__))
     if not isinstance(value, AgentToolResult):
