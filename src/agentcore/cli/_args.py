@@ -68,6 +68,7 @@ class Parsed:
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
+    mcp: tuple[str, ...] = ()
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -241,6 +242,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the directory the file tools may read (default: the current directory)",
     )
     group.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="add the tools of an MCP server: a command line (stdio) or an http(s) URL; "
+        "repeatable (see docs/mcp.md)",
+    )
+    group.add_argument(
         "--json", action="store_true", help="write the run's events as JSON Lines on stdout"
     )
     group.add_argument(
@@ -311,4 +320,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         request_timeout=ns.request_timeout,
         idle_timeout=ns.idle_timeout,
         max_retries=ns.max_retries,
+        mcp=tuple(ns.mcp),
     )
