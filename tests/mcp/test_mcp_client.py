@@ -21,6 +21,7 @@ from mcp_support import errlog, http_server, results, stdio_client, text
 
 from agentcore import (
     AbortController,
+    Agent,
     AgentContext,
     AgentLoopConfig,
     AgentToolResult,
@@ -154,8 +155,14 @@ async def check_abort(client: MCPClient) -> None:
         ("B", ABORTED, True),
     ]
     assert len(faux.calls) == 1  # no request after an abort during tools
-    seen = await call_directly(client, "t_observed", {"cancellations": 2})
-    assert seen.details["structured_content"] == {"result": ["A", "B"]}
+    # Outside a run too, the signal given to `execute` cancels the call.
+    direct = AbortController()
+    aborted = await by_name(client)["t_wait"].execute(
+        "D", {"key": "D", "steps": 1}, direct.signal, lambda update: direct.abort()
+    )
+    assert aborted.is_error and text_of(aborted) == "The call of 'wait' was aborted."
+    seen = await call_directly(client, "t_observed", {"cancellations": 3})
+    assert seen.details["structured_content"] == {"result": ["A", "B", "D"]}
 
 
 async def check_timeout(client: MCPClient) -> None:
@@ -167,13 +174,15 @@ async def check_timeout(client: MCPClient) -> None:
     run = await collect(agent_loop([user("wait")], AgentContext(tools=client.tools), config))
     [result] = results(run.result)
     assert result.is_error and text(result) == "Tool 't_wait' timed out after 1 s."
-    seen = await call_directly(client, "t_observed", {"cancellations": 3})
-    assert seen.details["structured_content"] == {"result": ["A", "B", "T"]}
+    seen = await call_directly(client, "t_observed", {"cancellations": 4})
+    assert seen.details["structured_content"] == {"result": ["A", "B", "D", "T"]}
 
 
-async def check_list_change(client: MCPClient) -> None:
-    """`grow` adds a tool and announces it; the next request of the same run offers it."""
-    refresh = refresh_tools(client)
+async def check_list_change(client: MCPClient, *, with_agent: bool) -> None:
+    """`grow` adds a tool and announces it; the next request of the same run offers it (and,
+    for an `Agent`, so does its state for the next prompt)."""
+    agent = Agent() if with_agent else None
+    refresh = refresh_tools(client, agent=agent)
     waited = False
 
     async def prepare_next_turn(ctx: PrepareNextTurnContext) -> NextTurn | None:
@@ -192,15 +201,24 @@ async def check_list_change(client: MCPClient) -> None:
         return faux_tool_call("t_extra", {"text": "hi"}, id="extra")
 
     faux = FauxProvider([faux_tool_call("t_grow", id="grow"), then_extra, faux_text("ok")])
-    config = AgentLoopConfig(model=faux.model, prepare_next_turn=prepare_next_turn)
-    run = await collect(agent_loop([user("grow")], AgentContext(tools=client.tools), config))
-    assert [(r.tool_call_id, text(r)) for r in results(run.result)] == [
+    if agent is not None:
+        agent.state.model = faux.model
+        agent.state.tools = client.tools
+        agent.prepare_next_turn = prepare_next_turn
+        added = await agent.prompt("grow")
+    else:
+        config = AgentLoopConfig(model=faux.model, prepare_next_turn=prepare_next_turn)
+        context = AgentContext(tools=client.tools)
+        added = (await collect(agent_loop([user("grow")], context, config))).result
+    assert [(r.tool_call_id, text(r)) for r in results(added)] == [
         ("grow", "grown"),
         ("extra", "extra:hi"),
     ]
     assert "t_extra" in offered[0]
     assert offered[0][: len(offered[0]) - 1] == [t.name for t in client.tools][:-1]
     assert not client.tools_changed and "t_extra" in by_name(client)
+    if agent is not None:
+        assert [t.name for t in agent.state.tools] == offered[0]
 
 
 async def check_death(client: MCPClient) -> None:
@@ -234,7 +252,7 @@ async def test_a_stdio_server_through_the_loop(errlog: IO[str]) -> None:
         await check_parallel_batch(client)
         await check_abort(client)
         await check_timeout(client)
-        await check_list_change(client)
+        await check_list_change(client, with_agent=False)
         await check_death(client)
         later = await call_directly(client, "t_add", {"a": 1, "b": 1})
         assert later.is_error
@@ -251,7 +269,7 @@ async def test_a_streamable_http_server_through_the_loop() -> None:
             check_listing(client)
             await check_parallel_batch(client)
             await check_abort(client)
-            await check_list_change(client)
+            await check_list_change(client, with_agent=True)
             await check_death(client)
             later = await call_directly(client, "t_add", {"a": 1, "b": 1})
             assert later.is_error
@@ -279,6 +297,8 @@ async def test_leaving_early_stops_the_server_process(errlog: IO[str]) -> None:
         os.kill(pid, 0)
     with pytest.raises(Exception, match="closed: use it as"):
         await client.refresh_tools()
+    late = await call_directly(client, "pid", {})
+    assert text_of(late) == "MCP server 'test' is unavailable: its client is closed."
 
 
 # --- connecting ---------------------------------------------------------------------------

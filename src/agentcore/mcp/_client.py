@@ -638,6 +638,11 @@ class MCPClient:
         self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
     ) -> AgentToolResult:
         """Call a tool of this server; every outcome is a result (errors included)."""
+        if self._phase != "open":
+            state = "not connected yet" if self._phase == "new" else "closed"
+            return AgentToolResult.error(
+                f"MCP server {self.name!r} is unavailable: its client is {state}."
+            )
         try:
             conn = await self._live()
         except _Unavailable as exc:

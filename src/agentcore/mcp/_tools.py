@@ -47,6 +47,7 @@ from .. import (
     ToolDefinitionError,
     ToolExecutionMode,
     ToolUpdateCallback,
+    cancel_on_abort,
 )
 from ._sdk import types
 
@@ -131,8 +132,14 @@ class MCPTool(AgentTool):
         signal: AbortSignal,
         on_update: ToolUpdateCallback,
     ) -> AgentToolResult:
-        """Send `tools/call` to the server (the loop's abort cancels it, telling the server)."""
-        return await self.client.call(self, args, on_update)
+        """Send `tools/call` to the server; `signal` (the run's abort) cancels it, and the server
+        is told with an MCP cancellation."""
+        result: AgentToolResult | None = None
+        with cancel_on_abort(signal):
+            result = await self.client.call(self, args, on_update)
+        if result is None:  # aborted
+            return AgentToolResult.error(f"The call of {self.mcp_name!r} was aborted.")
+        return result
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r}, server={self.client.name!r})"
