@@ -37,10 +37,6 @@ from .messages import AgentMessage, AssistantMessage, ImageContent, TextContent,
 __all__ = [
     "BUSY_CONTINUE",
     "BUSY_PROMPT",
-    "DEFAULT_IDLE_TIMEOUT",
-    "DEFAULT_MAX_TURNS",
-    "DEFAULT_REQUEST_TIMEOUT",
-    "DEFAULT_TOOL_TIMEOUT",
     "OPTIONS",
     "ActiveRun",
     "Listener",
@@ -88,16 +84,6 @@ OPTIONS = (
 )
 """The `AgentLoopConfig` options an Agent forwards (model and reasoning come from the state; the
 queue hooks are the Agent's own)."""
-
-DEFAULT_MAX_TURNS = 100
-"""The Agent's default `max_turns` (`agent_loop` has none): a model that keeps calling tools
-ends after this many turns instead of running until someone aborts it."""
-DEFAULT_TOOL_TIMEOUT = 600.0
-"""The Agent's default `tool_timeout` in seconds: a tool that never returns cannot hold a run."""
-DEFAULT_REQUEST_TIMEOUT = 300.0
-"""The Agent's default `request_timeout` in seconds (a slow local model still answers)."""
-DEFAULT_IDLE_TIMEOUT = 300.0
-"""The Agent's default `idle_timeout` in seconds (reasoning models may be silent for minutes)."""
 
 BUSY_CONTINUE = "the agent is already running: await wait_for_idle() before continuing"
 BUSY_PROMPT = (

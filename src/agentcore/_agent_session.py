@@ -45,8 +45,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ._clip import clip
-from .errors import MessageFormatError
+from .errors import MessageFormatError, clip
 from .messages import (
     AgentMessage,
     TextContent,

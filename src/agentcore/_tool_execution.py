@@ -40,7 +40,6 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from ._clip import clip
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
 from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
@@ -50,6 +49,7 @@ from .config import (
     BeforeToolCallContext,
     BeforeToolCallResult,
 )
+from .errors import clip
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from .llm._partial_json import describe_invalid_json
 from .messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage

@@ -27,8 +27,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._clip import clip
-from .errors import ToolDefinitionError
+from .errors import ToolDefinitionError, clip
 
 if TYPE_CHECKING:
     import pydantic

@@ -29,10 +29,6 @@ import anyio
 from ._agent_run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT,
     OPTIONS,
     ActiveRun,
     Listener,
@@ -65,7 +61,13 @@ from .config import (
 )
 from .errors import AgentBusyError, ConfigError, MessageFormatError
 from .events import AgentEndEvent, AgentEvent, MessageEndEvent
-from .limits import UsageLimits
+from .limits import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+    UsageLimits,
+)
 from .llm.registry import StreamFn
 from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
 from .messages import (

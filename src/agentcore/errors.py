@@ -87,3 +87,17 @@ class MissingExtraError(ModelError, ImportError):
 
 class ToolError(AgentCoreError):
     """Raised by a tool to report a failure; its text becomes the error result."""
+
+
+# --- quoting received text ------------------------------------------------------------------
+
+QUOTE_LIMIT = 2000
+"""Characters of received text (tool arguments, a response body) an error text quotes."""
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """`text`, or its first `limit` characters followed by "… N more characters": how every
+    error text quotes what it received, so a 10 MB argument never becomes a 10 MB error."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… {len(text) - limit} more characters"

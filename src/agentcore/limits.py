@@ -15,7 +15,27 @@ from typing import Literal, TypeAlias
 
 from .errors import ConfigError
 
-__all__ = ["LimitKind", "LimitReached", "UsageLimits"]
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "LimitKind",
+    "LimitReached",
+    "UsageLimits",
+]
+
+# The defaults of the `Agent` and the CLI (`agent_loop` has no bounds unless given).
+DEFAULT_MAX_TURNS = 100
+"""The Agent's default `max_turns` (`agent_loop` has none): a model that keeps calling tools
+ends after this many turns instead of running until someone aborts it."""
+DEFAULT_TOOL_TIMEOUT = 600.0
+"""The Agent's default `tool_timeout` in seconds: a tool that never returns cannot hold a run."""
+DEFAULT_REQUEST_TIMEOUT = 300.0
+"""The Agent's default `request_timeout` in seconds (a slow local model still answers)."""
+DEFAULT_IDLE_TIMEOUT = 300.0
+"""The Agent's default `idle_timeout` in seconds (reasoning models may be silent for minutes)."""
+
 
 LimitKind: TypeAlias = Literal["max_turns", "input_tokens", "output_tokens", "cost"]
 """Which bound ended a run."""

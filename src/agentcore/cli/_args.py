@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO, get_args
 
-from .._agent_run import (
+from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
     DEFAULT_REQUEST_TIMEOUT,

@@ -21,18 +21,19 @@ from typing import Any, TextIO
 
 import anyio
 
-from .._agent_run import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT,
-)
-from .._loop import run_agent_loop
+from .. import run_agent_loop
 from ..abort import AbortController
 from ..config import AgentContext, AgentLoopConfig
 from ..errors import AgentCoreError
 from ..events import AgentEvent
-from ..limits import LimitReached, UsageLimits
+from ..limits import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+    LimitReached,
+    UsageLimits,
+)
 from ..llm._env import resolve_api_key
 from ..llm._sdk import import_sdk
 from ..llm.model import Model

@@ -46,6 +46,9 @@ from .events import (
     ToolCallStartEvent as ToolCallStartEvent,
 )
 from .model import (
+    AzureOpenAI as AzureOpenAI,
+)
+from .model import (
     InputKind as InputKind,
 )
 from .model import (
@@ -56,6 +59,12 @@ from .model import (
 )
 from .model import (
     OpenAICompletionsCompat as OpenAICompletionsCompat,
+)
+from .model import (
+    TokenProvider as TokenProvider,
+)
+from .model import (
+    VertexAI as VertexAI,
 )
 from .models import (
     calculate_cost as calculate_cost,
@@ -139,6 +148,7 @@ __all__ = [
     "ApiProvider",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
+    "AzureOpenAI",
     "CacheRetention",
     "Context",
     "DoneEvent",
@@ -163,11 +173,13 @@ __all__ = [
     "ThinkingEndEvent",
     "ThinkingLevel",
     "ThinkingStartEvent",
+    "TokenProvider",
     "Tool",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
     "Transport",
+    "VertexAI",
     "calculate_cost",
     "complete",
     "complete_simple",

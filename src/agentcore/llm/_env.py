@@ -30,6 +30,7 @@ ENV_KEYS: dict[str, str] = {
     "mistral": "MISTRAL_API_KEY",
     "together": "TOGETHER_API_KEY",
     "cerebras": "CEREBRAS_API_KEY",
+    "azure-openai": "AZURE_OPENAI_API_KEY",
 }
 """The environment variable holding each provider's API key."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .._clip import clip
+from ..errors import clip
 
 __all__ = [
     "PREVIEW_CHARS",

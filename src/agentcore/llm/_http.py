@@ -29,7 +29,7 @@ import anyio
 import anyio.to_thread
 import httpx
 
-from .._clip import clip
+from ..errors import clip
 from ._failures import PREVIEW_CHARS, MalformedEvent, NotEventStream, malformed_json_text
 
 __all__ = [

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-__all__ = ["InputKind", "Model", "ModelCost", "OpenAICompletionsCompat"]
+__all__ = [
+    "AzureOpenAI",
+    "InputKind",
+    "Model",
+    "ModelCost",
+    "OpenAICompletionsCompat",
+    "TokenProvider",
+    "VertexAI",
+]
 
 InputKind: TypeAlias = Literal["text", "image"]
 """A kind of input a model accepts."""
+
+TokenProvider: TypeAlias = Callable[[], "str | Awaitable[str]"]
+"""Returns a bearer token for a request (an Entra ID or Google access token); called once per
+request attempt. A plain function runs in a worker thread (token refreshes block on the
+network); an async one is awaited."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +72,62 @@ class OpenAICompletionsCompat:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AzureOpenAI:
+    """How a model is reached through Azure OpenAI (`Model.cloud`), for the
+    `openai-completions` and `openai-responses` APIs.
+
+    The resource endpoint (`https://<resource>.openai.azure.com`) is `Model.base_url`, else
+    `AZURE_OPENAI_ENDPOINT`. Chat Completions go to
+    `<endpoint>/openai/deployments/<deployment>/chat/completions?api-version=<api_version>`;
+    Responses to the v1 API, `<endpoint>/openai/v1/responses?api-version=<responses_api_version>`.
+    The credential is `StreamOptions.api_key`, else `token_provider` (Entra ID), else
+    `AZURE_OPENAI_API_KEY`; a key goes in the `api-key` header, a token as `Authorization:
+    Bearer`.
+
+    Attributes:
+        deployment: the deployment name (default: `Model.id`).
+        api_version: the Chat Completions API version (default: `AZURE_OPENAI_API_VERSION`, else
+            `OPENAI_API_VERSION`, else `DEFAULT_AZURE_API_VERSION`).
+        responses_api_version: the `api-version` of the v1 Responses API.
+        token_provider: returns an Entra ID token, e.g. `azure.identity`'s
+            `get_bearer_token_provider(credential, "https://cognitiveservices.azure.com/.default")`.
+    """
+
+    deployment: str = ""
+    api_version: str = ""
+    responses_api_version: str = "preview"
+    token_provider: TokenProvider | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VertexAI:
+    """How a model is reached through Google Vertex AI (`Model.cloud`): Gemini (the
+    `google-generative-ai` API) and Claude (the `anthropic-messages` API).
+
+    The endpoint is `Model.base_url` (including its `/v1`-like version segment for Claude),
+    else the location's own (`https://<location>-aiplatform.googleapis.com`,
+    `https://aiplatform.googleapis.com` for `global`). The bearer token comes from
+    `token_provider`, else `credentials`, else application-default credentials
+    (`google.auth.default`; `pip install 'agentcore[vertex]'` installs `google-auth`),
+    refreshed off the event loop. A request's `api_key`, when given, is the access token.
+
+    Attributes:
+        project: the Google Cloud project (default: `GOOGLE_CLOUD_PROJECT`, then
+            `ANTHROPIC_VERTEX_PROJECT_ID` for Claude, then the project of the
+            application-default credentials).
+        location: the region (default: `GOOGLE_CLOUD_LOCATION`, then `CLOUD_ML_REGION`, then
+            `global`).
+        credentials: `google.auth.credentials.Credentials` to use instead of the defaults.
+        token_provider: returns an access token; takes precedence over `credentials`.
+    """
+
+    project: str = ""
+    location: str = ""
+    credentials: Any = field(default=None, repr=False)
+    token_provider: TokenProvider | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Model:
     """A model at a provider, and how to reach it.
 
@@ -76,6 +145,10 @@ class Model:
         max_tokens: the maximum output tokens.
         headers: extra HTTP headers for every request.
         compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`).
+        cloud: the cloud the model is reached through (`AzureOpenAI`, `VertexAI`), with its
+            deployment, project or credentials; None: the API's own service. A model of the
+            `azure-openai`, `google-vertex` or `google-vertex-anthropic` provider without one
+            is reached with the defaults (`AzureOpenAI()`, `VertexAI()`) from the environment.
     """
 
     id: str
@@ -90,7 +163,39 @@ class Model:
     max_tokens: int = 16_384
     headers: Mapping[str, str] = field(default_factory=dict)
     compat: object | None = None
+    cloud: AzureOpenAI | VertexAI | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
             object.__setattr__(self, "name", self.id)
+
+
+def cloud_to_json(cloud: AzureOpenAI | VertexAI | None) -> dict[str, str] | None:
+    """The plain settings of `cloud` as JSON, for a session to store: never its credentials (a
+    token provider, Google credentials), which a loaded model gets from the caller again."""
+    if isinstance(cloud, AzureOpenAI):
+        return {
+            "kind": "azure-openai",
+            "deployment": cloud.deployment,
+            "api_version": cloud.api_version,
+            "responses_api_version": cloud.responses_api_version,
+        }
+    if isinstance(cloud, VertexAI):
+        return {"kind": "vertex-ai", "project": cloud.project, "location": cloud.location}
+    return None
+
+
+def cloud_from_json(data: object) -> AzureOpenAI | VertexAI | None:
+    """The settings `cloud_to_json` wrote (None for anything else)."""
+    if not isinstance(data, Mapping):
+        return None
+    text = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+    if text.get("kind") == "azure-openai":
+        return AzureOpenAI(
+            deployment=text.get("deployment", ""),
+            api_version=text.get("api_version", ""),
+            responses_api_version=text.get("responses_api_version", "preview"),
+        )
+    if text.get("kind") == "vertex-ai":
+        return VertexAI(project=text.get("project", ""), location=text.get("location", ""))
+    return None

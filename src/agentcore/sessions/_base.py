@@ -38,7 +38,7 @@ from typing import Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
-from ..llm.model import Model, ModelCost, OpenAICompletionsCompat
+from ..llm.model import Model, ModelCost, OpenAICompletionsCompat, cloud_from_json, cloud_to_json
 from ..llm.types import ThinkingLevel
 from ..messages import (
     AgentMessage,
@@ -265,6 +265,10 @@ def model_to_json(model: Model, withheld_headers: Sequence[str] = ()) -> dict[st
             data["base_url"] = without_credentials(value)
         elif f.name == "cost":
             data["cost"] = {c.name: getattr(value, c.name) for c in fields(ModelCost)}
+        elif f.name == "cloud":
+            cloud = cloud_to_json(value)  # its settings, never its credentials
+            if cloud is not None:
+                data["cloud"] = cloud
         elif f.name == "compat":
             if isinstance(value, OpenAICompletionsCompat):
                 data["compat"] = {
@@ -285,7 +289,8 @@ def model_from_json(data: Any, where: str) -> tuple[Model, tuple[str, ...]]:
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
         raise SessionCorruptError(f"{where}: model must be an object with an 'id'")
     known = {f.name for f in fields(Model)}
-    kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat")}
+    kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat", "cloud")}
+    kwargs["cloud"] = cloud_from_json(data.get("cloud"))
     names = data.get("header_names", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise SessionCorruptError(f"{where}: header_names must be a list of strings")

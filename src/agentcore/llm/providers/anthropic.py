@@ -34,6 +34,7 @@ from .._adapter import (
 )
 from .._env import resolve_api_key
 from .._failures import truncated_text
+from .._http import ssl_context
 from .._request import (
     OpenedStream,
     Request,
@@ -52,7 +53,7 @@ from .._sdk import (
 )
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
-from ..model import Model
+from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..types import Context, SimpleStreamOptions, StreamOptions
@@ -64,6 +65,8 @@ from ._anthropic_request import (
     supports_adaptive_thinking,
     thinking_options,
 )
+from ._azure import open_redacted_stream
+from ._vertex import VertexAccess, fetch_vertex_access, vertex_settings
 
 __all__ = [
     "PROVIDER",
@@ -268,8 +271,26 @@ async def _open(sdk: Any, client: Any, payload: Any, request: Request) -> Opened
     return opened
 
 
+async def _vertex_client(
+    sdk: Any, model: Model, access: VertexAccess, headers: dict[str, str]
+) -> Any:
+    """An `AsyncAnthropicVertex` client for one request: messages go to
+    `<base>/projects/<project>/locations/<location>/publishers/anthropic/models/<id>:streamRawPredict`
+    with the access token as a bearer token; the SDK's retries off, the shared TLS context."""
+    http_client = sdk.DefaultAsyncHttpxClient(verify=await ssl_context())
+    return sdk.AsyncAnthropicVertex(
+        project_id=access.project,
+        region=access.location,
+        access_token=access.token,
+        base_url=model.base_url or None,  # None: the location's own endpoint
+        max_retries=0,
+        default_headers=headers,
+        http_client=http_client,
+    )
+
+
 async def _events(
-    sdk: Any, api_key: str, request: Request, context: Context
+    sdk: Any, api_key: str, request: Request, context: Context, vertex: VertexAI | None = None
 ) -> AsyncIterator[AssistantMessageEvent]:
     model, options = request.model, request.options
     builder = MessageBuilder(model)
@@ -284,7 +305,11 @@ async def _events(
     try:
         payload = await apply_on_payload(build_payload(model, context, options), options, model)
         headers = request_headers(model, options, payload)
-        client = await sdk_client(sdk.AsyncAnthropic, sdk, api_key, model.base_url, headers)
+        if vertex is not None:
+            access = await fetch_vertex_access(vertex, request, claude=True)
+            client = await _vertex_client(sdk, model, access, headers)
+        else:
+            client = await sdk_client(sdk.AsyncAnthropic, sdk, api_key, model.base_url, headers)
         opened = await send_with_retries(
             lambda: _open(sdk, client, payload, request),
             request,
@@ -346,10 +371,15 @@ def stream(
 
     Raises (before anything is sent):
         MissingExtraError: the `anthropic` package is not installed.
-        MissingApiKeyError: no `api_key` and no `ANTHROPIC_API_KEY`.
+        MissingApiKeyError: no `api_key` and no `ANTHROPIC_API_KEY` (on Vertex AI, the
+            credentials are read once the request is under way: a failure is an error terminal).
     """
     options = options or StreamOptions()
     sdk = import_sdk("anthropic", "anthropic")
+    vertex = vertex_settings(model)
+    if vertex is not None:  # the token is fetched once the request is under way
+        request = Request(model, options, options.api_key)
+        return open_redacted_stream(request, _events(sdk, "", request, context, vertex))
     api_key = resolve_api_key(model, options)
     request = Request(model, options, api_key)
     return open_stream(request, _events(sdk, api_key, request, context))

@@ -57,10 +57,11 @@ from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry
 from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
-from ..model import Model
+from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..types import Context, SimpleStreamOptions, StreamOptions
+from ._azure import open_redacted_stream
 from ._google_request import (
     SKIP_THOUGHT_SIGNATURE,
     build_contents,
@@ -68,6 +69,7 @@ from ._google_request import (
     sdk_arguments,
     thinking_config,
 )
+from ._vertex import VertexAccess, fetch_vertex_access, vertex_settings
 
 __all__ = [
     "API",
@@ -83,6 +85,7 @@ __all__ = [
 API = "google-generative-ai"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 DEFAULT_API_VERSION = "v1beta"
+VERTEX_API_VERSION = "v1"
 REQUEST_TIMEOUT_MS = 600_000
 """Longest wait for a connection or between two streamed chunks."""
 
@@ -92,13 +95,14 @@ _VERSION_SUFFIX = re.compile(r"^(?P<base>.*?)/(?P<version>v\d+(?:(?:alpha|beta)\
 # --- the connection -----------------------------------------------------------------------------
 
 
-def _split_base_url(base_url: str) -> tuple[str, str]:
-    """`(base, api_version)`: a trailing `/v1beta`-like segment of `base_url` is the version."""
+def _split_base_url(base_url: str, default: str = DEFAULT_API_VERSION) -> tuple[str, str]:
+    """`(base, api_version)`: a trailing `/v1beta`-like segment of `base_url` is the version
+    (`default` without one)."""
     if not base_url:
-        return DEFAULT_BASE_URL, DEFAULT_API_VERSION
+        return DEFAULT_BASE_URL, default
     match = _VERSION_SUFFIX.match(base_url)
     if match is None:
-        return base_url.rstrip("/"), DEFAULT_API_VERSION
+        return base_url.rstrip("/"), default
     return match["base"], match["version"]
 
 
@@ -297,6 +301,38 @@ def _client(
     )
 
 
+def _vertex_client(
+    genai: ModuleType,
+    model: Model,
+    options: StreamOptions,
+    access: VertexAccess,
+    http: httpx.AsyncClient,
+    tls: ssl.SSLContext,
+) -> Any:
+    """A genai client in Vertex mode: requests go to
+    `<base>/<version>/projects/<project>/locations/<location>/publishers/google/models/<id>`
+    with the access token as a bearer token."""
+    types = genai.types
+    base_url, api_version = _split_base_url(model.base_url, VERTEX_API_VERSION)
+    return genai.Client(
+        vertexai=True,
+        project=access.project,
+        location=access.location,
+        credentials=access.credentials,
+        http_options=types.HttpOptions(
+            # the location's own endpoint unless the model names one
+            base_url=base_url if model.base_url else None,
+            api_version=api_version,
+            headers=merged_headers(model, options),
+            timeout=REQUEST_TIMEOUT_MS,
+            retry_options=types.HttpRetryOptions(attempts=1),  # no retries: ours do it
+            httpx_async_client=http,
+            client_args={"verify": tls},
+            async_client_args={"ssl": tls},
+        ),
+    )
+
+
 def _on_response(request: Request) -> Callable[[httpx.Response], Awaitable[None]]:
     """An httpx response hook: shows each response to `on_response`, refuses a successful body
     that is not an event stream, and hands the SDK an event stream as the shared parser reads it
@@ -319,8 +355,9 @@ async def _events(
     genai: ModuleType,
     request: Request,
     context: Context,
-    api_key: str,
+    api_key: str | None,
     thinking: dict[str, Any] | None,
+    vertex: VertexAI | None = None,
 ) -> AsyncIterator[AssistantMessageEvent]:
     model, options = request.model, request.options
     builder = MessageBuilder(model)
@@ -343,7 +380,11 @@ async def _events(
                 headers={"accept-encoding": "identity"},
                 event_hooks={"response": [_on_response(request)]},
             )
-            client = _client(genai, model, options, api_key, http, tls)
+            if vertex is not None:
+                access = await fetch_vertex_access(vertex, request, claude=False)
+                client = _vertex_client(genai, model, options, access, http, tls)
+            else:
+                client = _client(genai, model, options, api_key or "", http, tls)
 
             async def send() -> tuple[Any, Any]:
                 # the SDK sends the request when its stream is first read
@@ -417,6 +458,11 @@ def _start(
     model: Model, context: Context, options: StreamOptions, thinking: dict[str, Any] | None
 ) -> AssistantMessageEventStream:
     genai = import_sdk("google.genai", "google")
+    vertex = vertex_settings(model)
+    if vertex is not None:  # the token is fetched once the request is under way
+        request = Request(model, options, options.api_key)
+        events = _events(genai, request, context, None, thinking, vertex)
+        return open_redacted_stream(request, events)
     api_key = resolve_api_key(model, options)
     request = Request(model, options, api_key)
     return open_stream(request, _events(genai, request, context, api_key, thinking))
@@ -428,7 +474,9 @@ def stream(
     """Stream a Gemini answer. Thinking is left at the model's default.
 
     Raises (before anything is sent):
-        MissingApiKeyError: no `api_key` and no GEMINI_API_KEY/GOOGLE_API_KEY.
+        MissingApiKeyError: no `api_key` and no GEMINI_API_KEY/GOOGLE_API_KEY (on Vertex AI,
+            the credentials are read once the request is under way: a failure is an error
+            terminal).
         MissingExtraError: `google-genai` is not installed (`pip install 'agentcore[google]'`).
     """
     return _start(model, context, options or StreamOptions(), None)

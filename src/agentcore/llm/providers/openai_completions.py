@@ -72,7 +72,7 @@ from .._sdk import (
 )
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
-from ..model import Model, OpenAICompletionsCompat
+from ..model import AzureOpenAI, Model, OpenAICompletionsCompat
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
@@ -83,6 +83,13 @@ from ..transform import (
     transform_messages,
 )
 from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
+from ._azure import (
+    azure_api_key,
+    azure_client,
+    azure_settings,
+    deployment,
+    open_redacted_stream,
+)
 
 __all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
 
@@ -415,7 +422,8 @@ async def _events(
     *,
     reasoning: ThinkingLevel | None,
     sdk: Any,
-    api_key: str,
+    api_key: str | None,
+    azure: AzureOpenAI | None,
 ) -> AsyncIterator[AssistantMessageEvent]:
     model, options = request.model, request.options
     translator = _Translator(model, _compat(model))
@@ -428,12 +436,17 @@ async def _events(
     opened: OpenedStream | None = None
     started = False
     try:
-        payload = await apply_on_payload(
-            build_payload(model, context, options, reasoning=reasoning), options, model
-        )
-        client = await sdk_client(
-            sdk.AsyncOpenAI, sdk, api_key, model.base_url, merged_headers(model, options)
-        )
+        payload = build_payload(model, context, options, reasoning=reasoning)
+        if azure is not None:
+            payload["model"] = deployment(model, azure)
+        payload = await apply_on_payload(payload, options, model)
+        headers = merged_headers(model, options)
+        if azure is not None:
+            client = await azure_client(
+                sdk, model, azure, request, api_key, headers, responses=False
+            )
+        else:
+            client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key or "", model.base_url, headers)
         opened = await send_with_retries(
             lambda: _send(sdk, client, payload, request),
             request,
@@ -503,11 +516,11 @@ def _open(
     model: Model, context: Context, options: StreamOptions, reasoning: ThinkingLevel | None
 ) -> AssistantMessageEventStream:
     sdk = import_sdk("openai", "openai")
-    api_key = resolve_api_key(model, options)
+    azure = azure_settings(model)
+    api_key = azure_api_key(model, options, azure) if azure else resolve_api_key(model, options)
     request = Request(model, options, api_key)
-    return open_stream(
-        request, _events(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key)
-    )
+    events = _events(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key, azure=azure)
+    return open_redacted_stream(request, events) if azure else open_stream(request, events)
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:

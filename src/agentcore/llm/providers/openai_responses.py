@@ -67,11 +67,18 @@ from ..events import (
     ThinkingStartEvent,
     ToolCallStartEvent,
 )
-from ..model import Model
+from ..model import AzureOpenAI, Model
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
 from ..types import Context, SimpleStreamOptions, StreamOptions
+from ._azure import (
+    azure_api_key,
+    azure_client,
+    azure_settings,
+    deployment,
+    open_redacted_stream,
+)
 from ._openai_responses_request import (
     OpenAIResponsesOptions,
     ReasoningEffort,
@@ -390,7 +397,11 @@ async def _send(
 
 
 async def _events(
-    sdk: ModuleType, api_key: str, request: Request, context: Context
+    sdk: ModuleType,
+    api_key: str | None,
+    request: Request,
+    context: Context,
+    azure: AzureOpenAI | None = None,
 ) -> AsyncIterator[AssistantMessageEvent]:
     model, options = request.model, request.options
     builder = MessageBuilder(model)
@@ -402,9 +413,17 @@ async def _events(
     opened: OpenedStream | None = None
     started = False
     try:
-        payload = await apply_on_payload(build_payload(model, context, options), options, model)
+        payload = build_payload(model, context, options)
+        if azure is not None:
+            payload["model"] = deployment(model, azure)
+        payload = await apply_on_payload(payload, options, model)
         headers = merged_headers(model, options)
-        client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key, model.base_url, headers)
+        if azure is not None:
+            client = await azure_client(
+                sdk, model, azure, request, api_key, headers, responses=True
+            )
+        else:
+            client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key or "", model.base_url, headers)
         params = _create_params(type(client.responses).create)
         known = {k: v for k, v in payload.items() if k in params}
         extra = {k: v for k, v in payload.items() if k not in params}
@@ -462,13 +481,19 @@ def stream(
 
     Raises (before anything is sent):
         MissingExtraError: the `openai` package is not installed.
-        MissingApiKeyError: no `api_key` option and no key in the provider's variable.
+        MissingApiKeyError: no `api_key` option and no key in the provider's variable (for
+            Azure: no token provider and no `AZURE_OPENAI_API_KEY` either).
     """
     options = options or StreamOptions()
     sdk = import_sdk("openai", "openai")
-    api_key = resolve_api_key(model, options)
+    azure = azure_settings(model)
+    if azure is None:
+        key = resolve_api_key(model, options)
+        request = Request(model, options, key)
+        return open_stream(request, _events(sdk, key, request, context))
+    api_key = azure_api_key(model, options, azure)
     request = Request(model, options, api_key)
-    return open_stream(request, _events(sdk, api_key, request, context))
+    return open_redacted_stream(request, _events(sdk, api_key, request, context, azure))
 
 
 def stream_simple(

@@ -1,202 +1,34 @@
-"""Messages and content blocks: the transcript that the loop builds and the model reads.
+"""The JSON form of messages: `to_json`, `from_json`, `encode_message`, custom message types.
 
-Every type is a frozen, slotted, keyword-only dataclass with a discriminator (`type` for content
-blocks, `role` for messages), so one object can be handed to many listeners and matched with
-`match`. `to_json`/`from_json` give a lossless, versioned JSON form for saving transcripts.
-
-`Usage.total_tokens` and `Cost.total` are derived from their parts and cannot disagree with them.
+Re-exported by `agentcore.messages`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal, TypeAlias, get_args
+from dataclasses import fields, is_dataclass
+from typing import Any, get_args
 
-from ._clip import clip
-from .errors import MessageFormatError
+from ..errors import MessageFormatError, clip
+from ._types import (
+    AgentMessage,
+    AssistantMessage,
+    Cost,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 
-__all__ = [
-    "FORMAT_VERSION",
-    "AgentMessage",
-    "AssistantContent",
-    "AssistantMessage",
-    "Cost",
-    "ImageContent",
-    "Message",
-    "StopReason",
-    "TextContent",
-    "ThinkingContent",
-    "ToolCall",
-    "ToolResultContent",
-    "ToolResultMessage",
-    "Usage",
-    "UserContent",
-    "UserMessage",
-    "from_json",
-    "now_ms",
-    "register_message_type",
-    "to_json",
-]
+__all__ = ["FORMAT_VERSION", "encode_message", "from_json", "register_message_type", "to_json"]
 
 FORMAT_VERSION = 1
 """Version of the JSON form written by `to_json` (the `"v"` key of every message)."""
-
-StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
-"""Why an answer ended: finished, hit the output limit, called tools, failed, or was aborted."""
-
-
-def now_ms() -> int:
-    """The current time as integer milliseconds since the epoch."""
-    return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextContent:
-    """A block of text, optionally with a provider signature for replay."""
-
-    text: str
-    text_signature: str | None = None
-    type: Literal["text"] = "text"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ThinkingContent:
-    """The model's reasoning. `redacted` blocks carry only an opaque signature."""
-
-    thinking: str
-    thinking_signature: str | None = None
-    redacted: bool = False
-    type: Literal["thinking"] = "thinking"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ImageContent:
-    """An image as base64 `data` with its `mime_type` (e.g. ``image/png``)."""
-
-    data: str
-    mime_type: str
-    type: Literal["image"] = "image"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """A tool call requested by the model; `arguments` is the parsed JSON object.
-
-    `invalid_arguments` holds the text the model sent when it was not one complete JSON object
-    (cut off, trailing garbage, two objects, not an object): `arguments` is then `{}` and the call
-    is never executed; it gets an error result quoting the parser's reason instead.
-    """
-
-    id: str
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    thought_signature: str | None = None
-    invalid_arguments: str | None = None
-    type: Literal["tool_call"] = "tool_call"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cost:
-    """Cost in USD. `total` is always the sum of the four parts."""
-
-    input: float = 0.0
-    output: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
-    total: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "total", self.input + self.output + self.cache_read + self.cache_write
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
-    """Token counts of one request. `total_tokens` is always the sum of the four counts."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: Cost = field(default_factory=Cost)
-    total_tokens: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "total_tokens", self.input + self.output + self.cache_read + self.cache_write
-        )
-
-
-UserContent: TypeAlias = TextContent | ImageContent
-"""A block of a user message."""
-
-AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
-"""A block of an assistant message."""
-
-ToolResultContent: TypeAlias = TextContent | ImageContent
-"""A block of a tool result."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessage:
-    """A message from the user: a plain string or a list of text and image blocks."""
-
-    content: str | list[UserContent]
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["user"] = "user"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssistantMessage:
-    """A model's answer, with the API, provider and model that produced it."""
-
-    content: list[AssistantContent] = field(default_factory=list)
-    api: str = ""
-    provider: str = ""
-    model: str = ""
-    usage: Usage = field(default_factory=Usage)
-    stop_reason: StopReason = "stop"
-    error_message: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["assistant"] = "assistant"
-
-    @property
-    def text(self) -> str:
-        """The concatenated text blocks (no thinking, no tool calls)."""
-        return "".join(b.text for b in self.content if isinstance(b, TextContent))
-
-    @property
-    def tool_calls(self) -> list[ToolCall]:
-        """The tool-call blocks, in order."""
-        return [b for b in self.content if isinstance(b, ToolCall)]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResultMessage:
-    """The result of one tool call, fed back to the model."""
-
-    tool_call_id: str
-    tool_name: str
-    content: list[ToolResultContent] = field(default_factory=list)
-    details: Any = None
-    usage: Usage | None = None
-    added_tool_names: list[str] | None = None
-    is_error: bool = False
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["tool_result"] = "tool_result"
-
-
-Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
-"""A message a model understands."""
-
-
-AgentMessage: TypeAlias = Message | Any
-"""A `Message`, or an application-defined message object with a `role` attribute."""
-
 
 # --- JSON ------------------------------------------------------------------------------------
 #

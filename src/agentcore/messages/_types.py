@@ -1,0 +1,179 @@
+"""The message and content types (re-exported by `agentcore.messages`, which documents them)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "now_ms",
+    "AgentMessage",
+    "AssistantContent",
+    "AssistantMessage",
+    "Cost",
+    "ImageContent",
+    "Message",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolResultContent",
+    "ToolResultMessage",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+]
+
+StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
+"""Why an answer ended: finished, hit the output limit, called tools, failed, or was aborted."""
+
+
+def now_ms() -> int:
+    """The current time as integer milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextContent:
+    """A block of text, optionally with a provider signature for replay."""
+
+    text: str
+    text_signature: str | None = None
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingContent:
+    """The model's reasoning. `redacted` blocks carry only an opaque signature."""
+
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool = False
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageContent:
+    """An image as base64 `data` with its `mime_type` (e.g. ``image/png``)."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A tool call requested by the model; `arguments` is the parsed JSON object.
+
+    `invalid_arguments` holds the text the model sent when it was not one complete JSON object
+    (cut off, trailing garbage, two objects, not an object): `arguments` is then `{}` and the call
+    is never executed; it gets an error result quoting the parser's reason instead.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    thought_signature: str | None = None
+    invalid_arguments: str | None = None
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost:
+    """Cost in USD. `total` is always the sum of the four parts."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "total", self.input + self.output + self.cache_read + self.cache_write
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts of one request. `total_tokens` is always the sum of the four counts."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: Cost = field(default_factory=Cost)
+    total_tokens: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "total_tokens", self.input + self.output + self.cache_read + self.cache_write
+        )
+
+
+UserContent: TypeAlias = TextContent | ImageContent
+"""A block of a user message."""
+
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+"""A block of an assistant message."""
+
+ToolResultContent: TypeAlias = TextContent | ImageContent
+"""A block of a tool result."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage:
+    """A message from the user: a plain string or a list of text and image blocks."""
+
+    content: str | list[UserContent]
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage:
+    """A model's answer, with the API, provider and model that produced it."""
+
+    content: list[AssistantContent] = field(default_factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks (no thinking, no tool calls)."""
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool-call blocks, in order."""
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultMessage:
+    """The result of one tool call, fed back to the model."""
+
+    tool_call_id: str
+    tool_name: str
+    content: list[ToolResultContent] = field(default_factory=list)
+    details: Any = None
+    usage: Usage | None = None
+    added_tool_names: list[str] | None = None
+    is_error: bool = False
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["tool_result"] = "tool_result"
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""A message a model understands."""
+
+
+AgentMessage: TypeAlias = Message | Any
+"""A `Message`, or an application-defined message object with a `role` attribute."""
