@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import logging
 import math
-import shlex
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TextIO
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -34,6 +32,7 @@ import anyio.abc
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
 from ._sdk import httpx2, mcp, types
 from ._tools import MCPProgress, MCPTool, ToolFilter, build_tools, clip, to_agent_result
+from ._transports import Http, Stdio, Streams, WatchedReceive, has_fd
 
 __all__ = ["MCPClient", "MCPConnectionError"]
 
@@ -50,126 +49,6 @@ class MCPConnectionError(AgentCoreError, ConnectionError):
     raise it (a failed call is an error result for the model). The SDK's own exception is the
     `__cause__`.
     """
-
-
-# --- transports ----------------------------------------------------------------------------
-
-
-Streams = tuple[Any, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Stdio:
-    command: str
-    args: tuple[str, ...]
-    env: Mapping[str, str] | None
-    cwd: str | None
-    errlog: TextIO | None
-    reconnects: bool = False
-
-    def describe(self) -> str:
-        return shlex.join([Path(self.command).name, *self.args])
-
-    def open(self) -> AbstractAsyncContextManager[Streams]:
-        params = mcp.StdioServerParameters(
-            command=self.command,
-            args=list(self.args),
-            env=dict(self.env) if self.env is not None else None,
-            cwd=self.cwd,
-        )
-        return mcp.stdio_client(params, errlog=self.errlog or _default_errlog())
-
-
-def _has_fd(stream: Any) -> bool:
-    try:
-        stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return False
-    return True
-
-
-def _default_errlog() -> TextIO:
-    """This process's stderr, for the server's; the original one when `sys.stderr` was replaced
-    by an object without a file descriptor (a notebook, captured output)."""
-    if _has_fd(sys.stderr):
-        return sys.stderr
-    original = sys.__stderr__
-    if original is not None and _has_fd(original):
-        return original
-    raise ConfigError("no stderr with a file descriptor for the server: pass errlog=open(...)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Http:
-    url: str
-    headers: Mapping[str, str] | None
-    auth: httpx2.Auth | None
-    timeout: float
-    reconnects: bool = True
-
-    def describe(self) -> str:
-        return _safe_url(self.url)
-
-    @asynccontextmanager
-    async def open(self) -> AsyncIterator[Streams]:
-        # As the SDK's own client: a response stream may stay silent long (a call is bounded by
-        # the tool timeout), redirects are followed by the transport within the origin only.
-        http = httpx2.AsyncClient(
-            headers=dict(self.headers) if self.headers is not None else None,
-            timeout=httpx2.Timeout(self.timeout, read=300.0),
-            auth=self.auth,
-        )
-        connect = mcp.client.streamable_http.streamable_http_client
-        async with http, connect(self.url, http_client=http) as streams:
-            yield streams
-
-
-def _safe_url(url: str) -> str:
-    """The URL without credentials, query or fragment: what error texts may show."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-class _WatchedReceive:
-    """The transport's read stream, reporting its end (the server exited, the connection
-    dropped) so that a lost connection is noticed even when no call is waiting on it."""
-
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    @property
-    def last_context(self) -> Any:
-        # The SDK's dispatcher reads this to run handlers in the sender's context.
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
-
-    def __aiter__(self) -> _WatchedReceive:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReceive:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 # --- one connection ----------------------------------------------------------------------
@@ -268,7 +147,7 @@ class MCPClient:
 
     def __init__(
         self,
-        transport: _Stdio | _Http,
+        transport: Stdio | Http,
         *,
         name: str | None = None,
         prefix: str = "",
@@ -278,7 +157,7 @@ class MCPClient:
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
     ) -> None:
-        if not isinstance(transport, _Stdio | _Http):
+        if not isinstance(transport, Stdio | Http):
             raise UsageError("build an MCPClient with MCPClient.stdio(...) or MCPClient.http(...)")
         if not isinstance(connect_timeout, int | float) or not connect_timeout > 0:
             raise ConfigError(
@@ -329,12 +208,12 @@ class MCPClient:
             raise ConfigError(f"command must be a non-empty string, got {command!r}")
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f"args must be a list of strings, got {args!r}")
-        if errlog is not None and not _has_fd(errlog):
+        if errlog is not None and not has_fd(errlog):
             raise ConfigError(
                 f"errlog must be a file with a file descriptor (e.g. open(path, 'w')), got "
                 f"{type(errlog).__name__}"
             )
-        transport = _Stdio(command, tuple(args), env, str(cwd) if cwd else None, errlog)
+        transport = Stdio(command, tuple(args), env, str(cwd) if cwd else None, errlog)
         return cls(
             transport,
             name=name,
@@ -377,7 +256,7 @@ class MCPClient:
         if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
             raise ConfigError(f"url must be an http:// or https:// URL, got {url!r}")
         return cls(
-            _Http(url, headers, auth, float(timeout)),
+            Http(url, headers, auth, float(timeout)),
             name=name,
             prefix=prefix,
             allow=allow,
@@ -531,7 +410,7 @@ class MCPClient:
             why = f"it did not complete the MCP handshake within {self._connect_timeout:g} s"
         elif isinstance(leaf, mcp.MCPError) and leaf.code == types.CONNECTION_CLOSED:
             why = "it closed the connection during the MCP handshake"
-            if isinstance(self._transport, _Stdio):
+            if isinstance(self._transport, Stdio):
                 why += " (its process exited; its stderr may say why)"
         else:
             why = _describe(exc)
@@ -548,7 +427,7 @@ class MCPClient:
         @asynccontextmanager
         async def transport() -> AsyncIterator[Streams]:
             async with self._transport.open() as (read, write):
-                yield _WatchedReceive(read, conn.lost), write
+                yield WatchedReceive(read, conn.lost), write
 
         try:
             # One scope around the whole session (cancel scopes must nest), whose deadline
@@ -628,7 +507,7 @@ class MCPClient:
             return "it is not connected"
         if conn.error is not None:
             return f"the connection failed ({_describe(conn.error)})"
-        if isinstance(self._transport, _Stdio):
+        if isinstance(self._transport, Stdio):
             return "its process exited or closed its output"
         return "the connection dropped"
 
