@@ -6,6 +6,8 @@ agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
 ```
 
+`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`).
+
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
 Exit codes: 0 success, 1 the run failed, 2 usage or configuration error, 3 a bound (turns, tokens,
@@ -26,6 +28,7 @@ from ..messages import AgentMessage
 from ._args import Parsed, parse_args
 from ._chat import chat
 from ._json import JsonLinesWriter
+from ._mcp import mcp_servers
 from ._models import list_models
 from ._render import Renderer, make_styler
 from ._run import (
@@ -128,17 +131,18 @@ async def _main(
     if parsed.command == "models":
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
     settings = _settings(parsed, stream_fn)
-    with tracing(stderr, trace=parsed.trace) as trace:
-        if parsed.command == "chat":
-            return await chat(
-                settings,
-                json_mode=parsed.json,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                trace=trace,
-            )
-        return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
+    async with mcp_servers(parsed.mcp, settings, stderr):
+        with tracing(stderr, trace=parsed.trace) as trace:
+            if parsed.command == "chat":
+                return await chat(
+                    settings,
+                    json_mode=parsed.json,
+                    stdin=stdin,
+                    stdout=stdout,
+                    stderr=stderr,
+                    trace=trace,
+                )
+            return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
 
 
 def main(

@@ -69,6 +69,7 @@ class Parsed:
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
     trace: bool = False
+    mcp: tuple[str, ...] = ()
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -242,6 +243,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the directory the file tools may read (default: the current directory)",
     )
     group.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="add the tools of an MCP server: a command line (stdio) or an http(s) URL; "
+        "repeatable (see docs/mcp.md)",
+    )
+    group.add_argument(
         "--json", action="store_true", help="write the run's events as JSON Lines on stdout"
     )
     group.add_argument(
@@ -319,4 +328,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         idle_timeout=ns.idle_timeout,
         max_retries=ns.max_retries,
         trace=ns.trace,
+        mcp=tuple(ns.mcp),
     )

@@ -71,6 +71,7 @@ class _Chat:
             session_id=uuid.uuid4().hex,  # prompt-cache affinity
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
+            prepare_next_turn=settings.prepare_next_turn,
             **settings.bounds(),
         )
         self.stdin = stdin

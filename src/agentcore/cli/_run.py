@@ -106,6 +106,7 @@ class Settings:
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
+    prepare_next_turn: Callable[..., Any] | None = None  # e.g. refreshing --mcp servers' tools
 
     def bounds(self) -> dict[str, Any]:
         """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
@@ -125,6 +126,7 @@ class Settings:
             reasoning=self.thinking,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            prepare_next_turn=self.prepare_next_turn,
             **self.bounds(),
         )
 

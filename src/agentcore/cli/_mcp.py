@@ -1,0 +1,96 @@
+"""`--mcp SERVER`: the tools of MCP servers in a chat or a run.
+
+SERVER is an `http://` or `https://` URL (a streamable-HTTP server) or a command line (a stdio
+server, split as a shell would: `--mcp "python -m mcp_server_time"`). The option may be given
+several times. The servers are connected before the first prompt and closed when the command
+ends; a server that cannot be reached is a configuration error (exit code 2). Their tools join
+the built-in ones under the servers' own names (a name offered twice is an error), and a
+server's announced change of its tools is picked up between the turns of a run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, TextIO
+
+from ..errors import MissingExtraError
+from ..tools import AgentTool
+from ._run import CommandError, Settings
+
+__all__ = ["check_tool_names", "mcp_client", "mcp_servers"]
+
+
+def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
+    """The `MCPClient` (not yet connected) for one `--mcp` value.
+
+    Raises:
+        CommandError: an empty or unparsable value, or the MCP SDK is not installed.
+    """
+    try:
+        from ..mcp import MCPClient
+    except MissingExtraError as exc:
+        raise CommandError(f"--mcp needs the MCP SDK: {exc}") from None
+    text = spec.strip()
+    if text.lower().startswith(("http://", "https://")):
+        return MCPClient.http(text)
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise CommandError(f"--mcp {spec!r}: cannot split the command line ({exc})") from None
+    if not argv:
+        raise CommandError("--mcp needs a command line or an http(s) URL, got an empty value")
+    return MCPClient.stdio(argv[0], argv[1:], errlog=errlog)
+
+
+def check_tool_names(offered: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Refuse a tool name offered by two sources (`(source, tool names)` pairs).
+
+    Raises:
+        CommandError: naming the tool and both sources.
+    """
+    seen: dict[str, str] = {}
+    for source, names in offered:
+        for name in names:
+            if name in seen:
+                raise CommandError(
+                    f"the tool {name!r} is offered by both {seen[name]} and {source}; "
+                    "a run cannot have two tools of one name"
+                )
+            seen[name] = source
+
+
+def _fileno_or_none(stream: TextIO) -> TextIO | None:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return stream
+
+
+@asynccontextmanager
+async def mcp_servers(
+    specs: Sequence[str], settings: Settings, stderr: TextIO
+) -> AsyncIterator[None]:
+    """Connect the `--mcp` servers, add their tools to `settings` (and the hook that refreshes
+    them between turns) for the block, and close them after it."""
+    if not specs:
+        yield
+        return
+    clients = [mcp_client(spec, errlog=_fileno_or_none(stderr)) for spec in specs]
+    from ..mcp import MCPConnectionError, refresh_tools
+
+    async with AsyncExitStack() as stack:
+        for client in clients:
+            try:
+                await stack.enter_async_context(client)
+            except MCPConnectionError as exc:
+                raise CommandError(str(exc)) from None
+        offered = [("the built-in tools", [t.name for t in settings.tools])]
+        offered += [(f"MCP server {c.name!r}", [t.name for t in c.tools]) for c in clients]
+        check_tool_names(offered)
+        tools: list[AgentTool] = [t for c in clients for t in c.tools]
+        settings.tools = [*settings.tools, *tools]
+        settings.prepare_next_turn = refresh_tools(*clients)
+        yield

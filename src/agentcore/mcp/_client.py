@@ -1,0 +1,590 @@
+"""`MCPClient`: a connection to one MCP server, whose tools become `AgentTool`s.
+
+The connection lives in a task of its own, started in the client's task group: the SDK's
+transports are context managers bound to the task that enters them (a subprocess with reader and
+writer tasks, an HTTP client with one task per request), and a tool call runs in whichever task
+the agent loop gives it. The connection task opens the transport and the session, lists the
+tools, then waits until the client closes or the connection ends; it never raises after it has
+started, so a dying server cannot cancel the code inside `async with client`.
+
+The transport's read stream is watched: when it ends (the server process exited, an HTTP request
+failed hard) the connection is marked lost at once, pending calls fail with the SDK's "connection
+closed" (each becomes an error result naming the server), and later calls say the server is
+unavailable without waiting on anything. An HTTP client connects again on the next call; a stdio
+server is not restarted behind the caller's back (`reconnect()` does it on request).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TextIO
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.abc
+
+from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ._sdk import httpx2, mcp, types
+from ._tools import MCPProgress, MCPTool, ToolFilter, build_tools, clip, to_agent_result
+from ._transports import Http, Stdio, Streams, WatchedReceive, has_fd
+
+__all__ = ["MCPClient", "MCPConnectionError"]
+
+_log = logging.getLogger("agentcore")
+
+_MAX_LIST_PAGES = 100  # a server whose tools/list cursor never ends cannot hang a connect
+_CLOSE_TIMEOUT = 5.0  # seconds a graceful close may take before the connection is cut
+
+
+class MCPConnectionError(AgentCoreError, ConnectionError):
+    """An MCP server could not be reached, or did not complete the MCP handshake.
+
+    Raised by `async with MCPClient(...)`, `reconnect()` and `refresh_tools()`; tool calls never
+    raise it (a failed call is an error result for the model). The SDK's own exception is the
+    `__cause__`.
+    """
+
+
+# --- one connection ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One live session with the server, owned by its connection task."""
+
+    session: mcp.Client | None = None
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    phase: Literal["open", "closing", "lost", "ended"] = "open"
+    error: BaseException | None = None
+
+    def lost(self) -> None:
+        if self.phase == "open":
+            self.phase = "lost"
+        self.wake.set()
+
+    def close(self) -> None:
+        if self.phase == "open":
+            self.phase = "closing"
+        self.wake.set()
+
+    @property
+    def alive(self) -> bool:
+        return self.phase == "open"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception of a (nested) group that is not a cancellation."""
+    while isinstance(exc, BaseExceptionGroup):
+        leaves = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        exc = (leaves or list(exc.exceptions))[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming what failed, from the innermost exception of a group."""
+    exc = _leaf(exc)
+    if isinstance(exc, mcp.MCPError):
+        return clip(f"{exc.message} (MCP error {exc.code})")
+    if isinstance(exc, TimeoutError):
+        return "it did not answer in time"
+    text = str(exc)
+    return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+class _Unavailable(Exception):
+    """The server cannot take a call now; the text is the error result."""
+
+
+# --- the client ----------------------------------------------------------------------------
+
+
+class MCPClient:
+    """A connection to one MCP server; its tools are `client.tools`, ordinary `AgentTool`s.
+
+    Build one with `MCPClient.stdio(...)` or `MCPClient.http(...)` and use it as an async
+    context manager, which owns the connection: entering connects and lists the tools, leaving
+    closes the connection (and stops a stdio server's process) even when the run inside was
+    aborted or the server has died.
+
+    ```python
+    async with MCPClient.stdio("python", ["-m", "mcp_server_time"], prefix="time_") as time:
+        done = await run_agent_loop(prompts, AgentContext(tools=time.tools), config, emit)
+    ```
+
+    A call of one of its tools sends `tools/call`; the agent's abort (or a tool timeout)
+    cancels it, and the server is told with an MCP cancellation. Progress notifications become
+    `tool_execution_update` events (`partial_result.details` is an `MCPProgress`). A server
+    that exits, or a connection that drops, during a call gives that call an error result
+    naming the server; later calls report it unavailable at once (an HTTP client connects
+    again instead). See `MCPTool` for how results are mapped.
+
+    When the server announces that its tool list changed, `tools_changed` becomes True and
+    `refresh_tools()` lists them again; `agentcore.mcp.refresh_tools(client)` is a
+    `prepare_next_turn` hook that does it between turns of a run.
+
+    Use the constructors; the arguments they share:
+
+    Args:
+        name: how error texts and logs name the server (default: the command line or URL).
+        prefix: prepended to every tool name, to keep the tools of several servers apart
+            (the server still receives its own names).
+        allow: keep only the tools whose server-side name matches one of these `fnmatch`
+            patterns (e.g. `["git_*"]`).
+        deny: drop the tools whose server-side name matches one of these patterns.
+        tool_timeout: seconds one call of these tools may run (each tool's `timeout`; None
+            leaves it to the run's `tool_timeout`).
+        execution_mode: the `execution_mode` of every tool (`SEQUENTIAL` for a server that
+            cannot take parallel calls).
+        connect_timeout: seconds to connect and complete the MCP handshake.
+    """
+
+    def __init__(
+        self,
+        transport: Stdio | Http,
+        *,
+        name: str | None = None,
+        prefix: str = "",
+        allow: Sequence[str] | None = None,
+        deny: Sequence[str] | None = None,
+        tool_timeout: float | None = None,
+        execution_mode: ToolExecutionMode | None = None,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        if not isinstance(transport, Stdio | Http):
+            raise UsageError("build an MCPClient with MCPClient.stdio(...) or MCPClient.http(...)")
+        if not isinstance(connect_timeout, int | float) or not connect_timeout > 0:
+            raise ConfigError(
+                f"connect_timeout must be a positive number of seconds, got {connect_timeout!r}"
+            )
+        self._transport = transport
+        self.name = name or transport.describe()
+        self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
+        self._connect_timeout = float(connect_timeout)
+        self._phase: Literal["new", "open", "closed"] = "new"
+        self._group: anyio.abc.TaskGroup | None = None
+        self._conn: _Connection | None = None
+        self._lock: anyio.Lock | None = None
+        self._tools: list[MCPTool] = []
+        self._listed: list[types.Tool] = []
+        self._changed = False
+        self._server_info: types.Implementation | None = None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        errlog: TextIO | None = None,
+        name: str | None = None,
+        prefix: str = "",
+        allow: Sequence[str] | None = None,
+        deny: Sequence[str] | None = None,
+        tool_timeout: float | None = None,
+        execution_mode: ToolExecutionMode | None = None,
+        connect_timeout: float = 30.0,
+    ) -> MCPClient:
+        """A client for a server run as a subprocess, speaking MCP on its stdin and stdout.
+
+        Args:
+            command: the executable (looked up on `PATH`).
+            args: its arguments.
+            env: environment variables for the server, over the SDK's safe defaults (`PATH`,
+                `HOME`, ...; the parent's other variables, API keys included, are not passed).
+            cwd: its working directory.
+            errlog: an open file for the server's stderr (default: this process's stderr).
+            the rest: see `MCPClient`.
+        """
+        if not isinstance(command, str) or not command:
+            raise ConfigError(f"command must be a non-empty string, got {command!r}")
+        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(f"args must be a list of strings, got {args!r}")
+        if errlog is not None and not has_fd(errlog):
+            raise ConfigError(
+                f"errlog must be a file with a file descriptor (e.g. open(path, 'w')), got "
+                f"{type(errlog).__name__}"
+            )
+        transport = Stdio(command, tuple(args), env, str(cwd) if cwd else None, errlog)
+        return cls(
+            transport,
+            name=name,
+            prefix=prefix,
+            allow=allow,
+            deny=deny,
+            tool_timeout=tool_timeout,
+            execution_mode=execution_mode,
+            connect_timeout=connect_timeout,
+        )
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        timeout: float = 30.0,
+        name: str | None = None,
+        prefix: str = "",
+        allow: Sequence[str] | None = None,
+        deny: Sequence[str] | None = None,
+        tool_timeout: float | None = None,
+        execution_mode: ToolExecutionMode | None = None,
+        connect_timeout: float = 30.0,
+    ) -> MCPClient:
+        """A client for a streamable-HTTP server.
+
+        Args:
+            url: the MCP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+            headers: sent with every request (e.g. `{"Authorization": "Bearer ..."}`); never
+                shown in error texts.
+            auth: an `httpx2.Auth` for schemes that need a handshake (the SDK's OAuth
+                providers are ones).
+            timeout: seconds to connect, send, or wait for a pooled connection (a response
+                stream may stay silent longer: a call is bounded by the tool timeout).
+            the rest: see `MCPClient`.
+        """
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+            raise ConfigError(f"url must be an http:// or https:// URL, got {url!r}")
+        return cls(
+            Http(url, headers, auth, float(timeout)),
+            name=name,
+            prefix=prefix,
+            allow=allow,
+            deny=deny,
+            tool_timeout=tool_timeout,
+            execution_mode=execution_mode,
+            connect_timeout=connect_timeout,
+        )
+
+    # -- what the server offers -------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[MCPTool]:
+        """The server's tools (after the filter), as listed last; a fresh list each time."""
+        return list(self._tools)
+
+    @property
+    def tools_changed(self) -> bool:
+        """Whether the server announced a change of its tools since they were last listed."""
+        return self._changed
+
+    @property
+    def connected(self) -> bool:
+        """Whether a live connection is open (False before entering, after leaving, and after
+        the connection was lost)."""
+        return self._conn is not None and self._conn.alive
+
+    @property
+    def server_info(self) -> types.Implementation | None:
+        """The name and version the server reported when it connected, if any."""
+        return self._server_info
+
+    async def refresh_tools(self) -> list[MCPTool]:
+        """List the server's tools again; returns `tools`. Tools whose definition did not change
+        are kept as the same objects.
+
+        Raises:
+            MCPConnectionError: the server is unavailable, or the listing failed.
+        """
+        try:
+            conn = await self._live()
+            assert conn.session is not None
+            listed = await _list_tools(conn.session)
+        except _Unavailable as exc:
+            raise MCPConnectionError(str(exc)) from exc.__cause__
+        except Exception as exc:
+            raise MCPConnectionError(
+                f"could not list the tools of MCP server {self.name!r}: {_describe(exc)}"
+            ) from exc
+        self._absorb(listed)
+        return self.tools
+
+    async def reconnect(self) -> None:
+        """Close the current connection, if any, and connect again (for a stdio server: start
+        a new process), listing the tools anew.
+
+        Raises:
+            MCPConnectionError: the new connection failed.
+            UsageError: the client is not entered.
+        """
+        self._check_open()
+        lock = self._get_lock()
+        async with lock:
+            old = self._conn
+            if old is not None:
+                await self._stop(old)
+            try:
+                await self._connect()
+            except _Unavailable as exc:
+                raise MCPConnectionError(str(exc)) from exc.__cause__
+
+    # -- the context manager ----------------------------------------------------------------
+
+    async def __aenter__(self) -> MCPClient:
+        if self._phase != "new":
+            raise UsageError(
+                f"MCPClient for {self.name!r} was already entered once; build a new one"
+            )
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        self._phase = "open"
+        try:
+            await self._connect()
+        except BaseException as exc:
+            self._phase = "closed"
+            group.cancel_scope.cancel()
+            # Exited at the level it was entered (not inside a new scope), as anyio requires.
+            await group.__aexit__(None, None, None)
+            if isinstance(exc, _Unavailable):
+                raise MCPConnectionError(str(exc)) from exc.__cause__
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        group = self._group
+        if self._phase != "open" or group is None:
+            return
+        self._phase = "closed"
+        conn = self._conn
+        if conn is not None:
+            await self._stop(conn)  # shielded: a cancelled caller still closes cleanly
+        group.cancel_scope.cancel()
+        # Exited at the level it was entered (not inside a new scope), as anyio requires.
+        await group.__aexit__(None, None, None)
+
+    def _check_open(self) -> None:
+        if self._phase != "open":
+            state = "not entered yet" if self._phase == "new" else "closed"
+            raise UsageError(
+                f"MCPClient for {self.name!r} is {state}: use it as `async with client:`"
+            )
+
+    def _get_lock(self) -> anyio.Lock:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    async def _stop(self, conn: _Connection) -> None:
+        """Close a connection gracefully, cutting it after `_CLOSE_TIMEOUT`."""
+        conn.close()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
+            await conn.done.wait()
+
+    # -- connecting ---------------------------------------------------------------------------
+
+    async def _connect(self) -> _Connection:
+        """Open a connection in the client's task group and adopt its tool listing.
+
+        Raises:
+            _Unavailable: connecting failed (the text names the server and the reason).
+        """
+        assert self._group is not None
+        try:
+            conn, listed = await self._group.start(self._connection)
+        except Exception as exc:
+            failure = self._connect_failure(exc, again=self._conn is not None)
+            raise _Unavailable(failure) from _leaf(exc)
+        self._conn = conn
+        self._absorb(listed)
+        return conn  # type: ignore[no-any-return]
+
+    def _connect_failure(self, exc: BaseException, *, again: bool) -> str:
+        leaf = _leaf(exc)
+        if isinstance(leaf, TimeoutError):
+            why = f"it did not complete the MCP handshake within {self._connect_timeout:g} s"
+        elif isinstance(leaf, mcp.MCPError) and leaf.code == types.CONNECTION_CLOSED:
+            why = "it closed the connection during the MCP handshake"
+            if isinstance(self._transport, Stdio):
+                why += " (its process exited; its stderr may say why)"
+        else:
+            why = _describe(exc)
+        if again:
+            return f"MCP server {self.name!r} is unavailable: connecting again failed: {why}"
+        return f"could not connect to MCP server {self.name!r}: {why}"
+
+    async def _connection(self, *, task_status: anyio.abc.TaskStatus[Any]) -> None:
+        """The connection task: open, list the tools, report them, then hold the connection
+        until it is closed or lost. Raises only before it has reported (to `_connect`)."""
+        conn = _Connection()
+        started = False
+
+        @asynccontextmanager
+        async def transport() -> AsyncIterator[Streams]:
+            async with self._transport.open() as (read, write):
+                yield WatchedReceive(read, conn.lost), write
+
+        try:
+            # One scope around the whole session (cancel scopes must nest), whose deadline
+            # bounds only the handshake and the first listing.
+            with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
+                async with mcp.Client(
+                    transport(),
+                    message_handler=self._on_message,
+                    cache=None,  # a listing is fetched when asked for, never from a cache
+                ) as client:
+                    conn.session = client
+                    listed = await _list_tools(client)
+                    scope.deadline = math.inf
+                    self._server_info = client.server_info
+                    task_status.started((conn, listed))
+                    started = True
+                    async with anyio.create_task_group() as watchers:
+                        if _announces_changes(client):
+                            watchers.start_soon(self._listen, client)
+                        await conn.wake.wait()
+                        watchers.cancel_scope.cancel()
+            if not started:
+                raise TimeoutError("the MCP handshake did not complete in time")
+        except Exception as exc:
+            if not started:
+                raise
+            conn.error = exc
+            _log.info("MCP server %r: the connection ended: %s", self.name, _describe(exc))
+        finally:
+            conn.phase = "lost" if started and conn.phase == "open" else conn.phase
+            if not started:
+                conn.phase = "ended"
+            conn.done.set()
+
+    async def _listen(self, client: mcp.Client) -> None:
+        """Keep a 2026-era `subscriptions/listen` stream open for tool-list changes (older
+        servers send the notification unasked; `_on_message` sees both)."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._changed = True
+        except Exception as exc:  # a server that cannot listen still works; it just never tells
+            _log.debug("MCP server %r: no tool-change subscription: %s", self.name, exc)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed = True
+
+    def _absorb(self, listed: list[types.Tool]) -> None:
+        self._changed = False
+        self._listed = listed
+        self._tools = build_tools(self, listed, self._tools, self._filter)
+
+    async def _live(self) -> _Connection:
+        """The live connection; an HTTP client connects again if the last one was lost.
+
+        Raises:
+            _Unavailable: with the text of the error result.
+        """
+        self._check_open()
+        conn = self._conn
+        if conn is not None and conn.alive:
+            return conn
+        if not self._transport.reconnects:
+            raise _Unavailable(
+                f"MCP server {self.name!r} is unavailable: {self._lost_text(conn)}. Its tools "
+                "cannot be called any more in this session."
+            )
+        async with self._get_lock():
+            conn = self._conn
+            if conn is not None and conn.alive:
+                return conn
+            return await self._connect()
+
+    def _lost_text(self, conn: _Connection | None) -> str:
+        if conn is None:
+            return "it is not connected"
+        if conn.error is not None:
+            return f"the connection failed ({_describe(conn.error)})"
+        if isinstance(self._transport, Stdio):
+            return "its process exited or closed its output"
+        return "the connection dropped"
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def call(
+        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+    ) -> AgentToolResult:
+        """Call a tool of this server; every outcome is a result (errors included)."""
+        if self._phase != "open":
+            state = "not connected yet" if self._phase == "new" else "closed"
+            return AgentToolResult.error(
+                f"MCP server {self.name!r} is unavailable: its client is {state}."
+            )
+        try:
+            conn = await self._live()
+        except _Unavailable as exc:
+            return AgentToolResult.error(str(exc))
+        session = conn.session
+        assert session is not None
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            update = MCPProgress(progress=progress, total=total, message=message)
+            on_update(AgentToolResult.text(update.text(), details=update))
+
+        try:
+            result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
+        except mcp.MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                return AgentToolResult.error(await self._lost_during_call(conn, tool))
+            return AgentToolResult.error(
+                f"MCP server {self.name!r} rejected the call to {tool.mcp_name!r}: {_describe(exc)}"
+            )
+        except Exception as exc:
+            return AgentToolResult.error(
+                f"MCP server {self.name!r}: the call to {tool.mcp_name!r} failed: {_describe(exc)}"
+            )
+        return to_agent_result(result, self.name, tool.mcp_name)
+
+    async def _lost_during_call(self, conn: _Connection, tool: MCPTool) -> str:
+        conn.lost()
+        # The connection task records why it ended; wait for it (bounded) to say so.
+        with anyio.move_on_after(_CLOSE_TIMEOUT):
+            await conn.done.wait()
+        then = (
+            "The next call connects again."
+            if self._transport.reconnects
+            else "Its tools cannot be called any more in this session."
+        )
+        if conn.phase == "closing":
+            return (
+                f"MCP server {self.name!r}: the call to {tool.mcp_name!r} was cut off because "
+                "the client was closed."
+            )
+        return (
+            f"MCP server {self.name!r} closed the connection during the call to "
+            f"{tool.mcp_name!r}: {self._lost_text(conn)}. {then}"
+        )
+
+    def __repr__(self) -> str:
+        return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"
+
+
+def _announces_changes(client: mcp.Client) -> bool:
+    if client.protocol_version not in types.version.MODERN_PROTOCOL_VERSIONS:
+        return False  # older servers send notifications/tools/list_changed unasked
+    tools = client.server_capabilities.tools
+    return bool(tools is not None and tools.list_changed)
+
+
+async def _list_tools(client: mcp.Client) -> list[types.Tool]:
+    listed: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return listed
