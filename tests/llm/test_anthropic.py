@@ -465,8 +465,9 @@ async def test_pings_before_the_first_event_do_not_count_as_one(
     replay_server.enqueue(
         ScriptedResponse.sse([ping] * 100, delay=0.02), ScriptedResponse.sse(fixture("text"))
     )
-    options = StreamOptions(api_key="k", request_timeout=0.3, max_retry_delay_ms=1)
-    with anyio.fail_after(5):
+    # the pings span 2 s, longer than request_timeout; the retry's first event comes at once
+    options = StreamOptions(api_key="k", request_timeout=1.0, max_retry_delay_ms=1)
+    with anyio.fail_after(8):
         events, message = await collect(
             run(replay_server, make_model(replay_server), None, options)
         )

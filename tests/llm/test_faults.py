@@ -65,7 +65,10 @@ CUT_NOTE = '{"title": "rent", "body": "rent for ma'  # the model stopped mid-str
 BIG_BODY = "0123456789abcdef" * 625_000  # 10 MB of one argument
 FINAL = "Saved."
 BAD_UTF8 = "@@not-utf-8@@"  # replaced on the wire by two bytes that are not UTF-8
-SHORT = 0.3  # the timeout of the timeout cases, in seconds
+SHORT = 0.3  # the idle timeout of the timeout cases, in seconds
+# The request timeout of those cases: longer, so that on a loaded machine an answer that starts at
+# once (the retry after a stall, the later turns) still has its first event in time.
+SHORT_REQUEST = 1.0
 
 BOUNDS: dict[str, Any] = {
     "request_timeout": 5.0,
@@ -206,7 +209,7 @@ FAULTS = [
         name="stall_before_the_first_event_then_ok",
         first_turn=lambda w, a: [w.sse([], stall=True), clean(w, a)],
         attempts=2,
-        bounds={"request_timeout": SHORT},
+        bounds={"request_timeout": SHORT_REQUEST},
     ),
     Fault(
         name="stall_before_every_first_event",
@@ -214,7 +217,7 @@ FAULTS = [
         error="request_timeout",
         attempts=3,
         text="",
-        bounds={"request_timeout": SHORT},
+        bounds={"request_timeout": SHORT_REQUEST},
     ),
     Fault(
         name="stall_after_the_first_event",
