@@ -188,7 +188,7 @@ def test_the_cloud_providers_are_in_the_catalogue_with_their_prices() -> None:
     assert (llama.context_window, llama.cost.cache_read) == (128_000, 0)
     azure = {m.id: m for m in get_models("azure-openai")}
     assert {"gpt-4.1", "gpt-5", "o4-mini"} <= set(azure)  # other tests register models too
-    assert {m.api for m in azure.values()} == {"openai-responses"}
+    assert {azure[i].api for i in ("gpt-4.1", "gpt-5", "o4-mini")} == {"openai-responses"}
     assert azure["gpt-5"].context_window == 400_000 and azure["gpt-5"].thinking_control == "effort"
     vertex = {m.id: m for m in get_models("google-vertex")}
     assert {"gemini-2.5-pro", "gemini-2.5-flash"} <= set(vertex)
