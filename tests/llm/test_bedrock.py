@@ -32,6 +32,7 @@ from agentcore.llm import (
     register_model,
     unregister_api_providers,
 )
+from agentcore.llm import model as model_module
 from agentcore.llm import stream as llm_stream
 from agentcore.llm.model import Model, ModelCost
 from agentcore.llm.overflow import is_context_overflow
@@ -51,6 +52,8 @@ from agentcore.messages import (
     to_json,
 )
 from agentcore.sessions import JsonlSessionStore
+from agentcore.sessions._base import model_from_json as session_model_from_json
+from agentcore.sessions._base import model_to_json
 
 from . import test_faults
 from .bedrock_server import (
@@ -417,6 +420,43 @@ async def test_cache_points_follow_retention_and_compat(server: FaultServer) -> 
     await collect(run(server, no_cache, context(system="S")))
     for index in range(2):
         assert "cachePoint" not in json.dumps(wire_body(server, index))
+
+
+async def test_the_catalogue_states_what_a_model_takes(server: FaultServer) -> None:
+    # The catalogue's BedrockCompat is the model's word, whatever its id or prices suggest.
+    assert BedrockCompat is model_module.BedrockCompat
+    listed = get_model("amazon-bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0")
+    assert listed.compat == BedrockCompat(thinking="anthropic", cache_points=True)
+    unpriced = dataclasses.replace(listed, base_url=server.url, cost=ModelCost())
+    llama = dataclasses.replace(
+        get_model("amazon-bedrock", "us.meta.llama3-3-70b-instruct-v1:0"),
+        base_url=server.url,
+        reasoning=True,
+        cost=ModelCost(input=1, output=1, cache_read=0.1, cache_write=1),
+    )
+    assert isinstance(llama.compat, BedrockCompat) and llama.compat.thinking == "none"
+    server.enqueue(answer("text"), answer("text"))
+    thinking = SimpleStreamOptions(reasoning="high")
+    await collect(adapter.stream_simple(unpriced, context(system="S"), thinking))
+    await collect(adapter.stream_simple(llama, context(system="S"), thinking))
+    claude_body, llama_body = wire_body(server, 0), wire_body(server, 1)
+    assert claude_body["system"][-1] == _CACHE_POINT  # no cache prices, still cache points
+    assert "thinking" in claude_body["additionalModelRequestFields"]
+    assert "cachePoint" not in json.dumps(llama_body)  # cache prices, yet none: compat says so
+    assert "thinking" not in json.dumps(llama_body.get("additionalModelRequestFields", {}))
+
+
+def test_a_session_keeps_the_bedrock_compat() -> None:
+    model = make_model(None, "my-profile", compat=BedrockCompat(thinking="anthropic"))
+    data = model_to_json(model)
+    assert data["compat"] == {
+        "kind": "bedrock-converse-stream",
+        "thinking": "anthropic",
+        "cache_points": False,
+    }
+    restored, _ = session_model_from_json(json.loads(json.dumps(data)), "test")
+    assert restored.compat == BedrockCompat(thinking="anthropic", cache_points=False)
+    assert restored == model
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from agentcore.llm import Model, get_model, get_models, get_providers
+from agentcore.llm.model import BedrockCompat
+from agentcore.llm.models import model_from_json
 from agentcore.llm.thinking import XHIGH_MODELS, XHIGH_SINCE, supports_xhigh
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,3 +174,38 @@ def test_the_stated_capability_wins_over_the_id() -> None:
     assert not supports_xhigh(stated)
     renamed = Model(id="my-opus", api="anthropic-messages", provider="p", supports_xhigh=True)
     assert supports_xhigh(renamed)
+
+
+def test_the_cloud_providers_are_in_the_catalogue_with_their_prices() -> None:
+    bedrock = {m.id: m for m in get_models("amazon-bedrock")}
+    sonnet = bedrock["us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
+    # genai-prices' AWS data: a US (regional) inference profile costs 10% over the global price.
+    assert (sonnet.cost.input, sonnet.cost.output, sonnet.cost.cache_write) == (3.3, 16.5, 4.125)
+    assert sonnet.api == "bedrock-converse-stream" and sonnet.base_url == ""
+    assert sonnet.compat == BedrockCompat(thinking="anthropic", cache_points=True)
+    llama = bedrock["us.meta.llama3-3-70b-instruct-v1:0"]
+    assert llama.compat == BedrockCompat(thinking="none", cache_points=False)
+    assert (llama.context_window, llama.cost.cache_read) == (128_000, 0)
+    azure = {m.id: m for m in get_models("azure-openai")}
+    assert {"gpt-4.1", "gpt-5", "o4-mini"} <= set(azure)  # other tests register models too
+    assert {azure[i].api for i in ("gpt-4.1", "gpt-5", "o4-mini")} == {"openai-responses"}
+    assert azure["gpt-5"].context_window == 400_000 and azure["gpt-5"].thinking_control == "effort"
+    vertex = {m.id: m for m in get_models("google-vertex")}
+    assert {"gemini-2.5-pro", "gemini-2.5-flash"} <= set(vertex)
+    assert vertex["gemini-2.5-flash"].cost.output == 2.5
+    claude = {m.id: m for m in get_models("google-vertex-anthropic")}
+    assert {"claude-sonnet-4-5@20250929", "claude-haiku-4-5@20251001"} <= set(claude)
+    assert claude["claude-sonnet-4-5@20250929"].cost.cache_write == 3.75
+    for provider in ("amazon-bedrock", "azure-openai", "google-vertex", "google-vertex-anthropic"):
+        spec = overrides()["providers"][provider]
+        assert spec["base_url"] == "" and spec["source"]
+
+
+def test_a_bedrock_entry_must_state_its_compat() -> None:
+    # What thinking and caching mean for a Bedrock model is data, never read from its id.
+    data = overrides()
+    data["providers"]["amazon-bedrock"]["models"][2].pop("compat")
+    with pytest.raises(GEN.CatalogueError, match=r"llama3-3-70b.*BedrockCompat"):
+        GEN.build(data)
+    loaded = model_from_json("amazon-bedrock", {"id": "m", "api": "bedrock-converse-stream"})
+    assert loaded.compat == BedrockCompat()  # loading never sniffs either

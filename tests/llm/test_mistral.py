@@ -27,7 +27,13 @@ from agentcore.llm import (
     is_context_overflow,
     stream,
 )
-from agentcore.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from agentcore.messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from . import fault_server
 from . import test_faults as faults
@@ -236,18 +242,14 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     assert events[-1].type == "error" and events[-1].reason == "aborted"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Magistral streams `delta.content` as a list of chunks ({'type': 'thinking', "
-    "'thinking': [{'type': 'text', ...}]} and {'type': 'text', ...}); the openai-completions "
-    "adapter reads only string content and drops them. Needs a list branch in "
-    "_Translator._feed_delta (providers/openai_completions.py, not this branch's file)",
-)
 async def test_magistral_thinking_chunks(replay_server: ReplayServer) -> None:
     replay_server.enqueue(sse("thinking_chunks"))
     model = dataclasses.replace(mistral(replay_server), id="magistral-medium-latest")
     _, message = await run(model, ask())
-    assert message.thinking == "The user greets me." and message.text == "Hello!"
+    assert message.content == [
+        ThinkingContent(thinking="The user greets me."),
+        TextContent(text="Hello!"),
+    ]
 
 
 def test_every_catalogue_mistral_model_has_mistral_quirks() -> None:

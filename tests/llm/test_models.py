@@ -20,8 +20,14 @@ from agentcore.llm import (
     register_model,
 )
 from agentcore.llm._env import ENV_KEYS
+from agentcore.llm.model import BedrockCompat
 from agentcore.llm.registry import _BUILTIN
 from agentcore.messages import Usage
+
+CLOUD_PROVIDERS = ("amazon-bedrock", "azure-openai", "google-vertex", "google-vertex-anthropic")
+# Providers without an API-key variable: Bedrock signs requests with the AWS credential chain,
+# Vertex sends a Google access token (application-default credentials).
+KEYLESS_CLOUD_PROVIDERS = ("amazon-bedrock", "google-vertex", "google-vertex-anthropic")
 
 RAW = json.loads(resources.files("agentcore.llm").joinpath("models.json").read_text("utf-8"))
 ALL = [m for p in get_providers() if p in RAW["providers"] for m in get_models(p)]
@@ -41,7 +47,13 @@ def test_catalogue_covers_the_main_providers() -> None:
 def test_entry_is_sound(model: Model) -> None:
     assert model.api in _BUILTIN
     assert importlib.util.find_spec(_BUILTIN[model.api]) is not None, model.api
-    assert model.base_url.startswith(("https://", "http://127.0.0.1"))
+    if model.provider in CLOUD_PROVIDERS:
+        # The endpoint of a cloud provider is not one URL: Bedrock's follows the region of the
+        # AWS credential chain, Azure's is the resource in AZURE_OPENAI_ENDPOINT, Vertex's
+        # follows the location. An empty base_url tells the adapter to resolve it.
+        assert model.base_url == ""
+    else:
+        assert model.base_url.startswith(("https://", "http://127.0.0.1"))
     assert model.name and model.context_window > 0 and model.max_tokens > 0
     assert model.max_tokens <= model.context_window
     assert set(model.input) <= {"text", "image"} and "text" in model.input
@@ -49,9 +61,12 @@ def test_entry_is_sound(model: Model) -> None:
     assert min(cost.input, cost.output, cost.cache_read, cost.cache_write) >= 0
     if model.api == "openai-completions":
         assert isinstance(model.compat, OpenAICompletionsCompat)
+    if model.api == "bedrock-converse-stream":
+        assert isinstance(model.compat, BedrockCompat)  # per-model facts as data, not sniffed
     if model.provider != "local":
-        assert model.provider in ENV_KEYS
         assert cost.output > 0
+    if model.provider not in ("local", *KEYLESS_CLOUD_PROVIDERS):
+        assert model.provider in ENV_KEYS
 
 
 def test_ids_are_unique_per_provider() -> None:

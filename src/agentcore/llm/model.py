@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "AzureOpenAI",
+    "BedrockCompat",
     "InputKind",
     "Model",
     "ModelCost",
@@ -76,6 +77,26 @@ class OpenAICompletionsCompat:
     supports_strict_mode: bool = False
     supports_store: bool = False
     tool_call_id_format: Literal["any", "mistral"] = "any"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BedrockCompat:
+    """What a model on Bedrock takes beyond the Converse basics, as data (`Model.compat` of a
+    `bedrock-converse-stream` model; the catalogue states it for its Bedrock entries).
+
+    A Bedrock model built by hand without one gets it from the model itself: cache points when
+    its prices include prompt caching, Anthropic's thinking settings when it is a reasoning
+    model with `anthropic.` in its id (as every Bedrock id or inference profile of Claude has).
+
+    Attributes:
+        thinking: how a thinking level is sent: `anthropic` (Claude's `thinking` settings in
+            `additionalModelRequestFields`), or `none` (the model reasons by itself, or not
+            at all).
+        cache_points: the model takes `cachePoint` blocks (Claude, Nova).
+    """
+
+    thinking: Literal["anthropic", "none"] = "none"
+    cache_points: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,7 +172,8 @@ class Model:
         context_window: the maximum tokens of a request, prompt and answer together.
         max_tokens: the maximum output tokens.
         headers: extra HTTP headers for every request.
-        compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`).
+        compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`; for
+            `bedrock-converse-stream`: a `BedrockCompat`).
         cloud: the cloud the model is reached through (`AzureOpenAI`, `VertexAI`), with its
             deployment, project or credentials; None: the API's own service. A model of the
             `azure-openai`, `google-vertex` or `google-vertex-anthropic` provider without one

@@ -14,14 +14,17 @@ from typing import Any
 
 from ..errors import ModelNotFoundError
 from ..messages import Cost, Usage
-from .model import Model, ModelCost, OpenAICompletionsCompat
+from .model import BedrockCompat, Model, ModelCost, OpenAICompletionsCompat
 
 __all__ = ["calculate_cost", "get_model", "get_models", "get_providers", "register_model"]
 
 _lock = threading.Lock()
 _catalogue: dict[str, dict[str, Model]] | None = None
 
-_COMPAT_TYPES: dict[str, type[Any]] = {"openai-completions": OpenAICompletionsCompat}
+_COMPAT_TYPES: dict[str, type[Any]] = {
+    "openai-completions": OpenAICompletionsCompat,
+    "bedrock-converse-stream": BedrockCompat,
+}
 
 
 def model_from_json(provider: str, data: Mapping[str, Any]) -> Model:

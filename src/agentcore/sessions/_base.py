@@ -38,7 +38,14 @@ from typing import Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
-from ..llm.model import Model, ModelCost, OpenAICompletionsCompat, cloud_from_json, cloud_to_json
+from ..llm.model import (
+    BedrockCompat,
+    Model,
+    ModelCost,
+    OpenAICompletionsCompat,
+    cloud_from_json,
+    cloud_to_json,
+)
 from ..llm.types import ThinkingLevel
 from ..messages import (
     AgentMessage,
@@ -248,6 +255,14 @@ def without_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
+# The compat classes a session stores, by the `kind` it writes for each.
+_COMPAT_CLASSES: dict[object, type[OpenAICompletionsCompat] | type[BedrockCompat]] = {
+    "openai-completions": OpenAICompletionsCompat,
+    "bedrock-converse-stream": BedrockCompat,
+}
+_COMPAT_KINDS = {cls: kind for kind, cls in _COMPAT_CLASSES.items()}
+
+
 def model_to_json(model: Model, withheld_headers: Sequence[str] = ()) -> dict[str, Any]:
     """A model as JSON: its fields, and its `compat` flags when it has known ones.
 
@@ -270,9 +285,10 @@ def model_to_json(model: Model, withheld_headers: Sequence[str] = ()) -> dict[st
             if cloud is not None:
                 data["cloud"] = cloud
         elif f.name == "compat":
-            if isinstance(value, OpenAICompletionsCompat):
+            kind = _COMPAT_KINDS.get(type(value))
+            if kind is not None:
                 data["compat"] = {
-                    "kind": "openai-completions",
+                    "kind": kind,
                     **{c.name: _plain(getattr(value, c.name)) for c in fields(value)},
                 }
         else:
@@ -302,11 +318,10 @@ def model_from_json(data: Any, where: str) -> tuple[Model, tuple[str, ...]]:
         cost = data.get("cost") or {}
         kwargs["cost"] = ModelCost(**{k: v for k, v in cost.items() if k != "kind"})
         compat = data.get("compat")
-        if isinstance(compat, Mapping) and compat.get("kind") == "openai-completions":
-            names = {f.name for f in fields(OpenAICompletionsCompat)}
-            kwargs["compat"] = OpenAICompletionsCompat(
-                **{k: v for k, v in compat.items() if k in names}
-            )
+        if isinstance(compat, Mapping) and compat.get("kind") in _COMPAT_CLASSES:
+            compat_type = _COMPAT_CLASSES[compat["kind"]]
+            names = {f.name for f in fields(compat_type)}
+            kwargs["compat"] = compat_type(**{k: v for k, v in compat.items() if k in names})
         model = Model(**kwargs)
     except (TypeError, AttributeError) as exc:
         raise SessionCorruptError(f"{where}: invalid model: {exc}") from exc

@@ -38,7 +38,7 @@ from ...messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..model import Model
+from ..model import BedrockCompat, Model
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, SimpleStreamOptions, StreamOptions
 from ._anthropic_request import thinking_options
@@ -63,23 +63,9 @@ _IMAGE_FORMATS = {
 _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BedrockCompat:
-    """What a model on Bedrock takes beyond the Converse basics, as data (`Model.compat`).
-
-    Attributes:
-        thinking: how a thinking level is sent: `anthropic` (Claude's `thinking` settings in
-            `additionalModelRequestFields`), or `none` (the model reasons by itself, or not
-            at all).
-        cache_points: the model takes `cachePoint` blocks (Claude, Nova).
-    """
-
-    thinking: Literal["anthropic", "none"] = "none"
-    cache_points: bool = False
-
-
 def compat_of(model: Model) -> BedrockCompat:
-    """The model's `BedrockCompat`; without one, a model whose prices include prompt caching
+    """The model's `BedrockCompat` (the catalogue's Bedrock entries carry one). Only a model built
+    by hand without one falls back to reading the model: one whose prices include prompt caching
     takes cache points, and an Anthropic reasoning model (`anthropic.` in its id, as in every
     Bedrock id or inference profile of Claude) takes Anthropic's thinking settings."""
     if isinstance(model.compat, BedrockCompat):

@@ -10,7 +10,8 @@ The request is sent with the `openai` SDK's async client (its own retries off: `
 SDK's reader leaves its generators suspended at `[DONE]`) and translated chunk by chunk, each a
 plain JSON object:
 
-* `delta.content` becomes text, `delta.reasoning_content` / `reasoning` / `reasoning_text`
+* `delta.content` becomes text (as a list of chunks, Magistral's: its `text` chunks text, its
+  `thinking` chunks thinking), `delta.reasoning_content` / `reasoning` / `reasoning_text`
   becomes thinking (the field name is kept as the block's signature, so a later request to the
   same model can send the reasoning back in the field it came from);
 * `delta.tool_calls` become tool-call blocks keyed by their `index`: the first fragment of a call
@@ -365,6 +366,8 @@ class _Translator:
         content = get_field(delta, "content")
         if isinstance(content, str) and content:
             self._append("text", content, None, events)
+        elif isinstance(content, list):
+            self._feed_chunks(content, events)
         for position, call in enumerate(get_field(delta, "tool_calls") or []):
             index = get_field(call, "index")
             key = index if isinstance(index, int) else position
@@ -386,6 +389,24 @@ class _Translator:
                 events.append(self.builder.toolcall_delta(block, arguments))
             elif isinstance(arguments, Mapping):  # a server that sends parsed arguments
                 events.append(self.builder.toolcall_delta(block, json.dumps(arguments)))
+
+    def _feed_chunks(self, chunks: list[Any], events: list[AssistantMessageEvent]) -> None:
+        """Content as a list of typed chunks (Mistral's Magistral): `text` chunks are text,
+        `thinking` chunks (their `thinking` a list of text chunks, or a string) are thinking.
+        Chunks of other types (a reference, say) carry nothing to show and are skipped."""
+        for chunk in chunks:
+            kind = get_field(chunk, "type")
+            if kind == "text":
+                text = get_field(chunk, "text")
+                if isinstance(text, str) and text:
+                    self._append("text", text, None, events)
+            elif kind == "thinking":
+                inner = get_field(chunk, "thinking")
+                parts = [inner] if isinstance(inner, str) else inner or []
+                for part in parts:
+                    text = part if isinstance(part, str) else get_field(part, "text")
+                    if isinstance(text, str) and text:
+                        self._append("thinking", text, None, events)
 
     def finish(self) -> list[AssistantMessageEvent]:
         """Close every open block (a tool call that got no id from the server gets one)."""
