@@ -49,6 +49,9 @@ from .model import (
     AzureOpenAI as AzureOpenAI,
 )
 from .model import (
+    BedrockCompat as BedrockCompat,
+)
+from .model import (
     InputKind as InputKind,
 )
 from .model import (
@@ -152,6 +155,7 @@ __all__ = [
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
     "AzureOpenAI",
+    "BedrockCompat",
     "CacheRetention",
     "Context",
     "DoneEvent",
