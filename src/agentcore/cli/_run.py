@@ -34,12 +34,10 @@ from ..limits import (
     LimitReached,
     UsageLimits,
 )
-from ..llm._env import resolve_api_key
-from ..llm._sdk import import_sdk
+from ..llm import StreamFn, check_model
 from ..llm.model import Model
 from ..llm.models import get_model
-from ..llm.registry import StreamFn, get_api_provider
-from ..llm.types import StreamOptions, ThinkingLevel
+from ..llm.types import ThinkingLevel
 from ..messages import AgentMessage, AssistantMessage, UserMessage
 from ..tools import AgentTool
 from ._args import split_model_ref
@@ -71,14 +69,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a process killed by it
 
 # The SDK each built-in wire protocol needs, and the extra that installs it.
-_SDKS: dict[str, tuple[str, str]] = {
-    "openai-completions": ("openai", "openai"),
-    "openai-responses": ("openai", "openai"),
-    "anthropic-messages": ("anthropic", "anthropic"),
-    "google-generative-ai": ("google.genai", "google"),
-    "bedrock-converse-stream": ("boto3", "bedrock"),
-}
-_NO_API_KEY = frozenset({"bedrock-converse-stream"})  # the AWS credential chain, not a key
 
 
 class CommandError(Exception):
@@ -147,11 +137,7 @@ def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
     try:
         model = get_model(provider, model_id)
         if stream_fn is None:
-            get_api_provider(model.api)
-            if model.api in _SDKS:  # adapters of other APIs (faux, custom) bring their own
-                import_sdk(*_SDKS[model.api])
-                if model.api not in _NO_API_KEY:
-                    resolve_api_key(model, StreamOptions())
+            check_model(model)
     except AgentCoreError as exc:
         raise CommandError(str(exc)) from None
     return model

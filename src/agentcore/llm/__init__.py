@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._check import check_model as check_model
 from ._env import get_env_api_key as get_env_api_key
 from ._partial_json import parse_partial_json as parse_partial_json
 from .builder import MessageBuilder as MessageBuilder
@@ -189,6 +190,7 @@ __all__ = [
     "Transport",
     "VertexAI",
     "calculate_cost",
+    "check_model",
     "complete",
     "complete_simple",
     "get_api_provider",
