@@ -38,21 +38,13 @@ from agentcore.messages import (
     to_json,
 )
 
-from .fault_server import CompletionsWire, FaultServer, ResponsesWire, Wire
+from .fault_server import CompletionsWire, ResponsesWire, Wire
 from .helpers import collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture
 from .test_faults import (
-    BOUNDS,
     FAULTS,
-    FINAL,
     Fault,
-    assert_logged,
-    assert_no_key,
-    assert_not_executed_with_invalid_json,
-    check_run,
-    clean,
-    essence,
-    run_agent,
+    run_fault,
 )
 
 pytestmark = pytest.mark.anyio
@@ -435,46 +427,6 @@ def fault_cases(wires: dict[str, Wire]) -> list[Any]:
         for name, wire in wires.items()
         if wire.api in fault.apis
     ]
-
-
-async def run_fault(wire: Wire, fault: Fault, caplog: pytest.LogCaptureFixture) -> None:
-    """One case of the cross-provider fault suite (`test_faults.test_fault`) on `wire`."""
-    call = fault.call()
-    answer = wire.answer(fault.texts, call)
-    bounds = {**BOUNDS, **fault.bounds}
-    with FaultServer() as server:
-        server.enqueue(*fault.first_turn(wire, answer))
-        server.enqueue(wire.sse(wire.answer([FINAL]).events))
-        run = await run_agent(server, wire, bounds, fault.deadline, caplog)
-        requests = len(server.requests)
-    check_run(run, server, wire)
-    first = run.messages[1]
-    assert isinstance(first, AssistantMessage)
-    assert_no_key(run)
-    assert_logged(run, fault)
-    if fault.error is not None:
-        assert first.stop_reason == "error" and first.error_message is not None
-        assert fault.error in first.error_message, first.error_message
-        assert requests == fault.attempts and run.executed == []
-        if fault.text is not None:
-            assert first.text == fault.text
-        return
-    assert first.stop_reason == "tool_use", first.error_message
-    if fault.text is not None:
-        assert first.text == fault.text
-    assert requests == fault.attempts + 1
-    assert (first.usage.input, first.usage.output) == (50, 20)
-    last = run.messages[-1]
-    assert isinstance(last, AssistantMessage) and (last.stop_reason, last.text) == ("stop", FINAL)
-    if fault.name == "truncated_tool_call_json":
-        assert_not_executed_with_invalid_json(run, call)
-        return
-    assert run.executed == [json.loads(call.arguments)]
-    if fault.same_as_clean:
-        with FaultServer() as server:
-            server.enqueue(clean(wire, answer), wire.sse(wire.answer([FINAL]).events))
-            reference = await run_agent(server, wire, bounds, fault.deadline, caplog)
-        assert essence(run.messages) == essence(reference.messages)
 
 
 @pytest.mark.parametrize(("wire", "fault"), fault_cases(AZURE_WIRES))

@@ -39,7 +39,8 @@ from agentcore.messages import (
 from .fault_server import AnthropicWire, GeminiWire, Wire
 from .helpers import abort_after, collect, collect_aborting
 from .replay_server import ReplayServer, ScriptedResponse, load_fixture
-from .test_azure import fault_cases, run_fault
+from .test_azure import fault_cases
+from .test_faults import run_fault
 
 pytestmark = pytest.mark.anyio
 
