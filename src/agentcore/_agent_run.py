@@ -82,6 +82,10 @@ OPTIONS = (
     "request_timeout",
     "idle_timeout",
     "max_retries",
+    "output_type",
+    "output_retries",
+    "compaction",
+    "fallback_models",
 )
 """The `AgentLoopConfig` options an Agent forwards (model and reasoning come from the state; the
 queue hooks are the Agent's own)."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from ._agent_queues import QueueMethods
 from ._agent_run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
@@ -35,7 +36,6 @@ from ._agent_run import (
     Subscription,
     failure_events,
     prompt_messages,
-    queued_message,
     run_blocking,
     track,
 )
@@ -43,7 +43,6 @@ from ._agent_session import SessionBinding
 from ._agent_state import (
     UNKNOWN_MODEL,
     AgentState,
-    QueueKind,
     QueueMode,
     Queues,
     check_queue_mode,
@@ -68,6 +67,7 @@ from .limits import (
     DEFAULT_TOOL_TIMEOUT,
     UsageLimits,
 )
+from .llm.model import Model
 from .llm.registry import StreamFn
 from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
 from .messages import (
@@ -83,7 +83,7 @@ __all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
 _log = logging.getLogger("agentcore")
 
 
-class Agent:
+class Agent(QueueMethods):
     """A stateful agent: one transcript, one run at a time, listeners, queues, sessions.
 
     ```python
@@ -149,6 +149,10 @@ class Agent:
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         max_retries: int = 3,
+        output_type: Any = None,
+        output_retries: int = 2,
+        compaction: Any = None,
+        fallback_models: Sequence[Model] = (),
     ) -> None:
         given = state_fields(initial_state)
         self.stream_fn = stream_fn
@@ -194,6 +198,10 @@ class Agent:
         self.request_timeout = request_timeout
         self.idle_timeout = idle_timeout
         self.max_retries = max_retries
+        self.output_type = output_type
+        self.output_retries = output_retries
+        self.compaction = compaction
+        self.fallback_models = fallback_models
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
 
     def _resume(self, session: Session, given: Mapping[str, Any]) -> None:
@@ -289,62 +297,6 @@ class Agent:
                     return
 
         return unsubscribe
-
-    # -- queues ------------------------------------------------------------------------------
-
-    def steer(self, message: str | AgentMessage) -> None:
-        """Queue a message to inject at the next turn of the current (or next) run.
-
-        Safe from any thread. A string becomes a user message."""
-        self._queues.push("steering", queued_message(message))
-        self._queues_changed()
-
-    def follow_up(self, message: str | AgentMessage) -> None:
-        """Queue a message to send when the agent would otherwise stop. Safe from any thread."""
-        self._queues.push("follow_up", queued_message(message))
-        self._queues_changed()
-
-    def clear_steering_queue(self) -> None:
-        """Drop the queued steering messages."""
-        self._clear("steering")
-
-    def clear_follow_up_queue(self) -> None:
-        """Drop the queued follow-up messages."""
-        self._clear("follow_up")
-
-    def clear_all_queues(self) -> None:
-        """Drop every queued message."""
-        self._clear("steering", "follow_up")
-
-    def _clear(self, *kinds: QueueKind) -> None:
-        self._queues.clear(*kinds)
-        self._queues_changed()
-
-    def has_queued_messages(self) -> bool:
-        """Whether a steering or follow-up message is queued."""
-        return bool(self._queues)
-
-    @property
-    def steering_queue(self) -> tuple[AgentMessage, ...]:
-        """The queued steering messages, oldest first (a snapshot)."""
-        return self._queues.queued("steering")
-
-    @property
-    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
-        """The queued follow-up messages, oldest first (a snapshot)."""
-        return self._queues.queued("follow_up")
-
-    def _poll_steering(self) -> list[AgentMessage]:
-        run = self._active
-        if run is None:
-            return []
-        if run.skip_steering_poll:
-            run.skip_steering_poll = False
-            return []
-        return self._queues.take("steering")
-
-    def _poll_follow_up(self) -> list[AgentMessage]:
-        return self._queues.take("follow_up") if self._active is not None else []
 
     def _session_state(self) -> SessionState:
         steering, follow_up = self._queues.snapshot()

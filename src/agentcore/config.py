@@ -227,6 +227,16 @@ class AgentLoopConfig:
         request_timeout: seconds from a request to its first stream event (None: no bound).
         idle_timeout: longest silence in seconds between stream events (None: no bound).
         max_retries: retries of a transient request failure before the first event.
+        output_type: ask for a typed, validated final answer: a pydantic model, a dataclass, a
+            `TypedDict`, a plain type, a JSON Schema dict, or an `OutputSpec` (None: plain text;
+            see docs/typed-answers.md).
+        output_retries: how many invalid final answers the model may correct before the run
+            ends with the `output_retries` limit.
+        compaction: a `Compaction` policy: summarise or drop older turns when the transcript
+            nears the model's context window or a request overflows it (None: never; see
+            docs/compaction.md).
+        fallback_models: models tried in order when a request fails before its first event
+            (see docs/fallback.md).
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -264,6 +274,10 @@ class AgentLoopConfig:
     request_timeout: float | None = None
     idle_timeout: float | None = None
     max_retries: int = 3
+    output_type: Any = None
+    output_retries: int = 2
+    compaction: Any = None
+    fallback_models: Sequence[Model] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):

@@ -141,10 +141,14 @@ class TurnEndEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentEndEvent:
     """The run ended; `messages` are the messages it added, in transcript order. `limit` names
-    the bound (`max_turns`, a usage limit) that ended the run, or is None."""
+    the bound (`max_turns`, a usage limit) that ended the run, or is None. `output` is the
+    validated final answer of a run with an `output_type` (None otherwise, or when it ended
+    without one); `pending_approvals` are the tool calls waiting for a decision."""
 
     messages: list[AgentMessage]
     limit: LimitReached | None = None
+    output: Any = None
+    pending_approvals: tuple[Any, ...] = ()
     type: Literal["agent_end"] = "agent_end"
 
 

@@ -130,6 +130,9 @@ from .types import (
     OnResponse as OnResponse,
 )
 from .types import (
+    OutputSchema as OutputSchema,
+)
+from .types import (
     ResponseInfo as ResponseInfo,
 )
 from .types import (
@@ -168,6 +171,7 @@ __all__ = [
     "OnPayload",
     "OnResponse",
     "OpenAICompletionsCompat",
+    "OutputSchema",
     "ResponseInfo",
     "SimpleStreamOptions",
     "StartEvent",

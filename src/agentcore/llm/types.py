@@ -17,6 +17,7 @@ __all__ = [
     "Context",
     "OnPayload",
     "OnResponse",
+    "OutputSchema",
     "ResponseInfo",
     "SimpleStreamOptions",
     "StreamOptions",
@@ -103,6 +104,8 @@ class StreamOptions:
             streams (None: no limit); keep-alive comments do not count as events. A stream that
             stalls longer ends with `stop_reason="error"` and a message naming the timeout.
         max_retries: retries of a transient failure before the first event (0: none).
+        output_schema: ask for an answer constrained to a JSON schema, on APIs that support it
+            natively (`Model.structured_output`); others ignore it.
     """
 
     temperature: float | None = None
@@ -120,6 +123,24 @@ class StreamOptions:
     request_timeout: float | None = None
     idle_timeout: float | None = None
     max_retries: int = 3
+    output_schema: OutputSchema | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputSchema:
+    """A JSON schema the answer's text must follow (native structured output).
+
+    Attributes:
+        name: a short name for the schema (OpenAI requires one).
+        schema: the JSON Schema of the answer (an object schema).
+        description: what the answer is, for APIs that take one.
+        strict: ask the API to enforce the schema exactly, where it can.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str | None = None
+    strict: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
