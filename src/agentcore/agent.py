@@ -390,6 +390,7 @@ class Agent(QueueMethods):
         self._state._end_run()
         self._state._error_message = None
         self._state._limit = None
+        self._state._output = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])
