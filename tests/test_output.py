@@ -451,3 +451,40 @@ async def test_a_plain_run_is_unchanged() -> None:
     r = await typed_run(faux, None)
     assert r.end.output is None and r.end.limit is None
     assert faux.calls[0].context.tools == [] and faux.calls[0].options.output_schema is None
+
+
+async def test_malformed_arguments_to_the_answer_tool_are_a_failed_attempt() -> None:
+    faux = FauxProvider(
+        [
+            faux_tool_call("final_answer", '{"name": "Lyon", "population": 5'),
+            faux_tool_call("final_answer", {"name": "Lyon", "population": 5}),
+        ]
+    )
+    r = await typed_run(faux, City, retries=1)
+    assert r.end.output == City(name="Lyon", population=5)
+    assert "not valid JSON" in texts(results(r)[0])
+
+
+async def test_in_native_mode_a_tool_of_the_run_may_be_called_final_answer() -> None:
+    calls: list[str] = []
+
+    @tool
+    def final_answer(text: str) -> str:
+        """A tool of the run's own that happens to have the answer tool's name."""
+        calls.append(text)
+        return "stored"
+
+    faux = FauxProvider(
+        [faux_tool_call("final_answer", {"text": "draft"}), faux_text('{"value": 9}')],
+        structured_output=True,
+    )
+    r = await typed_run(faux, OutputSpec(int, mode="native"), tools=[final_answer])
+    assert calls == ["draft"]  # the run's own tool ran: it was not taken for the answer
+    assert r.end.output == 9 and r.end.limit is None
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_typed_runs_under_both_backends(anyio_backend: str) -> None:
+    faux = FauxProvider([faux_text("no tool"), faux_tool_call("final_answer", {"value": [1, 2]})])
+    r = await typed_run(faux, list[int])
+    assert r.end.output == [1, 2]

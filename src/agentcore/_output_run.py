@@ -129,7 +129,9 @@ class TypedRun:
         retries: `run.limit`)."""
         spec = self.spec
         calls = message.tool_calls
-        answers = [c for c in calls if c.name == spec.name]
+        # only a request that offered the final-answer tool can be answered with it (in native
+        # mode, a tool of the run's own may have that name)
+        answers = [c for c in calls if c.name == spec.name] if self.mode == "tool" else []
         if answers:
             by_id = {r.tool_call_id: r for r in results}
             problems: list[str] = []
