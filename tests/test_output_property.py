@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcore import OutputSpec
-from agentcore.testing import faux_text
-from agentcore.messages import AssistantMessage, ToolCall
 from agentcore.llm.builder import MessageBuilder
 from agentcore.llm.model import Model
+from agentcore.messages import AssistantMessage, ToolCall
+from agentcore.testing import faux_text
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
