@@ -488,3 +488,12 @@ async def test_typed_runs_under_both_backends(anyio_backend: str) -> None:
     faux = FauxProvider([faux_text("no tool"), faux_tool_call("final_answer", {"value": [1, 2]})])
     r = await typed_run(faux, list[int])
     assert r.end.output == [1, 2]
+
+
+async def test_a_json_schema_answer_does_not_share_data_with_the_transcript() -> None:
+    schema = {"type": "object", "properties": {"tags": {"type": "array"}}}
+    faux = FauxProvider([faux_tool_call("final_answer", {"tags": ["a"]})])
+    r = await typed_run(faux, schema)
+    r.end.output["tags"].append("changed")
+    call = next(m for m in r.result if isinstance(m, AssistantMessage)).tool_calls[0]
+    assert call.arguments == {"tags": ["a"]}

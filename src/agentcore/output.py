@@ -21,6 +21,7 @@ obtains the answer (a final-answer tool, or the API's native JSON-schema output)
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, overload
@@ -139,7 +140,7 @@ class OutputSpec(Generic[T]):
         if type is None or isinstance(type, OutputSpec | str | bytes):
             raise ConfigError(_refusal(type))
         if isinstance(type, Mapping):
-            self.schema: dict[str, Any] = dict(type)
+            self.schema: dict[str, Any] = copy.deepcopy(dict(type))
             self._validator = schemas.check_json_schema(self.schema)
         else:
             self.schema = self._python_schema(type)
@@ -219,7 +220,8 @@ class OutputSpec(Generic[T]):
             problems = [f"{schemas.path_text(prefix)}: the value is nested too deeply"]
         if problems:
             raise OutputValidationError(problems, received)
-        return data  # type: ignore[no-any-return]
+        # a copy: the answer must not share lists and dicts with the transcript's tool call
+        return copy.deepcopy(data)  # type: ignore[no-any-return]
 
     def validate_object(self, data: Any) -> T:
         """Validate what the model filled in (`object_schema`: a tool's arguments, a native
