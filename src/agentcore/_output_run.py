@@ -54,6 +54,7 @@ class _AnswerValidator(ArgumentsValidator):
     __slots__ = ("_spec",)
 
     def __init__(self, spec: OutputSpec[Any]) -> None:
+        # No base init: the base's schema reading and coercions are not used, the spec validates.
         self._spec = spec
 
     def validate(self, arguments: Any) -> Any:
