@@ -497,3 +497,14 @@ async def test_a_json_schema_answer_does_not_share_data_with_the_transcript() ->
     r.end.output["tags"].append("changed")
     call = next(m for m in r.result if isinstance(m, AssistantMessage)).tool_calls[0]
     assert call.arguments == {"tags": ["a"]}
+
+
+def test_an_output_type_is_built_once_for_the_runs_of_an_agent() -> None:
+    faux = FauxProvider()
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    first = AgentLoopConfig(model=faux.model, output_type=schema).output_type
+    assert AgentLoopConfig(model=faux.model, output_type=dict(schema)).output_type is first
+    schema["required"] = ["n"]  # a changed schema is a new spec
+    changed = AgentLoopConfig(model=faux.model, output_type=schema).output_type
+    assert changed is not first and changed.schema["required"] == ["n"]
+    assert first.schema.get("required") is None  # the spec kept its own copy

@@ -22,6 +22,7 @@ obtains the answer (a final-answer tool, or the API's native JSON-schema output)
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, overload
@@ -172,15 +173,21 @@ class OutputSpec(Generic[T]):
         """
         if isinstance(output_type, OutputSpec):
             return output_type
+        key: Any = output_type
+        if isinstance(output_type, Mapping):  # a JSON Schema: keyed by its text
+            try:
+                key = ("json-schema", json.dumps(output_type, sort_keys=True))
+            except (TypeError, ValueError):
+                return OutputSpec(output_type)  # not JSON: the check explains what is wrong
         try:
-            cached = _CACHE.get(output_type)
-        except TypeError:  # a dict (unhashable): built every time
+            cached = _CACHE.get(key)
+        except TypeError:  # unhashable: built every time
             return OutputSpec(output_type)
         if cached is None:
             cached = OutputSpec(output_type)
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.clear()
-            _CACHE[output_type] = cached
+            _CACHE[key] = cached
         return cached
 
     # -- validation ------------------------------------------------------------------------
