@@ -6,9 +6,8 @@ agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
 ```
 
-`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`).
-`run --output-schema FILE` asks for an answer that validates against a JSON Schema: the answer's
-text goes to stderr, and stdout gets only the validated value, as JSON.
+`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
+`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`).
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
@@ -18,31 +17,26 @@ cost) ended the run, 130 interrupted.
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import anyio
 
 from ..builtin_tools import builtin_tools
-from ..errors import ConfigError
 from ..limits import UsageLimits
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
-from ..output import OutputSpec
 from ._args import Parsed, parse_args
 from ._chat import chat
 from ._json import JsonLinesWriter
 from ._mcp import mcp_servers
 from ._models import list_models
+from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
-    EXIT_OK,
     CommandError,
     GuardedOutput,
     Interrupts,
@@ -79,29 +73,8 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         request_timeout=parsed.request_timeout,
         idle_timeout=parsed.idle_timeout,
         max_retries=parsed.max_retries,
-        output_type=_output_spec(parsed.output_schema) if parsed.output_schema else None,
+        output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
     )
-
-
-def _output_spec(path: str) -> OutputSpec[Any]:
-    """The answer type of `run --output-schema FILE` (exit 2 when the file cannot be used)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CommandError(f"cannot read --output-schema {path}: {reason}") from None
-    try:
-        schema = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"--output-schema {path} is not JSON: {exc}") from None
-    if not isinstance(schema, dict):
-        raise CommandError(
-            f"--output-schema {path} must hold a JSON Schema object, got a {type(schema).__name__}"
-        )
-    try:
-        return OutputSpec(schema)
-    except ConfigError as exc:
-        raise CommandError(f"--output-schema {path}: {exc}") from None
 
 
 def _usage_limits(parsed: Parsed) -> UsageLimits | None:
@@ -128,22 +101,14 @@ async def _run(
         prompt = await anyio.to_thread.run_sync(stdin.read, abandon_on_cancel=True)
     if not prompt.strip():
         raise CommandError("the prompt is empty")
-    typed = settings.output_type is not None
-    # with --output-schema, stdout gets only the validated value: the answer's text goes to stderr
+    typed = settings.output_type is not None  # then stdout is for the value: text to stderr
     renderer = Renderer(stderr if typed else stdout, make_styler(stderr))
-    sink = JsonLinesWriter(stdout) if parsed.json else renderer
+    sink = watch = AnswerWatch(JsonLinesWriter(stdout) if parsed.json else renderer)
     interrupts = Interrupts()
     added: list[AgentMessage] = []
     limit = None
-    outputs: list[Any] = []
-
-    def watch(event: Any) -> None:
-        if event.type == "agent_end":
-            outputs.append(event.output)
-        sink(event)
-
     async with interrupts.installed():
-        added, limit = await run_prompt(prompt, settings, watch, interrupts)
+        added, limit = await run_prompt(prompt, settings, sink, interrupts)
     if interrupts.quit_requested:
         return EXIT_INTERRUPTED
     if stdout.broken:
@@ -157,13 +122,8 @@ async def _run(
         renderer.notice("(stopped)")
     elif code == EXIT_LIMIT and limit is not None:
         write_notice(stderr, limit_notice(limit))
-    elif typed and code == EXIT_OK:
-        if not outputs or outputs[-1] is None:
-            write_error(stderr, "the run ended without a valid answer")
-            return EXIT_FAILED
-        if not parsed.json:  # with --json, the value is in the agent_end line
-            stdout.write(json.dumps(outputs[-1], ensure_ascii=False) + "\n")
-            stdout.flush()
+    elif typed:
+        return watch.finish(code, stdout, stderr, json_mode=parsed.json)
     return code
 
 
