@@ -5,7 +5,9 @@ sets `max_turns=100`). They are checked after each turn, once `turn_end`, `prepa
 `should_stop_after_turn` are done and before the queues are polled; a run that has reached one
 ends there (queued messages stay queued), and `AgentEndEvent.limit` (also `EventStream.limit`
 and `AgentState.limit`) says which one ended it. Timeouts (`request_timeout`, `idle_timeout`,
-`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md.
+`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md. A typed
+run (`output_type`) also ends with the `output_retries` limit when its answers keep failing
+validation (see docs/typed-answers.md).
 """
 
 from __future__ import annotations
