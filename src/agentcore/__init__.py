@@ -94,6 +94,9 @@ from .errors import (
     ModelNotFoundError as ModelNotFoundError,
 )
 from .errors import (
+    OutputValidationError as OutputValidationError,
+)
+from .errors import (
     ToolDefinitionError as ToolDefinitionError,
 )
 from .errors import (
@@ -177,6 +180,8 @@ from .messages import (
 from .messages import (
     UserMessage as UserMessage,
 )
+from .output import OutputMode as OutputMode
+from .output import OutputSpec as OutputSpec
 from .sessions import JsonlSessionStore as JsonlSessionStore
 from .sessions import Session as Session
 from .sessions import SessionStore as SessionStore
@@ -237,6 +242,9 @@ __all__ = [
     "ModelError",
     "ModelNotFoundError",
     "NextTurn",
+    "OutputMode",
+    "OutputSpec",
+    "OutputValidationError",
     "PrepareNextTurnContext",
     "QueueMode",
     "RequestObserver",

@@ -20,6 +20,8 @@ goes on while tool results need an answer or steering/follow-up messages are que
   polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
+- A typed run (`output_type`) ends after the turn that gave its validated answer, or with the
+  `output_retries` limit; what its requests add and its turns decide is in `_output_run`.
 
 Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
 (options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
@@ -52,6 +54,7 @@ from ._loop_request import (
     stream_options,
     unique_tool_call_ids,
 )
+from ._output_run import TypedRun
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError
@@ -125,6 +128,8 @@ class _Run:
         self.limit: LimitReached | None = None
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
+        self.output: Any = None  # a typed run's validated answer
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -223,7 +228,12 @@ class _Run:
                 if self.stream is not None:  # readable as soon as agent_end is
                     self.stream._limit = self.limit
                     self.stream._messages = self.new_messages
-                await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
+                    self.stream._output = self.output
+                await self.emit(
+                    AgentEndEvent(
+                        messages=list(self.new_messages), limit=self.limit, output=self.output
+                    )
+                )
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
@@ -276,6 +286,8 @@ class _Run:
                 self.check_sink()
                 if self.signal.aborted:
                     return
+                if self.typed is not None and self.typed.after_turn(self, message, results):
+                    return  # answered, or out of output retries (`self.limit`)
                 if config.prepare_next_turn is not None or config.should_stop_after_turn:
                     turn = PrepareNextTurnContext(
                         message=message,
@@ -298,6 +310,8 @@ class _Run:
                     if self.limit is not None:
                         return
                 pending = await self.poll("get_steering_messages")
+                if self.typed is not None:  # a correction for an invalid answer goes first
+                    pending = self.typed.take_fixes() + pending
             pending = await self.poll("get_follow_up_messages")
             if not pending:
                 return
@@ -364,6 +378,8 @@ class _Run:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
+        if self.typed is not None:  # the final-answer tool, or the native schema
+            context, options = self.typed.request(self, context, options)
         if signal.aborted:
             return await self.aborted()
         if self.observer is not None or _log.isEnabledFor(logging.INFO):

@@ -106,7 +106,9 @@ class Agent(QueueMethods):
             the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
             bounds its runs by default: `max_turns=100`, `tool_timeout=600`,
             `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see
-            docs/limits.md). `state.limit` tells which bound ended the last run.
+            docs/limits.md). `state.limit` tells which bound ended the last run, and
+            `state.output` holds the last run's answer when it had an `output_type` (see
+            docs/typed-answers.md).
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.
@@ -390,6 +392,7 @@ class Agent(QueueMethods):
         self._state._end_run()
         self._state._error_message = None
         self._state._limit = None
+        self._state._output = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])

@@ -70,6 +70,7 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    output_schema: str | None = None
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -287,6 +288,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    run.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file: the answer must be JSON that validates against it; only the "
+        "validated value is printed on stdout (see docs/typed-answers.md)",
+    )
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
@@ -329,4 +336,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        output_schema=getattr(ns, "output_schema", None),
     )
