@@ -166,6 +166,7 @@ class EventStream(Generic[E, R]):
         "_channel",
         "_limit",
         "_messages",
+        "_pending_approvals",
         "_producer",
         "_started",
         "_sync_queue",
@@ -180,6 +181,7 @@ class EventStream(Generic[E, R]):
         self._sync_queue: queue.SimpleQueue[Any] | None = None
         self._limit: LimitReached | None = None  # set by the run before its result is ready
         self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
+        self._pending_approvals: tuple[Any, ...] = ()  # set with `_limit`
 
     @property
     def limit(self) -> LimitReached | None:
@@ -187,6 +189,12 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
         return self._limit
+
+    @property
+    def pending_approvals(self) -> tuple[Any, ...]:
+        """The `ApprovalRequest`s of the tool calls waiting for a decision, as in the run's
+        `agent_end` event (empty while the run is going, or when nothing waits)."""
+        return self._pending_approvals
 
     @property
     def usage(self) -> Usage | None:

@@ -70,6 +70,7 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    shell: bool = False
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -272,11 +273,16 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
+    chat = commands.add_parser(
         "chat",
         parents=[common],
         help="chat interactively (/exit, /reset, /model PROVIDER/ID, /help)",
         description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits.",
+    )
+    chat.add_argument(
+        "--shell",
+        action="store_true",
+        help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
     )
     run = commands.add_parser(
         "run",
@@ -329,4 +335,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        shell=getattr(ns, "shell", False),
     )
