@@ -8,6 +8,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentcore import (
     AbortController,
@@ -33,7 +35,7 @@ from agentcore import (
 from agentcore.approvals import pending_approvals
 from agentcore.llm import Context
 from agentcore.messages import ToolCall, from_json, to_json
-from agentcore.testing import FauxProvider, faux_message, faux_text
+from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
 from conftest import BACKENDS, Run, collect, make_tool, run, texts, user
 
 pytestmark = pytest.mark.anyio
@@ -493,8 +495,6 @@ async def test_abort_while_approved_calls_run_keeps_one_result_per_call() -> Non
 
 
 async def collect_events(events: list[Any]) -> Run:
-    from agentcore.testing import check_well_formed
-
     check_well_formed(events)
     return Run(events, events[-1].messages)
 
@@ -546,3 +546,103 @@ def test_requires_approval_must_be_a_bool_or_a_function() -> None:
             execute=lambda *a: None,
             requires_approval="yes",  # type: ignore[arg-type]
         )
+
+
+# --- invariants over random batches, decisions and aborts -----------------------------------
+
+
+@st.composite
+def approval_scripts(draw: st.DrawFn) -> dict[str, Any]:
+    n = draw(st.integers(1, 5))
+    return {
+        "needs": [draw(st.sampled_from(["tool", "hook", "none", "blocked"])) for _ in range(n)],
+        "decisions": [
+            draw(st.sampled_from(["approve", "deny", "edit", "bad_edit"])) for _ in range(n)
+        ],
+        "outcomes": [draw(st.sampled_from(["ok", "raise", "slow"])) for _ in range(n)],
+        "sequential": draw(st.booleans()),
+        "abort_after": draw(st.none() | st.integers(1, 20)),
+    }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=approval_scripts())
+def test_invariants_hold_over_random_batches_decisions_and_aborts(script: dict[str, Any]) -> None:
+    anyio.run(_check_script, script)
+
+
+async def _check_script(script: dict[str, Any]) -> None:
+    ran: list[str] = []
+    n = len(script["needs"])
+    outcomes = dict(zip([f"c{i}" for i in range(n)], script["outcomes"], strict=True))
+
+    async def act(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        ran.append(tool_call_id)
+        if outcomes[tool_call_id] == "raise":
+            raise RuntimeError("tool failed")
+        if outcomes[tool_call_id] == "slow":
+            await anyio.sleep(0.01)
+        return AgentToolResult.text(f"ran {args['v']}")
+
+    schema = {"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}
+    mode = ToolExecutionMode.SEQUENTIAL if script["sequential"] else None
+    gated = make_tool("gated", act, schema, requires_approval=True, execution_mode=mode)
+    free = make_tool("free", act, schema, execution_mode=mode)
+    kinds = dict(zip([f"c{i}" for i in range(n)], script["needs"], strict=True))
+
+    def hook(ctx: BeforeToolCallContext) -> BeforeToolCallResult | None:
+        kind = kinds[ctx.tool_call.id]
+        if kind == "hook":
+            return BeforeToolCallResult(require_approval=True, reason="hook")
+        if kind == "blocked":
+            return BeforeToolCallResult(block=True, require_approval=True)
+        return None
+
+    answer = calls(
+        *(
+            (f"c{i}", "gated" if kind == "tool" else "free", {"v": i})
+            for i, kind in enumerate(script["needs"])
+        )
+    )
+    faux = FauxProvider([answer, faux_text("ok"), faux_text("ok")])
+    config = AgentLoopConfig(model=faux.model, before_tool_call=hook)
+    tools = [gated, free]
+    first = await run("go", AgentContext(tools=tools), config)
+    waiting = {r.tool_call_id for r in first.end.pending_approvals}
+    assert waiting == {c for c, k in kinds.items() if k in ("tool", "hook")}
+    assert set(ran) == {c for c, k in kinds.items() if k == "none"}
+    messages = list(first.result)
+    if not waiting:  # nothing to decide: the run went on to the model's answer
+        answered = [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)]
+        assert sorted(answered) == sorted(kinds)
+        return
+    for request in pending_approvals(messages):
+        i = int(request.tool_call_id[1:])
+        choice = script["decisions"][i]
+        if choice == "deny":
+            messages.append(ApprovalDecision.deny(request, "no"))
+        else:
+            edit = {"edit": {"v": 100 + i}, "bad_edit": {"v": "x"}}.get(choice)
+            messages.append(ApprovalDecision.approve(request, arguments=edit))
+    controller = AbortController()
+    events: list[Any] = []
+    stream = agent_loop_continue(
+        AgentContext(messages=messages, tools=tools), config, controller.signal
+    )
+    async with stream:
+        async for event in stream:
+            events.append(event)
+            if len(events) == script["abort_after"]:
+                controller.abort()
+    check_well_formed(events)
+    transcript = messages + events[-1].messages
+    results = [m.tool_call_id for m in transcript if isinstance(m, ToolResultMessage)]
+    assert sorted(results) == sorted(kinds), "every call has exactly one result"
+    assert len(ran) == len(set(ran)), "no call ran twice"
+    approved = {m.tool_call_id for m in messages if isinstance(m, ApprovalDecision) and m.approved}
+    assert set(ran) - {c for c, k in kinds.items() if k == "none"} <= approved
+    markers = [m.tool_call_id for m in transcript if isinstance(m, ApprovedCallStarted)]
+    assert len(markers) == len(set(markers)) and set(markers) <= approved
+    assert set(ran) & approved <= set(markers), "an approved call ran without its marker first"
+    if controller.signal.aborted:
+        assert faux.call_count <= 2

@@ -23,7 +23,8 @@ goes on while tool results need an answer or steering/follow-up messages are que
 
 Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
 (options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
-`_tool_execution`.
+`_tool_execution`; approvals (a batch with waiting calls ends the run after its turn; a run on a
+transcript ending in decisions carries them out first) in `_approval_check` and `_approval_loop`.
 """
 
 from __future__ import annotations

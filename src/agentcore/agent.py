@@ -339,7 +339,8 @@ class Agent(QueueMethods, ApprovalMethods):
             images: image blocks to attach to a text prompt.
 
         Returns the messages the run added (as in `agent_end`), once the run has settled and
-        every listener has returned.
+        every listener has returned. Tool calls still waiting for approval are denied first
+        (see docs/approvals.md).
 
         Raises:
             AgentBusyError: a run is active (queue with `steer` or `follow_up` instead).
@@ -359,7 +360,7 @@ class Agent(QueueMethods, ApprovalMethods):
         Raises:
             AgentBusyError: a run is active.
             ConfigError: the transcript is empty, or ends with an assistant message and nothing
-                is queued.
+                is queued, or a tool call waits for approval (`approve` or `deny` it first).
         """
         self._check_idle(BUSY_CONTINUE)
         self._check_decided()
