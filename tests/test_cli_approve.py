@@ -118,10 +118,9 @@ async def test_shell_output_is_clipped(tmp_path: Path) -> None:
 
 async def test_a_command_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
-    result = await run_command(
-        f"sleep 30 & echo $! > {pid_file}; echo started; wait", tmp_path, 0.5
-    )
-    assert result.is_error and texts(result).startswith("timed out after 0.5 s; output:\nstarted")
+    command = f"sleep 30 & echo $! > {pid_file}; echo started; wait"
+    result = await run_command(command, tmp_path, 2)
+    assert result.is_error and texts(result).startswith("timed out after 2 s; output:\nstarted")
     child = int(pid_file.read_text())
     with anyio.fail_after(5):
         while _alive(child):  # noqa: ASYNC110  (polling another process)
@@ -163,3 +162,18 @@ def test_the_shell_tool_reaches_the_chat(tmp_path: Path) -> None:
     )
     assert code == 0, err.getvalue()
     assert [t.name for t in faux.calls[0].context.tools] == ["shell"]
+
+
+async def test_an_abort_kills_a_running_command_and_its_children(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    command = f"sleep 30 & echo $! > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; wait"
+    async with anyio.create_task_group() as group:
+        group.start_soon(run_command, command, tmp_path, 60)
+        with anyio.fail_after(10):
+            while not pid_file.exists():  # noqa: ASYNC110  (another process)
+                await anyio.sleep(0.01)
+        group.cancel_scope.cancel()  # what an abort does to a running tool
+    child = int(pid_file.read_text())
+    with anyio.fail_after(5):
+        while _alive(child):  # noqa: ASYNC110  (polling another process)
+            await anyio.sleep(0.01)
