@@ -320,6 +320,8 @@ async def test_edited_arguments_are_validated_again_and_the_model_is_told() -> N
     assert results["c"].is_error and "path" in texts(results["c"])
     starts = {e.tool_call_id: e.args for e in done.of("tool_execution_start")}
     assert starts == {"a": {"path": "x2"}, "c": {"path": 7}}
+    ends = {e.tool_call_id: texts(e.result) for e in done.of("tool_execution_end")}
+    assert ends["a"] == texts(results["a"])  # the event and the message say the same
 
 
 async def test_hooks_run_again_for_an_approved_call_a_block_wins_approval_is_not_asked() -> None:

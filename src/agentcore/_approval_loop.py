@@ -58,14 +58,16 @@ async def _prepare(batch: _Batch, item: _Call, state: CallState) -> bool:
     return await batch.prepare(item)
 
 
-def _noted(item: _Call) -> _Call:
-    """An approved call that ran on edited arguments: its result starts by saying so (the model
-    only knows the arguments it sent)."""
-    if item.edited and item.result is not None:
-        note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
-        content = [TextContent(text=note), *item.result.content]
-        item.result = replace(item.result, content=content)
-    return item
+class _DecidedBatch(_Batch):
+    """A batch of decided calls: the result of a call approved with edited arguments starts by
+    saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
+
+    async def end(self, item: _Call) -> None:
+        if item.edited and item.result is not None:
+            note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
+            content = [TextContent(text=note), *item.result.content]
+            item.result = replace(item.result, content=content)
+        await super().end(item)
 
 
 async def _started(run: _Run, item: _Call) -> None:
@@ -75,7 +77,7 @@ async def _started(run: _Run, item: _Call) -> None:
 async def resolve(run: _Run, stopped: Batch) -> bool:
     """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
     and the hooks after it. Returns whether the model should be asked next."""
-    batch = _Batch(run=run, message=stopped.message)
+    batch = _DecidedBatch(run=run, message=stopped.message)
     states = stopped.decided
     items = []
     for state in states:
@@ -98,7 +100,7 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
                     await _started(run, item)
                     await batch.execute(item)
                 await batch.end(item)
-                results.append(await batch.publish(_noted(item)))
+                results.append(await batch.publish(item))
         else:
             prepared: list[_Call] = []
             for item, state in zip(items, states, strict=True):
@@ -114,7 +116,7 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
             elif prepared:
                 await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
             for item in items:
-                results.append(await batch.publish(_noted(item)))
+                results.append(await batch.publish(item))
     except BaseException as exc:
         for item in items:  # cancelled from outside: the instrumentation learns how calls ended
             observer = item.observer
