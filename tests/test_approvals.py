@@ -648,3 +648,27 @@ async def _check_script(script: dict[str, Any]) -> None:
     assert set(ran) & approved <= set(markers), "an approved call ran without its marker first"
     if controller.signal.aborted:
         assert faux.call_count <= 2
+
+
+async def test_an_abort_in_the_stopping_batch_keeps_the_requests_already_made() -> None:
+    controller = AbortController()
+
+    def abort(*args: Any) -> AgentToolResult:
+        controller.abort()
+        return AgentToolResult.text("aborted the run")
+
+    gated = make_tool("gated", lambda *a: AgentToolResult.text("ran"), requires_approval=True)
+    stopper = make_tool("stopper", abort, execution_mode=ToolExecutionMode.SEQUENTIAL)
+    faux = FauxProvider(
+        [calls(("a", "gated", {}), ("b", "stopper", {}), ("c", "gated", {})), faux_text("no")]
+    )
+    done = await run(
+        "go", AgentContext(tools=[gated, stopper]), faux=faux, signal=controller.signal
+    )
+    assert [r.tool_call_id for r in done.end.pending_approvals] == ["a"]
+    results = {m.tool_call_id: texts(m) for m in done.result if isinstance(m, ToolResultMessage)}
+    assert results == {
+        "b": "Tool execution was aborted.",
+        "c": "Tool call was not executed: the run was aborted.",
+    }
+    assert faux.call_count == 1
