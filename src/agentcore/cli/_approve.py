@@ -12,6 +12,11 @@ Each decision is recorded at once (`Agent.approve`/`Agent.deny`); once no call w
 `decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
 which runs the approved calls and gives the model every result. Sending a new message instead
 denies the waiting calls (see `Agent.prompt`).
+
+How the chat uses it: for an input line where `is_approval_command(line)`, call
+`decide(agent, line)`, show `outcome.text` (as an error when `outcome.is_error`), and when
+`outcome.ready` run `await agent.continue_()` the way a prompt is run (interrupts, rendering);
+after every run, show `pending_notice(agent)` when it is not None; add `HELP` to `/help`.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ..agent import Agent
 from ..approvals import ApprovalRequest
 from ..errors import AgentCoreError
 
-__all__ = ["COMMANDS", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
+__all__ = ["COMMANDS", "HELP", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
 
 COMMANDS = ("/approve", "/deny")
 """The commands this module handles."""
