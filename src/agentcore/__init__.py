@@ -42,6 +42,9 @@ from .abort import (
 from .agent import Agent as Agent
 from .agent import AgentState as AgentState
 from .agent import QueueMode as QueueMode
+from .approvals import ApprovalDecision as ApprovalDecision
+from .approvals import ApprovalRequest as ApprovalRequest
+from .approvals import ApprovedCallStarted as ApprovedCallStarted
 from .config import (
     AfterToolCallContext as AfterToolCallContext,
 )
@@ -221,6 +224,9 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovedCallStarted",
     "AssistantMessage",
     "BeforeToolCallContext",
     "BeforeToolCallResult",

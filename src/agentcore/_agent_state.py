@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
+from .approvals import ApprovalRequest, pending_approvals
 from .errors import ConfigError
 from .events import MessageUpdateEvent
 from .limits import LimitReached
@@ -113,6 +114,12 @@ class AgentState:
     @messages.setter
     def messages(self, messages: Iterable[AgentMessage]) -> None:
         self._messages = list(messages)
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        """The `ApprovalRequest`s of the tool calls waiting for a decision (`Agent.approve` or
+        `Agent.deny`), in call order; empty when none waits."""
+        return pending_approvals(self._messages)
 
     @property
     def is_streaming(self) -> bool:

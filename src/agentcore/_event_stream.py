@@ -168,6 +168,7 @@ class EventStream(Generic[E, R]):
         "_limit",
         "_messages",
         "_output",
+        "_pending_approvals",
         "_producer",
         "_started",
         "_sync_queue",
@@ -183,6 +184,7 @@ class EventStream(Generic[E, R]):
         self._limit: LimitReached | None = None  # set by the run before its result is ready
         self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
         self._output: Any = None  # a typed run's answer, set with `_limit`
+        self._pending_approvals: tuple[Any, ...] = ()  # set with `_limit`
 
     @property
     def limit(self) -> LimitReached | None:
@@ -197,6 +199,12 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, for a plain-text run, or when it ended without one
         (see `limit`). Read it once the run is over."""
         return self._output
+
+    @property
+    def pending_approvals(self) -> tuple[Any, ...]:
+        """The `ApprovalRequest`s of the tool calls waiting for a decision, as in the run's
+        `agent_end` event (empty while the run is going, or when nothing waits)."""
+        return self._pending_approvals
 
     @property
     def usage(self) -> Usage | None:

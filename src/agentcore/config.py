@@ -86,11 +86,14 @@ class BeforeToolCallContext:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BeforeToolCallResult:
     """Returned by `before_tool_call`: `block` the call (with `reason` as the error text);
-    `terminate` asks the run to stop after the batch (honoured for blocked calls)."""
+    `terminate` asks the run to stop after the batch (honoured for blocked calls);
+    `require_approval` makes the call wait for a decision (with `reason` in its
+    `ApprovalRequest`; `block` wins; ignored for a call already approved)."""
 
     block: bool = False
     reason: str | None = None
     terminate: bool = False
+    require_approval: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

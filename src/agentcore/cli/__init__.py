@@ -48,6 +48,7 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._shell import shell_tool
 from ._trace import Tracing, tracing
 
 __all__ = ["main"]
@@ -57,6 +58,7 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
     model = resolve_model(parsed.model, stream_fn=stream_fn)
     try:
         tools = builtin_tools(parsed.root) if parsed.tools else []
+        tools += [shell_tool(parsed.root)] if parsed.shell else []
     except NotADirectoryError as exc:
         raise CommandError(str(exc)) from None
     return Settings(

@@ -71,6 +71,7 @@ class Parsed:
     trace: bool = False
     mcp: tuple[str, ...] = ()
     output_schema: str | None = None
+    shell: bool = False
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -273,11 +274,16 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
+    chat = commands.add_parser(
         "chat",
         parents=[common],
         help="chat interactively (/exit, /reset, /model PROVIDER/ID, /help)",
         description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits.",
+    )
+    chat.add_argument(
+        "--shell",
+        action="store_true",
+        help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
     )
     run = commands.add_parser(
         "run",
@@ -337,4 +343,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         trace=ns.trace,
         mcp=tuple(ns.mcp),
         output_schema=getattr(ns, "output_schema", None),
+        shell=getattr(ns, "shell", False),
     )
