@@ -42,6 +42,7 @@ from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
 from ._loop_checks import check_call, check_continue, check_prompts
+from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
     RequestWatch,
     RunInfo,
@@ -65,6 +66,7 @@ from .events import (
     TurnStartEvent,
 )
 from .limits import LimitReached
+from .llm.fallback import with_fallbacks
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
@@ -98,6 +100,10 @@ class _Run:
             from .llm.registry import stream_simple
 
             stream_fn = stream_simple
+        if config.fallback_models:  # tried in order when a request fails before its 1st event
+            stream_fn = with_fallbacks(
+                config.fallback_models, stream_fn=stream_fn, get_api_key=config.get_api_key
+            )
         self.config = config
         self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
@@ -254,6 +260,8 @@ class _Run:
                 pending = []
                 self.check_sink()
                 message = await self.stream_assistant()
+                if config.compaction is not None and await retry_after_overflow(self, message):
+                    message = await self.stream_assistant()  # once, after compacting
                 if self.bounds is not None:
                     self.bounds.count(message)
                 if message.stop_reason in ("error", "aborted"):
@@ -348,12 +356,9 @@ class _Run:
         signal = self.signal
         if signal.aborted:
             return await self.aborted()
-        messages: Sequence[AgentMessage] = self.messages
-        if config.transform_context is not None:
-            messages = await self.call_ctx_hook("transform_context", list(messages))
-            if signal.aborted:
-                return await self.aborted()
-        llm_messages = await call_hook(config.convert_to_llm, messages)
+        llm_messages = await request_messages(self)  # compacted first when configured
+        if llm_messages is None:
+            return await self.aborted()
         context = Context(
             system_prompt=self.system_prompt,
             messages=list(llm_messages),

@@ -144,10 +144,11 @@ def run_usage(messages: Iterable[object], *, include_tools: bool = True) -> Usag
 
 
 def add_usage(total: Usage, message: object, *, include_tools: bool = True) -> Usage:
-    """`total` plus the usage of `message` when it is an answer or (with `include_tools`) a
-    tool result that reports usage; `total` itself otherwise."""
+    """`total` plus the usage of `message` when it is an answer, a compaction marker (its
+    summary's cost) or (with `include_tools`) a tool result that reports usage; `total` itself
+    otherwise."""
     role = getattr(message, "role", None)
-    if role != "assistant" and (not include_tools or role != "tool_result"):
+    if role not in ("assistant", "compaction") and (not include_tools or role != "tool_result"):
         return total
     usage = getattr(message, "usage", None)
     if not isinstance(usage, Usage) or (not usage.total_tokens and not usage.cost.total):
@@ -328,8 +329,8 @@ class RequestWatch:
             _log.log(
                 level,
                 "request to %s/%s: %s after %.3f s (%d retries), %d input + %d output tokens%s",
-                model.provider,
-                model.id,
+                final.provider or model.provider,  # the model that answered (a fallback?)
+                final.model or model.id,
                 final.stop_reason,
                 time.perf_counter() - self.started,
                 self.retries,

@@ -48,6 +48,7 @@ from ._agent_state import (
     check_queue_mode,
     state_fields,
 )
+from ._compaction import Compaction
 from ._loop import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .config import (
@@ -151,7 +152,7 @@ class Agent(QueueMethods):
         max_retries: int = 3,
         output_type: Any = None,
         output_retries: int = 2,
-        compaction: Any = None,
+        compaction: Compaction | None = None,
         fallback_models: Sequence[Model] = (),
     ) -> None:
         given = state_fields(initial_state)
