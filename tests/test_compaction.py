@@ -145,7 +145,9 @@ async def test_summarize_keeps_the_run_going_within_the_window() -> None:
     assert marker.tokens_after < marker.tokens_before
     assert marker.usage is not None and marker.usage.output > 0
     # the marker's events: a message_start/message_end pair of its own
-    ends = [e for e in events if e.type == "message_end" and isinstance(e.message, CompactionSummary)]
+    ends = [
+        e for e in events if e.type == "message_end" and isinstance(e.message, CompactionSummary)
+    ]
     assert [e.message for e in ends] == found
     # the summariser was asked with the older turns, as text
     first = summariser.calls[0]
@@ -497,7 +499,7 @@ def test_the_cut_never_splits_a_call_from_its_result() -> None:
 
 def test_config_errors_name_what_was_wrong() -> None:
     faux = FauxProvider()
-    with pytest.raises(ConfigError, match="compaction must be an agentcore.Compaction"):
+    with pytest.raises(ConfigError, match=r"compaction must be an agentcore\.Compaction"):
         AgentLoopConfig(model=faux.model, compaction="summarize")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="threshold"):
         Compaction(threshold=1.5)
@@ -505,10 +507,9 @@ def test_config_errors_name_what_was_wrong() -> None:
         Compaction(keep_recent_turns=-1)
     with pytest.raises(ConfigError, match="compact"):
         Compaction(strategy="drop")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"fallback_models\[1\] must be an agentcore.llm.Model"):
+    with pytest.raises(ConfigError, match=r"fallback_models\[1\] must be an agentcore\.llm\.Model"):
         AgentLoopConfig(model=faux.model, fallback_models=[faux.model, "gpt-4o"])  # type: ignore[list-item]
     with pytest.raises(ConfigError, match="fallback_models must be a sequence"):
         AgentLoopConfig(model=faux.model, fallback_models=faux.model)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="compaction"):
         Agent(compaction=DropOldest())  # type: ignore[arg-type]
-

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ._adapter import fallback_message, is_aborted
+from ._request import _retry_observer
 from .events import AssistantMessageEvent, ErrorEvent
 from .model import Model
 from .overflow import is_context_overflow
@@ -163,9 +164,7 @@ async def _attempts(
                 yield _failed(model, f"{text} (after {'; '.join(failures)})")
                 return
             failures.append(f"{_label(model)}: {text}")
-            _log.warning(
-                "%s failed before its first event: %s; trying the next model", _label(model), text
-            )
+            _failed_attempt(model, text, len(failures))
             continue
         async with stream:
             held: AssistantMessageEvent | None = None
@@ -183,11 +182,7 @@ async def _attempts(
                     text = error.error_message or "failed"
                     if not last:
                         failures.append(f"{_label(model)}: {text}")
-                        _log.warning(
-                            "%s failed before its first event: %s; trying the next model",
-                            _label(model),
-                            text,
-                        )
+                        _failed_attempt(model, text, len(failures))
                         if is_context_overflow(error, model.context_window):
                             window = model.context_window or 0
                             overflowed = max(overflowed or 0, window) if window else overflowed
@@ -208,6 +203,15 @@ async def _attempts(
                 return
     if failures:
         yield _failed(primary, "every model failed: " + "; ".join(failures))
+
+
+def _failed_attempt(model: Model, text: str, count: int) -> None:
+    """Log a failed attempt, and tell whoever watches the request's retries (the agent loop's
+    instrumentation: a trace shows each fallback as a retry event naming the model)."""
+    _log.warning("%s failed before its first event: %s; trying the next model", _label(model), text)
+    observer = _retry_observer.get()
+    if observer is not None:
+        observer.on_retry(count, f"{_label(model)}: {text}; falling back to the next model", 0.0)
 
 
 def _failed(model: Model, text: str) -> ErrorEvent:
