@@ -16,9 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcore import (
+    AbortController,
     Agent,
     AgentContext,
     AgentLoopConfig,
@@ -31,6 +35,7 @@ from agentcore import (
     KeepToolResultHeads,
     Summarize,
     agent_loop,
+    run_usage,
     tool,
 )
 from agentcore._compaction_view import SUMMARY_PREFIX, compacted_view, split
@@ -425,6 +430,15 @@ async def test_the_session_keeps_the_full_history_and_reloads(kind: str, tmp_pat
         transcript = list(agent.state.messages)
         assert markers(transcript)
 
+        # the summary's cost counts in the Agent's totals and in run_usage
+        summary_usage = markers(transcript)[0].usage
+        assert summary_usage is not None and summary_usage.output > 0
+        answers = run_usage([m for m in transcript if not isinstance(m, CompactionSummary)])
+        assert agent.state.usage.output == answers.output + sum(
+            m.usage.output for m in markers(transcript) if m.usage is not None
+        )
+        assert run_usage(transcript) == agent.state.usage
+
         loaded = store.load(session.id).messages
         assert loaded == transcript  # every message, the marker included
         assert isinstance(markers(loaded)[0], CompactionSummary)
@@ -513,3 +527,158 @@ def test_config_errors_name_what_was_wrong() -> None:
         AgentLoopConfig(model=faux.model, fallback_models=faux.model)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="compaction"):
         Agent(compaction=DropOldest())  # type: ignore[arg-type]
+
+
+# --- abort, the Agent, fallbacks, and random runs ------------------------------------------------
+
+
+async def test_an_abort_while_summarising_ends_the_run_aborted() -> None:
+    controller = AbortController()
+
+    def summary(call: FauxCall) -> AssistantMessage:
+        controller.abort("enough")
+        return faux_text("a summary that never arrives " * 5)
+
+    main = FauxProvider(read_calls(8), context_window=WINDOW)
+    summariser = FauxProvider([summary])
+    config = AgentLoopConfig(
+        model=main.model,
+        compaction=Compaction(strategy=Summarize(model=summariser.model), keep_recent_turns=1),
+    )
+    context = AgentContext(system_prompt="You read books.", tools=[read])
+    events: list[AgentEvent] = []
+    async with agent_loop(
+        [UserMessage(content="Read the book.")], context, config, signal=controller.signal
+    ) as stream:
+        async for event in stream:
+            events.append(event)
+        result = await stream.result()
+    check_well_formed(events)
+    last = result[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+    assert not markers(result)
+    assert main.pending == 2  # no request after the abort: call_7 and the final answer wait
+
+
+async def test_the_agent_recovers_from_an_overflow_without_an_error() -> None:
+    script = read_calls(6)
+    main = FauxProvider([overflowing(script, 900)] * 20, context_window=WINDOW)
+    agent = Agent(
+        initial_state={"model": main.model, "tools": [read]},
+        compaction=Compaction(strategy=DropOldest(), threshold=None, keep_recent_turns=1),
+    )
+    seen: list[AgentEvent] = []
+    agent.subscribe(seen.append)
+    await agent.prompt("Read the book.")
+    check_well_formed(seen)
+    assert agent.state.error_message is None
+    assert text_of(agent.state.messages[-1]) == "done"
+    assert markers(agent.state.messages)
+
+
+async def test_every_model_overflowing_is_compacted_then_retried() -> None:
+    script = read_calls(6)
+    primary = FauxProvider([overflowing(script, 700)] * 20, context_window=WINDOW)
+    fallback = FauxProvider(
+        [lambda call: faux_error(OVERFLOW.format(n=9999, window=900))] * 20, context_window=900
+    )
+    config = AgentLoopConfig(
+        model=primary.model,
+        fallback_models=[fallback.model],
+        compaction=Compaction(strategy=DropOldest(), threshold=None, keep_recent_turns=1),
+    )
+    _, result = await run(config)
+    assert text_of(result[-1]) == "done"
+    assert markers(result)
+    assert fallback.call_count == 0  # its window is smaller: never tried after an overflow
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> dict[str, Any]:
+    return {
+        "sizes": draw(st.lists(st.integers(100, 3000), min_size=3, max_size=9)),
+        "parallel": draw(st.lists(st.integers(1, 3), min_size=9, max_size=9)),
+        "strategy": draw(st.sampled_from(["summarize", "drop", "heads"])),
+        "keep": draw(st.integers(0, 3)),
+        "threshold": draw(st.sampled_from([None, 0.3, 0.6, 0.9])),
+        "limit": draw(st.sampled_from([None, 600, 1200])),
+        "summary_fails": draw(st.booleans()),
+    }
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(spec=runs())
+def test_random_runs_keep_every_promise(spec: dict[str, Any]) -> None:
+    anyio.run(check_random_run, spec)
+
+
+async def check_random_run(spec: dict[str, Any]) -> None:
+    sizes: list[int] = spec["sizes"]
+
+    @tool
+    def fetch(i: int) -> str:
+        """Fetch item i."""
+        return f"item-{i}:" + "z" * sizes[i % len(sizes)]
+
+    answers: list[AssistantMessage] = []
+    for turn, width in enumerate(spec["parallel"][: len(sizes)]):
+        calls = [
+            ToolCall(id=f"c{turn}_{k}", name="fetch", arguments={"i": turn * 3 + k})
+            for k in range(width)
+        ]
+        answers.append(AssistantMessage(content=calls, stop_reason="tool_use"))
+    answers.append(faux_text("finished"))
+    limit = spec["limit"]
+
+    def answer(call: FauxCall) -> AssistantMessage:
+        if limit is not None and len(sent_text(call)) // 4 > limit:
+            return faux_error(OVERFLOW.format(n=len(sent_text(call)) // 4, window=limit))
+        return answers.pop(0)
+
+    main = FauxProvider([answer] * 40, context_window=WINDOW)
+    summariser = FauxProvider(
+        [faux_error("down") if spec["summary_fails"] else faux_text("SUM")] * 40
+    )
+    strategy: Any = {
+        "summarize": Summarize(model=summariser.model),
+        "drop": DropOldest(),
+        "heads": KeepToolResultHeads(chars=50),
+    }[spec["strategy"]]
+    config = AgentLoopConfig(
+        model=main.model,
+        compaction=Compaction(
+            strategy=strategy, threshold=spec["threshold"], keep_recent_turns=spec["keep"]
+        ),
+    )
+    context = AgentContext(tools=[fetch])
+    events: list[AgentEvent] = []
+    with anyio.fail_after(10):
+        async with agent_loop([UserMessage(content="go")], context, config) as stream:
+            async for event in stream:
+                events.append(event)
+            result = await stream.result()
+    check_well_formed(events)
+    # every request sent tool calls and results in pairs, and never a marker
+    for call in main.calls:
+        assert_paired(call.context.messages)
+    # the transcript keeps everything: one result per call of every executed answer
+    called = [c.id for m in result if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    answered = [m.tool_call_id for m in result if isinstance(m, ToolResultMessage)]
+    executed = [
+        c.id
+        for m in result
+        if isinstance(m, AssistantMessage) and m.stop_reason == "tool_use"
+        for c in m.tool_calls
+    ]
+    assert sorted(answered) == sorted(executed) and set(answered) <= set(called)
+    # an overflow retry happens at most once per request: never two overflows in a row retried
+    for i, m in enumerate(result):
+        if isinstance(m, CompactionSummary) and m.reason == "overflow":
+            assert isinstance(result[i - 1], AssistantMessage)
+            assert result[i - 1].stop_reason == "error"  # type: ignore[union-attr]
+    # the session form of every marker reads back equal
+    for marker in markers(result):
+        assert from_json(to_json(marker)) == marker
+    # what the transcript would send next is paired too
+    view = compacted_view(result)
+    assert_paired([m for m in view if getattr(m, "role", None) != "compaction"])  # type: ignore[misc]

@@ -21,6 +21,10 @@ goes on while tool results need an answer or steering/follow-up messages are que
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
 
+With `config.compaction`, each request is built from the compacted transcript, compacted first
+when it nears the context window, and sent again once after a context overflow (`_loop_compaction`);
+with `config.fallback_models`, the stream function tries them in turn (`llm.fallback`).
+
 Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
 (options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
 `_tool_execution`.

@@ -134,8 +134,9 @@ def run_usage(messages: Iterable[object], *, include_tools: bool = True) -> Usag
     """The total usage and cost of `messages` (a run's `agent_end.messages`, a transcript).
 
     Sums the `usage` of every assistant message (failed and aborted answers included: their
-    tokens were spent) and, with `include_tools` (the default), the `usage` tool results report
-    (a sub-agent's, a paid API's), so that the total is what the run cost.
+    tokens were spent), of compaction markers (their summaries') and, with `include_tools` (the
+    default), the `usage` tool results report (a sub-agent's, a paid API's), so that the total is
+    what the run cost.
     """
     total = Usage()
     for message in messages:
