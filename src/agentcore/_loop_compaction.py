@@ -147,8 +147,9 @@ async def _compact(
     share = policy.threshold or 1.0
     cut = split(view, policy.keep_recent_turns, share * window / 2 if window else None)
     name = type(policy.strategy).__name__
-    if cut == 0:
-        _log.warning(
+    if cut == 0:  # an overflow that cannot be compacted ends the run: worth a warning
+        _log.log(
+            logging.WARNING if reason == "overflow" else logging.INFO,
             "cannot compact (%s, about %d tokens): nothing is older than the kept turns",
             reason,
             tokens,
