@@ -527,6 +527,46 @@ def test_config_errors_name_what_was_wrong() -> None:
         AgentLoopConfig(model=faux.model, fallback_models=faux.model)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="compaction"):
         Agent(compaction=DropOldest())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not both"):
+        CompactionResult(summary="s", tool_result_chars=3)
+    with pytest.raises(ValueError, match="tool_result_chars"):
+        CompactionResult(tool_result_chars=-1)
+    with pytest.raises(ValueError, match="max_tokens"):
+        Summarize(max_tokens=0)
+    with pytest.raises(TypeError, match=r"Summarize\.model"):
+        Summarize(model="gpt-4o")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="chars"):
+        KeepToolResultHeads(chars=-5)
+
+
+async def test_a_strategy_returning_nonsense_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken:
+        async def compact(self, request: CompactionRequest) -> Any:
+            return "a summary"
+
+    main = FauxProvider(read_calls(8), context_window=WINDOW)
+    config = AgentLoopConfig(
+        model=main.model, compaction=Compaction(strategy=Broken(), keep_recent_turns=1)
+    )
+    with caplog.at_level(logging.WARNING, logger="agentcore"):
+        _, result = await run(config)
+    assert text_of(result[-1]) == "done" and not markers(result)
+    assert "Broken.compact returned str; expected a CompactionResult or None" in caplog.text
+
+
+async def test_without_compaction_markers_are_not_read() -> None:
+    main = FauxProvider([faux_text("ok")])
+    history = [
+        UserMessage(content="old question"),
+        faux_text("old answer"),
+        CompactionSummary(summary="S", kept_messages=0, compacted_messages=2),
+    ]
+    _, _ = await run(AgentLoopConfig(model=main.model), messages=history)
+    assert [text_of(m) for m in main.calls[0].context.messages] == [
+        "old question",
+        "old answer",
+        "Read the book.",
+    ]
 
 
 # --- abort, the Agent, fallbacks, and random runs ------------------------------------------------
