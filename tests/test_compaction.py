@@ -722,3 +722,39 @@ async def check_random_run(spec: dict[str, Any]) -> None:
     # what the transcript would send next is paired too
     view = compacted_view(result)
     assert_paired([m for m in view if getattr(m, "role", None) != "compaction"])  # type: ignore[misc]
+
+
+def test_keeping_no_turn_keeps_only_what_the_request_answers() -> None:
+    def answer(*calls: str) -> AssistantMessage:
+        return AssistantMessage(
+            content=[ToolCall(id=c, name="read", arguments={}) for c in calls]
+            or faux_text("a").content
+        )
+
+    def result(call: str) -> ToolResultMessage:
+        return ToolResultMessage(tool_call_id=call, tool_name="read")
+
+    prompt = UserMessage(content="next")
+    # a new prompt after a finished turn: only the prompt is kept
+    view: list[AgentMessage] = [
+        UserMessage(content="q"),
+        answer("c1"),
+        result("c1"),
+        answer(),
+        prompt,
+    ]
+    assert split(view, 0, None) == 4
+    # the request continues the last turn (its tool results): that turn is kept, with its prompt
+    view = [
+        UserMessage(content="q"),
+        answer("c1"),
+        result("c1"),
+        prompt,
+        answer("c2"),
+        result("c2"),
+    ]
+    assert split(view, 0, None) == 3
+    assert split(view, 1, None) == 3
+    assert split(view, 2, None) == 0
+    # nothing answered yet: nothing to compact
+    assert split([UserMessage(content="q"), prompt], 0, None) == 0

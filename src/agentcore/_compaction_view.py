@@ -120,10 +120,11 @@ def compacted_view(transcript: Sequence[AgentMessage]) -> list[AgentMessage]:
     return view
 
 
-def _turn_starts(view: Sequence[AgentMessage]) -> list[int]:
-    """Where each turn begins: at an answer, moved back over the messages that led to it (user
-    and application messages; not tool results, not other answers)."""
-    starts = []
+def _turns(view: Sequence[AgentMessage]) -> list[tuple[int, int]]:
+    """Each turn as (where it begins, where its answer is): it begins at the answer, moved back
+    over the messages that led to it (user and application messages; not tool results, not
+    other answers)."""
+    turns = []
     for i, message in enumerate(view):
         if not _is_answer(message):
             continue
@@ -133,8 +134,8 @@ def _turn_starts(view: Sequence[AgentMessage]) -> list[int]:
             "tool_result",
         ):
             start -= 1
-        starts.append(start)
-    return starts
+        turns.append((start, i))
+    return turns
 
 
 def _paired(view: Sequence[AgentMessage], cut: int) -> int:
@@ -162,15 +163,17 @@ def split(view: Sequence[AgentMessage], keep_recent_turns: int, budget: float | 
     fewer while their estimate is above `budget`; what the coming request answers (a new prompt
     after the last answer, or the last answer with its tool results) is always kept.
     """
-    starts = _turn_starts(view)
+    turns = _turns(view)
+    starts = [start for start, _ in turns]
     # keeping no turn: the messages after the last turn, or that turn if the request continues it
     last_end = 0
-    if starts:
-        last_end = starts[-1] + 1
+    if turns:
+        last_start, last_answer = turns[-1]
+        last_end = last_answer + 1
         while last_end < len(view) and getattr(view[last_end], "role", None) == "tool_result":
             last_end += 1
         if last_end == len(view):
-            last_end = starts[-1]
+            last_end = last_start
     keep = min(keep_recent_turns, len(starts))
     while True:
         cut = _paired(view, starts[len(starts) - keep] if keep else last_end)
