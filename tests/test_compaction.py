@@ -384,6 +384,7 @@ async def test_a_failed_summary_is_logged_and_the_run_goes_on(
         _, result = await run(config)
     assert text_of(result[-1]) == "done" and not markers(result)
     assert "summariser down" in caplog.text
+    assert summariser.call_count == 1  # not asked again before every later request
 
 
 async def test_transform_context_sees_the_compacted_view() -> None:

@@ -135,6 +135,7 @@ class _Run:
         self.limit: LimitReached | None = None
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
+        self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
 
     # -- emitting --------------------------------------------------------------------------
 

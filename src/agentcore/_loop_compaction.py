@@ -16,7 +16,9 @@ The order of a request's preparation, with `config.compaction` set:
 A request that fails as a context overflow (`is_context_overflow`) is compacted the same way and
 sent again, once (the failed answer stays in the transcript and is left out of the view).
 A compaction that cannot be done (nothing older than the kept turns) or fails (its summary
-request failed, the strategy raised) is logged to `agentcore` and the run goes on without it.
+request failed, the strategy raised) is logged to `agentcore` and the run goes on without it;
+after a failure, only an overflow compacts again in that run (a summariser that is down is not
+asked again before every request).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ async def request_messages(run: _Run) -> list[Message] | None:
     view = compacted_view(run.messages)
     messages = await _convert(run, view)
     window = run.model.context_window
-    if messages is None or policy.threshold is None or not window:
+    if messages is None or policy.threshold is None or not window or run.compaction_failed:
         return messages
     tokens = _estimate(run, messages)
     if tokens <= policy.threshold * window:
@@ -199,8 +201,10 @@ async def _compact(
                 "expected a CompactionResult or None"
             )
     except Exception as exc:
+        run.compaction_failed = True
         _log.warning(
-            "compaction with %s failed, going on without: %s",
+            "compaction with %s failed, going on without (only an overflow compacts again in "
+            "this run): %s",
             name,
             exc,
             exc_info=not isinstance(exc, CompactionError),
