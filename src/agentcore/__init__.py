@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import logging as _logging
 
+from ._compaction import Compaction as Compaction
+from ._compaction import CompactionError as CompactionError
+from ._compaction import CompactionReason as CompactionReason
+from ._compaction import CompactionRequest as CompactionRequest
+from ._compaction import CompactionResult as CompactionResult
+from ._compaction import CompactionStrategy as CompactionStrategy
+from ._compaction import CompactionSummary as CompactionSummary
+from ._compaction_strategies import DropOldest as DropOldest
+from ._compaction_strategies import KeepToolResultHeads as KeepToolResultHeads
+from ._compaction_strategies import Summarize as Summarize
 from ._event_stream import EventStream as EventStream
 from ._loop import (
     agent_loop as agent_loop,
@@ -230,12 +240,21 @@ __all__ = [
     "AssistantMessage",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "Compaction",
+    "CompactionError",
+    "CompactionReason",
+    "CompactionRequest",
+    "CompactionResult",
+    "CompactionStrategy",
+    "CompactionSummary",
     "ConfigError",
     "Cost",
+    "DropOldest",
     "EventStream",
     "ImageContent",
     "Instrumentation",
     "JsonlSessionStore",
+    "KeepToolResultHeads",
     "LimitKind",
     "LimitReached",
     "Message",
@@ -260,6 +279,7 @@ __all__ = [
     "SessionStore",
     "SqliteSessionStore",
     "StopReason",
+    "Summarize",
     "TextContent",
     "ThinkingContent",
     "ToolCall",

@@ -20,13 +20,14 @@ goes on while tool results need an answer or steering/follow-up messages are que
   polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
-- A typed run (`output_type`) ends after the turn that gave its validated answer, or with the
-  `output_retries` limit; what its requests add and its turns decide is in `_output_run`.
+- A typed run (`output_type`) ends after the turn with its validated answer, or at the
+  `output_retries` limit (`_output_run`). A batch with calls waiting for approval ends the run
+  after its turn; a run on a transcript ending in decisions carries them out first.
 
-Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
-(options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
-`_tool_execution`; approvals (a batch with waiting calls ends the run after its turn; a run on a
-transcript ending in decisions carries them out first) in `_approval_check` and `_approval_loop`.
+Elsewhere: event delivery in `_emit`; what goes around a request in `_loop_request`; tool batches
+in `_tool_execution`; approvals in `_approval_loop`; compaction (built from the compacted
+transcript, compacted near the context window and once after an overflow) in `_loop_compaction`;
+fallback models in `llm.fallback`.
 """
 
 from __future__ import annotations
@@ -45,12 +46,14 @@ from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
 from ._loop_checks import check_call, check_continue, check_prompts
+from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
     RequestWatch,
     RunInfo,
     RunObserver,
     aborted_answer,
     end_observing,
+    run_stream_fn,
     start_observing,
     stream_options,
     unique_tool_call_ids,
@@ -98,15 +101,11 @@ class _Run:
         signal: AbortSignal | None,
         stream_fn: StreamFn | None,
     ) -> None:
-        if stream_fn is None:
-            from .llm.registry import stream_simple
-
-            stream_fn = stream_simple
         self.config = config
         self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
-        self.stream_fn: StreamFn = stream_fn
+        self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
         self.tools = list(context.tools)
@@ -132,6 +131,7 @@ class _Run:
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
         self.output: Any = None  # a typed run's validated answer
+        self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -276,6 +276,8 @@ class _Run:
                 pending = []
                 self.check_sink()
                 message = await self.stream_assistant()
+                if config.compaction is not None and await retry_after_overflow(self, message):
+                    message = await self.stream_assistant()  # once, after compacting
                 if self.bounds is not None:
                     self.bounds.count(message)
                 if message.stop_reason in ("error", "aborted"):
@@ -374,12 +376,9 @@ class _Run:
         signal = self.signal
         if signal.aborted:
             return await self.aborted()
-        messages: Sequence[AgentMessage] = self.messages
-        if config.transform_context is not None:
-            messages = await self.call_ctx_hook("transform_context", list(messages))
-            if signal.aborted:
-                return await self.aborted()
-        llm_messages = await call_hook(config.convert_to_llm, messages)
+        llm_messages = await request_messages(self)  # compacted first when configured
+        if llm_messages is None:
+            return await self.aborted()
         context = Context(
             system_prompt=self.system_prompt,
             messages=list(llm_messages),

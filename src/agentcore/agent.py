@@ -49,6 +49,7 @@ from ._agent_state import (
     check_queue_mode,
     state_fields,
 )
+from ._compaction import Compaction
 from ._loop import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .approvals import NEW_MESSAGE_REASON
@@ -155,7 +156,7 @@ class Agent(QueueMethods, ApprovalMethods):
         max_retries: int = 3,
         output_type: Any = None,
         output_retries: int = 2,
-        compaction: Any = None,
+        compaction: Compaction | None = None,
         fallback_models: Sequence[Model] = (),
     ) -> None:
         given = state_fields(initial_state)

@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
+from ._compaction import Compaction, check_compaction
 from .errors import ConfigError, ToolDefinitionError
 from .limits import UsageLimits
+from .llm.fallback import check_fallback_models
 from .llm.model import Model
 from .llm.types import (
     CacheRetention,
@@ -279,7 +281,7 @@ class AgentLoopConfig:
     max_retries: int = 3
     output_type: Any = None
     output_retries: int = 2
-    compaction: Any = None
+    compaction: Compaction | None = None
     fallback_models: Sequence[Model] = ()
 
     def __post_init__(self) -> None:
@@ -342,6 +344,8 @@ class AgentLoopConfig:
                 "convert_to_llm must be a function (messages) -> list[Message], got None "
                 "(leave it out to keep user, assistant and tool-result messages)"
             )
+        check_compaction(self.compaction)
+        check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
         for f in fields(self):
             if f.name in _HOOK_ARITY and getattr(self, f.name) is not None:
                 hook_arity(f.name, getattr(self, f.name))
