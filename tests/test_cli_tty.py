@@ -26,7 +26,7 @@ if sys.platform == "win32":
 APP = Path(__file__).with_name("cli_tty_app.py")
 MCP_SERVER = Path(__file__).parent / "mcp" / "mcp_test_server.py"
 SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"
-USAGE = r"── \d+ in( \(\d+ cached\))? / \d+ out tokens · \$0\.0000 · faux-tty/faux-1"
+USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · \$0\.0000 · faux-tty/faux-1"
 UP = "\x1b[A"
 ROWS, COLUMNS = 50, 100
 
@@ -167,6 +167,38 @@ def test_spinner_while_waiting_and_steering_while_running(
     )
     assert term.screen.splitlines()[-1] == ">"
     assert term.quit() == 0
+
+
+def test_steering_while_an_answer_streams(open_terminal: Start) -> None:
+    term = open_terminal()
+    term.line("long")
+    term.wait("word word word word")  # streaming (for 5 seconds, or more on a busy machine)
+    term.line("be brief")
+    term.wait(r"^» be brief$", re.M)  # sent while the answer streams: a steering message
+    # the same run's next request
+    term.wait(r"echo: be brief\n\nseen: long \| be brief\n── ", timeout=60)
+    assert len(re.findall(USAGE, term.screen)) == 1
+    assert term.quit() == 0
+
+
+def test_thinking_and_a_failed_answer(open_terminal: Start) -> None:
+    term = open_terminal()
+    term.line("think")
+    term.wait(r"> think\nthinking: Let me see\.\nYes, that is it\.\nthought\n\nseen: think\n── ")
+    term.line("fail")
+    term.wait(r"> fail\nerror: the model fell over\n── ")
+    term.line("still here?")
+    term.wait(r"echo: still here\?")
+    assert term.quit() == 0
+
+
+def test_ctrl_d_while_an_answer_streams_stops_it_and_quits(open_terminal: Start) -> None:
+    term = open_terminal()
+    term.line("endless")
+    term.wait("word word word word")
+    term.send("\x04")
+    assert term.end() == 0
+    assert re.search(r"\(stopped\)\n── .*\n(>\n)?\(saved as session ", term.screen), term.screen
 
 
 def test_spinner_during_a_slow_tool_then_ctrl_c_stops_it(open_terminal: Start) -> None:

@@ -39,12 +39,12 @@ _REPLAYED = 6  # transcript entries shown when a session is resumed in a termina
 HELP = """\
 commands:
   /help               this help
-  /model PROVIDER/ID  switch the model (the conversation is kept); /model shows the current one
+  /model PROVIDER/ID  switch the model, keeping the conversation (/model: the current one)
   /reset              start a new conversation (the old one stays saved)
-  /session            the current session's id
+  /session            the id of the session the chat is saved to
   /exit               quit (or Ctrl-D)
-Ctrl-C stops the answer being written; in a terminal, a line sent while an answer is written
-steers it."""
+Ctrl-C stops the answer being written. In a terminal, a line sent while an answer
+is written steers it: the model reads it at its next turn."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -315,6 +315,10 @@ class Chat:
             view.error(error)
         elif code == EXIT_INTERRUPTED or stopped:  # stopped in a tool: no aborted answer
             view.notice("(stopped)")
+            queued = len(agent.steering_queue)
+            if queued:
+                lines = "a steering line stays" if queued == 1 else f"{queued} steering lines stay"
+                view.notice(f"({lines} queued: the model reads it with the next prompt)")
         elif limit is not None:
             view.notice(f"({limit_notice(limit)})")
         else:

@@ -29,6 +29,7 @@ from ._render import _result_text
 __all__ = ["LiveView", "MarkdownBlocks", "Screen", "ScreenStream", "render_markdown"]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_RENDER_INTERVAL = 0.1  # seconds between two renderings of the block being written
 _ARGS_LIMIT = 200
 _RESULT_LINES = 3
 _LINE_LIMIT = 160
@@ -216,6 +217,8 @@ class LiveView:
         self._thinking_open = False
         self._tools: dict[str, str] = {}  # running tool calls: id -> name
         self._writing = False
+        self._rendered: tuple[str, int, str] = ("", 0, "")  # the live block's last rendering
+        self._rendered_at = 0.0
         self.running = False
 
     @staticmethod
@@ -286,7 +289,8 @@ class LiveView:
                 self._tool_result(event.tool_name, event.result, event.is_error)
             case _:
                 pass
-        self.screen.redraw()
+        if event.type != "message_update":  # deltas show at the next refresh (10 a second)
+            self.screen.redraw()
 
     def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
         lines = _result_text(result).splitlines() or ["(no output)"]
@@ -339,7 +343,15 @@ class LiveView:
         lines: list[str] = []
         pending = self._blocks.pending.strip("\n")
         if pending:
-            lines += render_markdown(pending, self.width()).split("\n")
+            width = self.width()
+            now = time.monotonic()
+            # rendered again at most 10 times a second: a long block takes milliseconds
+            if self._rendered[:2] != (pending, width) and (
+                now - self._rendered_at >= _RENDER_INTERVAL or self._rendered[1] != width
+            ):
+                self._rendered = (pending, width, render_markdown(pending, width))
+                self._rendered_at = now
+            lines += self._rendered[2].split("\n")
         if self._thinking_open and self._thinking:
             lines.append(styled(self._thinking, "dim"))
         status = self.status()

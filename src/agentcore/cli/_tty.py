@@ -11,6 +11,7 @@ Without prompt_toolkit, `terminal_front` returns None and the chat reads lines w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = ["TerminalFront", "terminal_front"]
 
 _PROMPT = "> "
 _STEER_PROMPT = "» "
+_LIVE_LINES = 12  # at most this many lines of the block being written show live
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +70,35 @@ class TerminalFront:
         trace.show_usage = False  # the view's usage line replaces it
         trace.stderr = ScreenStream(self.screen)  # type: ignore[assignment]
         chat.attach(self.view)
-        self._quit = False
-        self._app: Any = None
+        self._quit = False  # a command asked to quit
+        self._handling = False  # a line is being handled
+        self._message_text = ""
+        self._message_parsed: Any = None
 
     def _message(self) -> Any:
-        ansi = self.toolkit.ansi
+        """The prompt: the live area, then `> ` (or `» ` while the agent runs). Called several
+        times a redraw: the parsed text is reused while it is the same."""
         app = self.toolkit.get_app_or_none()
-        marker = _STEER_PROMPT if self.chat.busy else _PROMPT
+        marker = styled(_STEER_PROMPT if self.chat.busy else _PROMPT, "prompt")
         if app is not None and app.is_done:
-            return ansi(styled(marker, "prompt"))  # what stays in the transcript with the line
-        height = app.output.get_size().rows - 2 if app is not None else 20
-        return ansi(self.view.live(height) + styled(marker, "prompt"))
+            text = marker  # what stays in the transcript with the line
+        else:
+            rows = app.output.get_size().rows if app is not None else 24
+            text = self.view.live(min(_LIVE_LINES, rows // 2)) + marker
+        if text != self._message_text:
+            self._message_text, self._message_parsed = text, self._parse(text)
+        return self._message_parsed
+
+    def _parse(self, text: str) -> list[tuple[str, str]]:
+        """ANSI text as prompt_toolkit fragments, a run of one style as one fragment (its
+        parser gives one per character, which makes every redraw slow)."""
+        merged: list[tuple[str, str]] = []
+        for style, chars, *_ in self.toolkit.ansi(text).__pt_formatted_text__():
+            if merged and merged[-1][0] == style:
+                merged[-1] = (style, merged[-1][1] + chars)
+            else:
+                merged.append((style, chars))
+        return merged
 
     def _bindings(self) -> Any:
         bindings = self.toolkit.key_bindings()
@@ -92,16 +112,46 @@ class TerminalFront:
             return
         self.chat.interrupts.interrupt()
 
-    async def _answer(self, text: str) -> None:
+    async def _handle(self, text: str) -> None:
+        """A line of input (a prompt or a command, which may run the agent too), handled while
+        the input line stays live."""
+        self._handling = True
         try:
-            await self.chat.answer(text)
+            if not await self.chat.handle(text):
+                self._quit = True
+                app = self.toolkit.get_app_or_none()
+                if app is not None and app.is_running and not app.is_done:
+                    app.exit(exception=EOFError())
         finally:
+            self._handling = False
             self.screen.redraw()
+
+    def _pre_run(self) -> None:
+        """A prompt that starts after a command asked to quit ends at once."""
+        if self._quit:
+            app = self.toolkit.get_app_or_none()
+            if app is not None:
+                app.exit(exception=EOFError())
 
     def _redraw(self) -> None:
         app = self.toolkit.get_app_or_none()
         if app is not None and app.is_running:
             app.invalidate()
+
+    def _line(self, text: str, start: Callable[[str], None]) -> None:
+        """Where a line goes: a steering message while the agent runs, else `start`."""
+        chat = self.chat
+        if chat.busy:
+            if text.startswith("/"):
+                chat.say("(commands wait until the answer ends; Ctrl-C stops it)")
+            else:
+                chat.agent.steer(text)
+        elif self._handling:
+            chat.say("(wait a moment: the last command is not done)")
+        else:
+            if not text.startswith("/"):
+                chat.busy = True  # at once: the next prompt is already a steering one
+            start(text)
 
     async def loop(self) -> int:
         """Read and answer until Ctrl-D, `/exit` or a double Ctrl-C; returns the exit code."""
@@ -111,38 +161,29 @@ class TerminalFront:
         prompts = toolkit.prompt_session(
             history=toolkit.file_history(str(self.history)),
             key_bindings=self._bindings(),
-            refresh_interval=0.1,  # the spinner
+            refresh_interval=0.15,  # the spinner, and the block being written
         )
         chat.say(f"agentcore chat with {chat.model_ref()}: /help for commands, Ctrl-D quits")
         for line in chat.resumed_lines():
             chat.say(line)
         async with chat.interrupts.installed(), anyio.create_task_group() as group:
-            with toolkit.patch_stdout(
-                raw=True
-            ):  # stray prints (warnings, logs) go above the prompt
-                while True:
+
+            def start(text: str) -> None:
+                group.start_soon(self._handle, text)
+
+            with toolkit.patch_stdout(raw=True):  # stray prints (warnings, logs): above it
+                while not self._quit:
                     try:
-                        line = await prompts.prompt_async(self._message, handle_sigint=False)
+                        line = await prompts.prompt_async(
+                            self._message, handle_sigint=False, pre_run=self._pre_run
+                        )
                     except EOFError:
                         break
                     except KeyboardInterrupt:
                         continue
-                    text = line.strip()
-                    if not text:
-                        continue
-                    if chat.busy:
-                        if text.startswith("/"):
-                            chat.say("(commands wait until the answer ends; Ctrl-C stops it)")
-                        else:
-                            chat.agent.steer(text)
-                        continue
-                    if text.startswith("/"):
-                        if not await chat.command(text):
-                            break
-                        continue
-                    chat.busy = True  # at once: the next prompt is already a steering one
-                    group.start_soon(self._answer, text)
-                if chat.busy:
+                    if line.strip():
+                        self._line(line.strip(), start)
+                if chat.busy:  # Ctrl-D while the agent runs
                     chat.agent.abort()
                     await chat.agent.wait_for_idle()
         if chat.session is not None:
