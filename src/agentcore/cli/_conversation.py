@@ -323,4 +323,5 @@ class Chat:
             view.notice(f"({limit_notice(limit)})")
         else:
             view.finish()
+        # approvals: the requests a run ended with (agent.state.pending_approvals) show here
         view.after_answer(added, agent.state.usage)

@@ -26,7 +26,15 @@ from ..messages import AgentMessage, AssistantMessage, Usage
 from ..tools import AgentToolResult
 from ._render import _result_text
 
-__all__ = ["LiveView", "MarkdownBlocks", "Screen", "ScreenStream", "render_markdown"]
+__all__ = [
+    "LiveView",
+    "MarkdownBlocks",
+    "Screen",
+    "ScreenStream",
+    "render_markdown",
+    "styled",
+    "usage_line",
+]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _RENDER_INTERVAL = 0.1  # seconds between two renderings of the block being written
@@ -208,9 +216,15 @@ def usage_line(added: Sequence[AgentMessage], total: Usage, fallback_model: str)
 class LiveView:
     """Agent events to the screen (see the module docstring); `live()` is the live area."""
 
-    def __init__(self, screen: Screen, model_ref: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        screen: Screen,
+        model_ref: Callable[[], str],
+        after: Callable[[Sequence[AgentMessage], Usage], None] | None = None,
+    ) -> None:
         self.screen = screen
         self._model_ref = model_ref
+        self._after = after  # what else to show after an answer (--trace's span tree)
         self._blocks = MarkdownBlocks()
         self._blocks_shown = 0  # blocks of the current text block already in the transcript
         self._thinking = ""  # the thinking line being written
@@ -321,6 +335,8 @@ class LiveView:
     def after_answer(self, added: Sequence[AgentMessage], total: Usage) -> None:
         """The usage line of an answer."""
         self.screen.print(styled(f"── {usage_line(added, total, self._model_ref())}", "dim"))
+        if self._after is not None:
+            self._after(added, total)
 
     # -- the live area ---------------------------------------------------------------------
 

@@ -64,11 +64,10 @@ class TerminalFront:
         self.toolkit = toolkit
         self.chat = chat
         self.screen = Screen(stdout.stream, toolkit.get_app_or_none)
-        self.view = LiveView(self.screen, chat.model_ref)
-        self.history = history
-        self.trace = trace
         trace.show_usage = False  # the view's usage line replaces it
         trace.stderr = ScreenStream(self.screen)  # type: ignore[assignment]
+        self.view = LiveView(self.screen, chat.model_ref, after=trace.after_answer)
+        self.history = history
         chat.attach(self.view)
         self._quit = False  # a command asked to quit
         self._handling = False  # a line is being handled
