@@ -119,6 +119,15 @@ def _open(options: SessionOptions) -> tuple[JsonlSessionStore, Session | None]:
         store = open_store(options.directory)
     except OSError as exc:
         raise CommandError(f"cannot use the sessions directory: {exc}") from None
+    try:
+        return store, _resume(store, options)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _resume(store: JsonlSessionStore, options: SessionOptions) -> Session | None:
+    """The session `--continue` or `--session ID` asks for, opened for writing (or None)."""
     sid: str | None
     if options.continue_last:
         sid = latest_session(store)
@@ -127,9 +136,9 @@ def _open(options: SessionOptions) -> tuple[JsonlSessionStore, Session | None]:
     elif options.session is not None:
         sid = find_session(store, options.session)
     else:
-        return store, None
+        return None
     try:
-        return store, store.open(sid)
+        return store.open(sid)
     except SessionLockedError:
         raise CommandError(
             f"session {sid} is open in another agentcore process; quit that chat first"

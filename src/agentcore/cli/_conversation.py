@@ -137,7 +137,11 @@ class Chat:
                 check_model(agent.state.model)
             except AgentCoreError as exc:
                 session.close()
-                raise CommandError(f"cannot resume session {session.id}: {exc}") from None
+                model = agent.state.model
+                raise CommandError(
+                    f"cannot resume session {session.id} with its model "
+                    f"{model.provider}/{model.id}: {exc} (--model chooses another)"
+                ) from None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

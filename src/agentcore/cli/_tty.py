@@ -114,7 +114,6 @@ class TerminalFront:
     async def _handle(self, text: str) -> None:
         """A line of input (a prompt or a command, which may run the agent too), handled while
         the input line stays live."""
-        self._handling = True
         try:
             if not await self.chat.handle(text):
                 self._quit = True
@@ -148,8 +147,9 @@ class TerminalFront:
         elif self._handling:
             chat.say("(wait a moment: the last command is not done)")
         else:
+            self._handling = True  # at once, as the busy flag: the next line must see it
             if not text.startswith("/"):
-                chat.busy = True  # at once: the next prompt is already a steering one
+                chat.busy = True  # the next prompt is already a steering one
             start(text)
 
     async def loop(self) -> int:
