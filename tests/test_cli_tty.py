@@ -266,6 +266,7 @@ def test_input_history_across_runs(open_terminal: Start) -> None:
     assert term.quit() == 0
 
     term = open_terminal()
+    term.wait(r"^>$", re.M)  # the prompt is drawn: its history is read
     term.send(UP + UP)  # back two lines: alpha one
     term.wait(r"^> alpha one$", re.M)
     term.send("\r")

@@ -99,7 +99,7 @@ class _PlainFront:
         chat = self.chat
         if self.interactive:
             chat.say(f"agentcore chat with {chat.model_ref()}: /help for commands, Ctrl-D quits")
-            for resumed in chat.resumed_lines():
+            for resumed, _ in chat.resumed_lines():
                 chat.say(resumed)
         async with chat.interrupts.installed():
             while True:

@@ -190,18 +190,20 @@ class Chat:
         if self.agent.session is not None:
             self.agent.session.close()
 
-    def resumed_lines(self) -> list[str]:
-        """What to show when a session was resumed: a header and its last exchanges."""
+    def resumed_lines(self) -> list[tuple[str, str | None]]:
+        """What to show when a session was resumed: a header and its last exchanges, each
+        with its style (see `_sessions_cmd.transcript_lines`; None: an answer's text)."""
         session = self.agent.session
         if session is None:
             return []
         messages = self.agent.state.messages
         entries = list(transcript_lines(messages))
-        lines = [f"(resumed session {session.id}: {len(messages)} messages)"]
+        lines: list[tuple[str, str | None]] = [
+            (f"(resumed session {session.id}: {len(messages)} messages)", "dim")
+        ]
         if len(entries) > _REPLAYED:
-            lines.append(f"(… {len(entries) - _REPLAYED} earlier entries)")
-        lines += [text for text, _ in entries[-_REPLAYED:]]
-        return lines
+            lines.append((f"(… {len(entries) - _REPLAYED} earlier entries)", "dim"))
+        return lines + entries[-_REPLAYED:]
 
     # -- output ----------------------------------------------------------------------------
 

@@ -332,6 +332,13 @@ class LiveView:
         self.finish()
         self.screen.print(styled(text, "dim"))
 
+    def replay(self, text: str, style: str | None) -> None:
+        """A line of a resumed conversation: an answer's text (`style` None) as Markdown."""
+        if style is None:
+            self.screen.print(render_markdown(text, self.width()))
+        else:
+            self.screen.print(styled(text, style))
+
     def after_answer(self, added: Sequence[AgentMessage], total: Usage) -> None:
         """The usage line of an answer."""
         self.screen.print(styled(f"── {usage_line(added, total, self._model_ref())}", "dim"))

@@ -163,8 +163,8 @@ class TerminalFront:
             refresh_interval=0.15,  # the spinner, and the block being written
         )
         chat.say(f"agentcore chat with {chat.model_ref()}: /help for commands, Ctrl-D quits")
-        for line in chat.resumed_lines():
-            chat.say(line)
+        for text, style in chat.resumed_lines():
+            self.view.replay(text, style)
         async with chat.interrupts.installed(), anyio.create_task_group() as group:
 
             def start(text: str) -> None:
