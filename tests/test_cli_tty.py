@@ -281,4 +281,9 @@ def test_without_prompt_toolkit_the_chat_reads_lines(open_terminal: Start) -> No
     term.wait(r"\(\d+ in / \d+ out tokens; conversation: ")  # the plain usage line
     term.line("again")
     term.wait("echo: again")
+    term.send("\x03")  # at the prompt
+    term.wait(r"\(Ctrl-D or /exit quits\)\n>$", re.M)
+    term.line("/session")
+    term.wait(r"\(session [0-9a-f-]+: 4 messages\)")
     assert term.quit() == 0
+    assert re.search(r"\(saved as session [0-9a-f-]+: agentcore chat --continue", term.screen)

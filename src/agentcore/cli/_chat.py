@@ -201,9 +201,15 @@ async def chat(
                 front = terminal_front(conversation, stdout, trace, history_path(store))
                 if front is not None:
                     return await front.loop()
-            renderer = Renderer(stdout, make_styler(stderr))
+            styler = make_styler(stderr)
+            renderer = Renderer(stdout, styler)
             writer = JsonLinesWriter(stdout) if json_mode else None
             conversation.attach(_PlainView(renderer, trace, writer))
+
+            def idle() -> None:  # Ctrl-C at the prompt of input(), which stays where it is
+                styler.write("\n(Ctrl-D or /exit quits)\n" + (_PROMPT if interactive else ""))
+
+            conversation.on_idle_interrupt = idle
             plain = _PlainFront(conversation, source, stdout, interactive=interactive)
             if not interactive:
                 return await plain.loop()

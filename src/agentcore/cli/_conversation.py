@@ -100,6 +100,7 @@ class Chat:
         self.view: View | None = None
         self.interrupts = Interrupts(idle=self._idle_interrupt)
         self.busy = False  # a prompt (or a command's run) is being answered
+        self.on_idle_interrupt: Callable[[], None] | None = None  # a front end's own notice
         self._unsubscribe: Callable[[], None] | None = None
         self.agent = self._new_agent(session)
 
@@ -222,7 +223,10 @@ class Chat:
         return f"{model.provider}/{model.id}"
 
     def _idle_interrupt(self) -> None:
-        self.say("(Ctrl-D or /exit quits)")
+        if self.on_idle_interrupt is not None:
+            self.on_idle_interrupt()
+        else:
+            self.say("(Ctrl-D or /exit quits)")
 
     # -- commands and prompts --------------------------------------------------------------
 
