@@ -205,7 +205,8 @@ def test_spinner_during_a_slow_tool_then_ctrl_c_stops_it(open_terminal: Start) -
     pytest.importorskip("mcp")
     term = open_terminal("--mcp", f"{sys.executable} {MCP_SERVER}")
     term.line("tool")
-    term.wait(r'\[tool\] wait \{"key": "k", "steps": 1\}\n' + SPINNER + " running wait…")
+    term.wait(r'\[tool\] wait \{"key": "k", "steps": 1\}\n')
+    term.wait(SPINNER + " running wait: [^\n]*k step 1[^\n]*…")  # with the tool's progress
     term.send("\x03")
     term.wait(r"\[wait failed\]\n  Tool execution was aborted\.\n\(stopped\)\n── ")
     term.line("after")

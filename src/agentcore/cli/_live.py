@@ -41,6 +41,7 @@ _RENDER_INTERVAL = 0.1  # seconds between two renderings of the block being writ
 _ARGS_LIMIT = 200
 _RESULT_LINES = 3
 _LINE_LIMIT = 160
+_PROGRESS_LIMIT = 60
 _STYLES = {"dim": "2", "tool": "36", "ok": "32", "error": "1;31", "prompt": "1"}
 
 
@@ -230,6 +231,7 @@ class LiveView:
         self._thinking = ""  # the thinking line being written
         self._thinking_open = False
         self._tools: dict[str, str] = {}  # running tool calls: id -> name
+        self._progress: dict[str, str] = {}  # running tool calls: id -> their last update
         self._writing = False
         self._rendered: tuple[str, int, str] = ("", 0, "")  # the live block's last rendering
         self._rendered_at = 0.0
@@ -274,6 +276,7 @@ class LiveView:
             case "agent_end":
                 self.running = False
                 self._tools.clear()
+                self._progress.clear()
             case "message_start" if isinstance(event.message, AssistantMessage):
                 self._writing = False
             case "message_update":
@@ -298,8 +301,13 @@ class LiveView:
                 self.screen.print(
                     styled(f"[tool] {event.tool_name} {_clip(args, _ARGS_LIMIT)}", "tool")
                 )
+            case "tool_execution_update":
+                lines = _result_text(event.partial_result).strip().splitlines()
+                if lines:
+                    self._progress[event.tool_call_id] = _clip(lines[-1], _PROGRESS_LIMIT)
             case "tool_execution_end":
                 self._tools.pop(event.tool_call_id, None)
+                self._progress.pop(event.tool_call_id, None)
                 self._tool_result(event.tool_name, event.result, event.is_error)
             case _:
                 pass
@@ -353,6 +361,8 @@ class LiveView:
             return ""
         if self._tools:
             names = ", ".join(dict.fromkeys(self._tools.values()))
+            if len(self._tools) == 1 and self._progress:  # what the tool last reported
+                return f"running {names}: {next(iter(self._progress.values()))}"
             return f"running {names}"
         if self._thinking_open:
             return "thinking"
