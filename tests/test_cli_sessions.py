@@ -223,3 +223,20 @@ def test_sessions_usage_errors() -> None:
     for argv in (["sessions"], ["sessions", "show"], ["sessions", "rm"], ["sessions", "fly"]):
         result = cli(*argv)
         assert result.code == 2 and result.err, argv
+
+
+def test_help_shows_the_session_options() -> None:
+    result = cli("chat", "--help")
+    assert result.code == 0
+    text = " ".join(result.out.split())
+    for option in ("-c, --continue", "--session ID", "--sessions-dir DIR"):
+        assert option in text
+    assert "resume the most recently updated session" in text
+    assert "sessions" in cli("--help").out
+    result = cli("sessions", "--help")
+    assert result.code == 0 and all(a in result.out for a in ("list", "show", "rm"))
+
+
+def test_continue_and_session_exclude_each_other() -> None:
+    result = cli("chat", "--continue", "--session", "x", stdin="")
+    assert result.code == 2 and "not allowed with" in result.err

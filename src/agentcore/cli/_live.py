@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
 from ..tools import AgentToolResult
@@ -199,8 +200,6 @@ class ScreenStream:
 def usage_line(added: Sequence[AgentMessage], total: Usage, fallback_model: str) -> str:
     """`12 in / 34 out tokens · $0.0012 · provider/model`, and the conversation's cost so far
     when it differs."""
-    from agentcore import run_usage
-
     usage = run_usage(added)
     answers = [m for m in added if isinstance(m, AssistantMessage)]
     model = f"{answers[-1].provider}/{answers[-1].model}" if answers else fallback_model
