@@ -71,6 +71,8 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    output_schema: str | None = None
+    shell: bool = False
     given: frozenset[str] = frozenset()  # of model, system, thinking: given on the command line
     continue_last: bool = False  # chat --continue
     session: str | None = None  # chat --session ID
@@ -283,6 +285,11 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits. "
         "Every chat is saved as a session (see 'agentcore sessions').",
     )
+    chat.add_argument(
+        "--shell",
+        action="store_true",
+        help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
+    )
     add_session_options(chat)
     run = commands.add_parser(
         "run",
@@ -293,6 +300,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    run.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file: the answer must be JSON that validates against it; only the "
+        "validated value is printed on stdout (see docs/typed-answers.md)",
+    )
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
@@ -339,6 +352,8 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        output_schema=getattr(ns, "output_schema", None),
+        shell=getattr(ns, "shell", False),
         given=given,
         continue_last=getattr(ns, "continue_last", False),
         session=getattr(ns, "session", None),
