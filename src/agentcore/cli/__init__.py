@@ -4,6 +4,7 @@
 agentcore chat [options]             interactive conversation
 agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
+agentcore sessions list|show|rm      the saved chat sessions
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
@@ -28,6 +29,7 @@ from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from ._args import Parsed, parse_args
 from ._chat import chat
+from ._conversation import SessionOptions
 from ._json import JsonLinesWriter
 from ._mcp import mcp_servers
 from ._models import list_models
@@ -48,6 +50,7 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
 
@@ -55,7 +58,10 @@ __all__ = ["main"]
 
 
 def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
-    model = resolve_model(parsed.model, stream_fn=stream_fn)
+    # a resumed chat uses its session's model unless --model is given: it is checked then
+    resuming = parsed.continue_last or parsed.session is not None
+    check = not resuming or "model" in parsed.given
+    model = resolve_model(parsed.model, stream_fn=stream_fn, check=check)
     try:
         tools = builtin_tools(parsed.root) if parsed.tools else []
         tools += [shell_tool(parsed.root)] if parsed.shell else []
@@ -138,6 +144,14 @@ async def _main(
 ) -> int:
     if parsed.command == "models":
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
+    if parsed.command == "sessions":
+        return sessions_command(
+            parsed.action or "list",
+            parsed.session_ids,
+            parsed.sessions_dir,
+            stdout,
+            make_styler(stderr),
+        )
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
@@ -149,6 +163,12 @@ async def _main(
                     stdout=stdout,
                     stderr=stderr,
                     trace=trace,
+                    sessions=SessionOptions(
+                        directory=parsed.sessions_dir,
+                        continue_last=parsed.continue_last,
+                        session=parsed.session,
+                        given=parsed.given,
+                    ),
                 )
             return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
 

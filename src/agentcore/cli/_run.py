@@ -123,11 +123,12 @@ class Settings:
         )
 
 
-def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
+def resolve_model(ref: str, *, stream_fn: StreamFn | None = None, check: bool = True) -> Model:
     """The catalogue model for `"provider/id"`, checked to be usable before anything is sent.
 
     With the default stream function, the model's adapter, SDK and API key must be available;
-    a custom `stream_fn` is trusted to serve the model itself.
+    a custom `stream_fn` is trusted to serve the model itself. `check=False` skips that check
+    (for a model that may not be used: a resumed chat session brings its own).
 
     Raises:
         CommandError: (exit code 2) naming what is wrong and how to fix it.
@@ -138,7 +139,7 @@ def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
         raise CommandError(str(exc)) from None
     try:
         model = get_model(provider, model_id)
-        if stream_fn is None:
+        if stream_fn is None and check:
             check_model(model)
     except AgentCoreError as exc:
         raise CommandError(str(exc)) from None
@@ -165,7 +166,8 @@ class Interrupts:
         finally:
             self._abort, self._aborting = None, False
 
-    def _on_interrupt(self) -> None:
+    def interrupt(self) -> None:
+        """What a Ctrl-C does (also called by a front end that reads the key itself)."""
         if self._abort is not None and not self._aborting:
             self._aborting = True
             self._abort()
@@ -191,7 +193,7 @@ class Interrupts:
 
                 async def pump() -> None:
                     async for _ in signals:
-                        self._on_interrupt()
+                        self.interrupt()
 
                 group.start_soon(pump)
                 try:
