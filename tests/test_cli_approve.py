@@ -177,3 +177,34 @@ async def test_an_abort_kills_a_running_command_and_its_children(tmp_path: Path)
     with anyio.fail_after(30):
         while _alive(child):  # noqa: ASYNC110  (polling another process)
             await anyio.sleep(0.01)
+
+
+def test_the_chat_approves_and_denies_waiting_calls(tmp_path: Path) -> None:
+    """The chat lists the calls a run stopped for; /approve runs one, /deny refuses the next,
+    and each decision that leaves nothing waiting continues the run."""
+    from agentcore.cli import main
+
+    faux = FauxProvider(
+        [
+            shell_calls("echo approved-ran > a.txt"),
+            shell_calls("echo denied-ran > b.txt"),
+            faux_text("all done"),
+        ]
+    )
+    register_model(faux.model)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["chat", "--shell", "--root", str(tmp_path), "-m", f"{faux.provider_id}/{faux.model.id}"],
+        stdin=io.StringIO("write the files\n/approve\n/deny not that one\n/help\n"),
+        stdout=out,
+        stderr=err,
+    )
+    assert code == 0, err.getvalue()
+    assert (tmp_path / "a.txt").read_text() == "approved-ran\n"
+    assert not (tmp_path / "b.txt").exists()
+    assert "all done" in out.getvalue()
+    assert "/approve" in out.getvalue() + err.getvalue()  # the waiting call was announced
+    last = faux.calls[-1].context.messages
+    results = [m for m in last if isinstance(m, ToolResultMessage)]
+    assert [r.is_error for r in results] == [False, True]
+    assert "not that one" in texts(results[1])

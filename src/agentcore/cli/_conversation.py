@@ -20,6 +20,8 @@ from ..events import AgentEvent
 from ..llm import check_model
 from ..messages import AgentMessage, Usage
 from ..sessions import Session, SessionError, SessionState, SessionStore
+from ._approve import HELP as APPROVE_HELP
+from ._approve import decide, is_approval_command, pending_notice
 from ._run import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -36,13 +38,14 @@ __all__ = ["HELP", "Chat", "SessionOptions", "View"]
 
 _REPLAYED = 6  # transcript entries shown when a session is resumed in a terminal
 
-HELP = """\
+HELP = f"""\
 commands:
   /help               this help
   /model PROVIDER/ID  switch the model, keeping the conversation (/model: the current one)
   /reset              start a new conversation (the old one stays saved)
   /session            the id of the session the chat is saved to
   /exit               quit (or Ctrl-D)
+{APPROVE_HELP}
 Ctrl-C stops the answer being written. In a terminal, a line sent while an answer
 is written steers it: the model reads it at its next turn."""
 
@@ -242,6 +245,12 @@ class Chat:
 
     async def command(self, text: str) -> bool:
         """Run a `/command`; returns False when the chat should end."""
+        if is_approval_command(text):
+            decided = decide(self.agent, text)
+            (self._say_error if decided.is_error else self.say)(decided.text)
+            if decided.ready:  # every waiting call is decided: carry them out
+                await self.run(lambda agent: agent.continue_())
+            return not self.broken
         name, _, arg = text.partition(" ")
         arg = arg.strip()
         commands: dict[str, Callable[[str], Awaitable[bool]]] = {
@@ -251,7 +260,6 @@ class Chat:
             "/model": self._model,
             "/session": self._session,
             "/help": self._help,
-            # approvals: `/approve` and `/deny` (cli/_approve.py) are added to this table.
         }
         handler = commands.get(name)
         if handler is None:
@@ -333,5 +341,7 @@ class Chat:
             view.notice(f"({limit_notice(limit)})")
         else:
             view.finish()
-        # approvals: the requests a run ended with (agent.state.pending_approvals) show here
         view.after_answer(added, agent.state.usage)
+        notice = pending_notice(agent)  # the calls the run stopped for: /approve or /deny them
+        if notice is not None:
+            view.notice(notice)
