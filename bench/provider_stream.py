@@ -10,10 +10,10 @@ repeated). Two readers take the same body over the same kind of connection:
 - bare: httpx reading the SSE lines and `json.loads` of each event, nothing else.
 
 Times run from the first text delta to the last (setting up a client and connecting are left
-out: they are the SDK's). The ratio of the times per delta is what the model layer adds on top of parsing the wire; it is
-reported per API as the median of `--runs` rounds (alternating the two sides, so that load from
-other processes hits both alike). The rate in the first and last 10% of the answer shows whether a
-delta costs more as the answer grows.
+out: they are the SDK's). The ratio of the times per delta is what the model layer adds on top of
+parsing the wire; it is reported per API as the median of `--runs` rounds (alternating the two
+sides, so that load from other processes hits both alike). The rate in the first and last 10%
+of the answer shows whether a delta costs more as the answer grows.
 
     .venv/bin/python bench/provider_stream.py [--runs 3] [--deltas 20000]
 """
@@ -27,13 +27,14 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 import httpx
 
 from agentcore.llm import Context, Model, StreamOptions
-from agentcore.messages import UserMessage
 from agentcore.llm.providers import anthropic, openai_completions, openai_responses
+from agentcore.messages import UserMessage
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "llm" / "fixtures"
 
@@ -69,7 +70,7 @@ def long_body(api: str, deltas: int) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    bodies: dict[str, bytes] = {}
+    bodies: ClassVar[dict[str, bytes]] = {}
 
     def log_message(self, format: str, *args: object) -> None:
         pass

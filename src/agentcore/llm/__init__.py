@@ -53,6 +53,9 @@ from .model import (
     BedrockCompat as BedrockCompat,
 )
 from .model import (
+    GoogleCompat as GoogleCompat,
+)
+from .model import (
     InputKind as InputKind,
 )
 from .model import (
@@ -164,6 +167,7 @@ __all__ = [
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "GoogleCompat",
     "InputKind",
     "MessageBuilder",
     "Model",

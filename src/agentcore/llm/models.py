@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ModelNotFoundError
 from ..messages import Cost, Usage
-from .model import BedrockCompat, Model, ModelCost, OpenAICompletionsCompat
+from .model import BedrockCompat, GoogleCompat, Model, ModelCost, OpenAICompletionsCompat
 
 __all__ = ["calculate_cost", "get_model", "get_models", "get_providers", "register_model"]
 
@@ -24,6 +24,7 @@ _catalogue: dict[str, dict[str, Model]] | None = None
 _COMPAT_TYPES: dict[str, type[Any]] = {
     "openai-completions": OpenAICompletionsCompat,
     "bedrock-converse-stream": BedrockCompat,
+    "google-generative-ai": GoogleCompat,
 }
 
 

@@ -3,7 +3,8 @@
 Serves OpenAI and every server that speaks its Chat Completions wire format: llama.cpp's
 llama-server, vLLM, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, xAI, Mistral, Together,
 Cerebras, ... Their differences are flags on the model's `OpenAICompletionsCompat`, never URL
-checks (the one exception: `prompt_cache_key`, which only OpenAI itself accepts).
+checks (`prompt_cache_key`, which only OpenAI itself accepts, follows the API's profile:
+`_profiles.on_api_service`).
 
 The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
 429/5xx/connection failures before any output); the event stream is read with `sse_data` (the
@@ -28,7 +29,6 @@ import json
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from ...messages import (
     AssistantMessage,
@@ -52,6 +52,7 @@ from .._adapter import (
 from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
+from .._profiles import on_api_service
 from .._request import OpenedStream, Request, open_event_stream
 from .._retry import RetryInfo
 from .._sdk import (
@@ -89,10 +90,6 @@ def _compat(model: Model) -> OpenAICompletionsCompat:
 
 
 _DEFAULT_COMPAT = OpenAICompletionsCompat()
-
-
-def _is_openai(model: Model) -> bool:
-    return urlsplit(model.base_url or "https://api.openai.com").hostname == "api.openai.com"
 
 
 # --- request ----------------------------------------------------------------------------------
@@ -242,7 +239,7 @@ def build_payload(
     if reasoning and reasoning != "off" and model.reasoning and compat.supports_reasoning_effort:
         level = clamp_level(reasoning, supports_xhigh(model))
         payload["reasoning_effort"] = compat.reasoning_effort_map.get(level, level)
-    if options.session_id and options.cache_retention != "none" and _is_openai(model):
+    if options.session_id and options.cache_retention != "none" and on_api_service(model):
         payload["prompt_cache_key"] = options.session_id
         if options.cache_retention == "long":
             payload["prompt_cache_retention"] = "24h"
