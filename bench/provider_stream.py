@@ -15,7 +15,9 @@ parsing the wire; it is reported per API as the median of `--runs` rounds (alter
 sides, so that load from other processes hits both alike). The rate in the first and last 10%
 of the answer shows whether a delta costs more as the answer grows.
 
-    .venv/bin/python bench/provider_stream.py [--runs 3] [--deltas 20000]
+    .venv/bin/python bench/provider_stream.py [--runs 3] [--deltas 20000] [--guarded]
+
+`--guarded` reads as an agent run does: under an abort signal and an `idle_timeout`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import ClassVar
 import anyio
 import httpx
 
+from agentcore.abort import AbortController
 from agentcore.llm import Context, Model, StreamOptions
 from agentcore.llm.providers import anthropic, openai_completions, openai_responses
 from agentcore.messages import UserMessage
@@ -85,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-async def through_adapter(api: str, url: str) -> tuple[int, float, list[float]]:
+async def through_adapter(api: str, url: str, guarded: bool) -> tuple[int, float, list[float]]:
     """(text deltas, seconds from the first to the last, the time each came out) for one answer
     read through the adapter."""
     model = Model(id="bench", api=api, provider="bench", base_url=url + "/v1")
@@ -93,7 +96,10 @@ async def through_adapter(api: str, url: str) -> tuple[int, float, list[float]]:
         model = Model(id="bench", api=api, provider="bench", base_url=url)
     context = Context(messages=[UserMessage(content="go")])
     stamps: list[float] = []
-    async with ADAPTERS[api](model, context, StreamOptions(api_key="k")) as stream:
+    options = StreamOptions(api_key="k")
+    if guarded:  # as an agent run reads: under an abort signal and an idle timeout
+        options = StreamOptions(api_key="k", signal=AbortController().signal, idle_timeout=60.0)
+    async with ADAPTERS[api](model, context, options) as stream:
         async for event in stream:
             if event.type == "text_delta":
                 stamps.append(time.perf_counter())
@@ -132,19 +138,20 @@ def _rate_drift(stamps: list[float]) -> float:
     return last / first
 
 
-async def main(runs: int, deltas: int) -> None:
+async def main(runs: int, deltas: int, guarded: bool) -> None:
     _Handler.bodies = {APIS[api][1]: long_body(api, deltas) for api in APIS}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        print(f"{deltas} text deltas per answer, median of {runs} rounds")
+        how = "under an abort signal and idle_timeout" if guarded else "no signal, no idle_timeout"
+        print(f"{deltas} text deltas per answer ({how}), median of {runs} rounds")
         for api in APIS:
             ours: list[float] = []
             theirs: list[float] = []
             drifts: list[float] = []
             for _ in range(runs):
-                n, seconds, stamps = await through_adapter(api, url)
+                n, seconds, stamps = await through_adapter(api, url, guarded)
                 assert n == deltas, (api, n)
                 ours.append(seconds / (n - 1) * 1e6)
                 drifts.append(_rate_drift(stamps))
@@ -164,5 +171,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--deltas", type=int, default=20_000)
+    parser.add_argument(
+        "--guarded", action="store_true", help="read under an abort signal and an idle timeout"
+    )
     args = parser.parse_args()
-    anyio.run(main, args.runs, args.deltas)
+    anyio.run(main, args.runs, args.deltas, args.guarded)

@@ -4,6 +4,7 @@ for models built by hand live in one module (`llm/_profiles.py`), agreeing with 
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,15 @@ def test_no_adapter_sniffs_hosts_or_model_ids() -> None:
     assert offenders == []
     # the rules are where they belong (and the check sees them)
     assert _sniffing(LLM / "_profiles.py")
+
+
+def test_a_session_keeps_a_hand_made_models_google_compat() -> None:
+    from agentcore.sessions._base import model_from_json, model_to_json
+
+    compat = GoogleCompat(
+        thinking_budgets=ThinkingBudgets(minimal=1, low=2, medium=3, high=4),
+        requires_tool_call_id=True,
+    )
+    model = Model(id="proxy-gemini", api=GEMINI, provider="proxy", compat=compat)
+    restored, _ = model_from_json(json.loads(json.dumps(model_to_json(model))), "test")
+    assert restored.compat == compat

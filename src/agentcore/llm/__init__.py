@@ -91,6 +91,9 @@ from .models import (
 from .models import (
     register_model as register_model,
 )
+from .models import (
+    unregister_model as unregister_model,
+)
 from .overflow import is_context_overflow as is_context_overflow
 from .registry import (
     ApiProvider as ApiProvider,
@@ -214,4 +217,5 @@ __all__ = [
     "stream",
     "stream_simple",
     "unregister_api_providers",
+    "unregister_model",
 ]
