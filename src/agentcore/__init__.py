@@ -141,6 +141,12 @@ from .events import (
 from .limits import LimitKind as LimitKind
 from .limits import LimitReached as LimitReached
 from .limits import UsageLimits as UsageLimits
+from .llm.registry import (
+    StreamFn as StreamFn,
+)
+from .llm.types import (
+    ThinkingLevel as ThinkingLevel,
+)
 from .messages import (
     AgentMessage as AgentMessage,
 )
@@ -246,8 +252,10 @@ __all__ = [
     "SessionStore",
     "SqliteSessionStore",
     "StopReason",
+    "StreamFn",
     "TextContent",
     "ThinkingContent",
+    "ThinkingLevel",
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",

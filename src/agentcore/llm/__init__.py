@@ -124,6 +124,9 @@ from .registry import (
 )
 from .stream import AssistantMessageEventStream as AssistantMessageEventStream
 from .types import (
+    THINKING_LEVELS as THINKING_LEVELS,
+)
+from .types import (
     CacheRetention as CacheRetention,
 )
 from .types import (
@@ -184,6 +187,7 @@ __all__ = [
     "StartEvent",
     "StreamFn",
     "StreamOptions",
+    "THINKING_LEVELS",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
