@@ -26,6 +26,13 @@ from .helpers import collect
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """The driver is anyio only: it runs under both backends (the vendor SDKs need asyncio)."""
+    return str(request.param)
+
+
 MODEL = Model(id="wire-model", api="test-wire", provider="test")
 
 
@@ -36,6 +43,7 @@ class _Opened:
         self.log = log
 
     async def aclose(self) -> None:
+        await self.events.aclose()  # type: ignore[attr-defined]
         self.log.append("response closed")
 
 
