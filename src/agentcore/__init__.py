@@ -42,6 +42,9 @@ from .abort import (
 from .agent import Agent as Agent
 from .agent import AgentState as AgentState
 from .agent import QueueMode as QueueMode
+from .approvals import ApprovalDecision as ApprovalDecision
+from .approvals import ApprovalRequest as ApprovalRequest
+from .approvals import ApprovedCallStarted as ApprovedCallStarted
 from .config import (
     AfterToolCallContext as AfterToolCallContext,
 )
@@ -92,6 +95,9 @@ from .errors import (
 )
 from .errors import (
     ModelNotFoundError as ModelNotFoundError,
+)
+from .errors import (
+    OutputValidationError as OutputValidationError,
 )
 from .errors import (
     ToolDefinitionError as ToolDefinitionError,
@@ -183,6 +189,8 @@ from .messages import (
 from .messages import (
     UserMessage as UserMessage,
 )
+from .output import OutputMode as OutputMode
+from .output import OutputSpec as OutputSpec
 from .sessions import JsonlSessionStore as JsonlSessionStore
 from .sessions import Session as Session
 from .sessions import SessionStore as SessionStore
@@ -222,6 +230,9 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovedCallStarted",
     "AssistantMessage",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
@@ -243,6 +254,9 @@ __all__ = [
     "ModelError",
     "ModelNotFoundError",
     "NextTurn",
+    "OutputMode",
+    "OutputSpec",
+    "OutputValidationError",
     "PrepareNextTurnContext",
     "QueueMode",
     "RequestObserver",

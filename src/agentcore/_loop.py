@@ -20,10 +20,13 @@ goes on while tool results need an answer or steering/follow-up messages are que
   polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
+- A typed run (`output_type`) ends after the turn that gave its validated answer, or with the
+  `output_retries` limit; what its requests add and its turns decide is in `_output_run`.
 
 Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
 (options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
-`_tool_execution`.
+`_tool_execution`; approvals (a batch with waiting calls ends the run after its turn; a run on a
+transcript ending in decisions carries them out first) in `_approval_check` and `_approval_loop`.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _loop_request, _tool_execution
+from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
@@ -52,6 +55,7 @@ from ._loop_request import (
     stream_options,
     unique_tool_call_ids,
 )
+from ._output_run import TypedRun
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError
@@ -123,8 +127,11 @@ class _Run:
         self.arities: dict[str, int] = {}
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
+        self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
+        self.output: Any = None  # a typed run's validated answer
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -214,16 +221,27 @@ class _Run:
                 try:
                     await self.emit(AgentStartEvent())
                     await self.turn_start()
-                    for prompt in prompts or ():
-                        await self.add_message(prompt)
+                    decided = _approval_loop.decided(self.messages)  # approvals to carry out
+                    if decided is None:  # (else the prompts follow their results, next turn)
+                        for prompt in prompts or ():
+                            await self.add_message(prompt)
                     self.check_sink()
-                    await self.loop()
+                    await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
+                waiting = tuple(self.pending_approvals)
                 if self.stream is not None:  # readable as soon as agent_end is
                     self.stream._limit = self.limit
                     self.stream._messages = self.new_messages
-                await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
+                    self.stream._output = self.output
+                    self.stream._pending_approvals = waiting
+                ended = AgentEndEvent(
+                    messages=list(self.new_messages),
+                    limit=self.limit,
+                    output=self.output,
+                    pending_approvals=waiting,
+                )
+                await self.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
@@ -239,10 +257,14 @@ class _Run:
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(self) -> None:
+    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
         config = self.config
-        pending = await self.poll("get_steering_messages")
         first = True
+        if decided is not None:  # a batch's approval decisions: carried out first (_approval_loop)
+            if not await _approval_loop.resolve(self, decided) and not deferred:
+                return
+            first = False
+        pending = (deferred or []) + await self.poll("get_steering_messages")
         while True:
             more_tools = True
             while more_tools or pending:
@@ -274,8 +296,10 @@ class _Run:
                         more_tools = not terminate
                 await self.turn_end(message, results)
                 self.check_sink()
-                if self.signal.aborted:
+                if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
                     return
+                if self.typed is not None and self.typed.after_turn(self, message, results):
+                    return  # answered, or out of output retries (`self.limit`)
                 if config.prepare_next_turn is not None or config.should_stop_after_turn:
                     turn = PrepareNextTurnContext(
                         message=message,
@@ -298,6 +322,8 @@ class _Run:
                     if self.limit is not None:
                         return
                 pending = await self.poll("get_steering_messages")
+                if self.typed is not None:  # a correction for an invalid answer goes first
+                    pending = self.typed.take_fixes() + pending
             pending = await self.poll("get_follow_up_messages")
             if not pending:
                 return
@@ -364,6 +390,8 @@ class _Run:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
+        if self.typed is not None:  # the final-answer tool, or the native schema
+            context, options = self.typed.request(self, context, options)
         if signal.aborted:
             return await self.aborted()
         if self.observer is not None or _log.isEnabledFor(logging.INFO):

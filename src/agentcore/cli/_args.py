@@ -70,6 +70,8 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    output_schema: str | None = None
+    shell: bool = False
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -272,11 +274,16 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
+    chat = commands.add_parser(
         "chat",
         parents=[common],
         help="chat interactively (/exit, /reset, /model PROVIDER/ID, /help)",
         description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits.",
+    )
+    chat.add_argument(
+        "--shell",
+        action="store_true",
+        help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
     )
     run = commands.add_parser(
         "run",
@@ -287,6 +294,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    run.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file: the answer must be JSON that validates against it; only the "
+        "validated value is printed on stdout (see docs/typed-answers.md)",
+    )
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
@@ -329,4 +342,6 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        output_schema=getattr(ns, "output_schema", None),
+        shell=getattr(ns, "shell", False),
     )

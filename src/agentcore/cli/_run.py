@@ -97,6 +97,7 @@ class Settings:
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
     prepare_next_turn: Callable[..., Any] | None = None  # e.g. refreshing --mcp servers' tools
+    output_type: Any = None  # run --output-schema: an OutputSpec
 
     def bounds(self) -> dict[str, Any]:
         """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
@@ -117,6 +118,7 @@ class Settings:
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             prepare_next_turn=self.prepare_next_turn,
+            output_type=self.output_type,
             **self.bounds(),
         )
 
@@ -259,7 +261,8 @@ _FLAGS = {
 
 def limit_notice(limit: LimitReached) -> str:
     """What to tell the user when a bound ended the run, and which option sets it."""
-    return f"the run stopped: {limit} (set with {_FLAGS[limit.kind]})"
+    flag = _FLAGS.get(limit.kind)
+    return f"the run stopped: {limit}" + (f" (set with {flag})" if flag else "")
 
 
 class GuardedOutput:
