@@ -6,7 +6,8 @@ Adapters never look at a URL or a model id to decide what to send. They read:
   vendor's own service accepts (OpenAI's `prompt_cache_key` on Chat Completions and its 24-hour
   `prompt_cache_retention`, Anthropic's one-hour cache TTL); a compatible server or a proxy gets
   the portable request. `on_api_service(model)` is the only host check in the model layer's
-  request code.
+  request code; `on_local_server(model)` (a server on this machine needs no API key) the only
+  other one.
 * per model, the catalogue's facts: `Model.thinking_control`, `Model.supports_xhigh` and the
   API's compat object (`OpenAICompletionsCompat`, `BedrockCompat`, `GoogleCompat`). A model
   built by hand may leave them out; `thinking_control`, `google_compat` and `bedrock_compat` then
@@ -26,9 +27,11 @@ from .types import ThinkingBudgets
 
 __all__ = [
     "API_SERVICES",
+    "LOCAL_HOSTS",
     "bedrock_compat",
     "google_compat",
     "on_api_service",
+    "on_local_server",
     "thinking_control",
 ]
 
@@ -38,6 +41,9 @@ API_SERVICES: Mapping[str, str] = {
     "anthropic-messages": "api.anthropic.com",
 }
 """The host of each API's own service (an empty `base_url` means the SDK's default: that one)."""
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+"""Hosts of this machine: a server there needs no API key (llama.cpp, vLLM, Ollama, ...)."""
 
 _GEMINI_3 = re.compile(r"gemini-3(?:[.\-]|$)")
 _CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?:-\d{8})?(?:$|[-@:])")
@@ -57,6 +63,12 @@ def on_api_service(model: Model) -> bool:
     if host is None:
         return False
     return not model.base_url or urlsplit(model.base_url).hostname == host
+
+
+def on_local_server(model: Model) -> bool:
+    """Whether `model`'s `base_url` points at this machine."""
+    host = urlsplit(model.base_url).hostname if model.base_url else None
+    return host is not None and host.lower() in LOCAL_HOSTS
 
 
 def thinking_control(model: Model) -> ThinkingControl | None:
