@@ -157,6 +157,12 @@ from .events import (
 from .limits import LimitKind as LimitKind
 from .limits import LimitReached as LimitReached
 from .limits import UsageLimits as UsageLimits
+from .llm.registry import (
+    StreamFn as StreamFn,
+)
+from .llm.types import (
+    ThinkingLevel as ThinkingLevel,
+)
 from .messages import (
     AgentMessage as AgentMessage,
 )
@@ -279,9 +285,11 @@ __all__ = [
     "SessionStore",
     "SqliteSessionStore",
     "StopReason",
+    "StreamFn",
     "Summarize",
     "TextContent",
     "ThinkingContent",
+    "ThinkingLevel",
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",

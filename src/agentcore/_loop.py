@@ -73,7 +73,7 @@ from .events import (
 )
 from .limits import LimitReached
 from .llm.registry import StreamFn, call_stream_fn
-from .llm.types import Context, SimpleStreamOptions
+from .llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
 
 __all__ = [
@@ -83,7 +83,6 @@ __all__ = [
     "run_agent_loop_continue",
 ]
 
-_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
 
@@ -356,10 +355,10 @@ class _Run:
             self.model = turn.model
             self._options = None
         if turn.thinking_level is not None:
-            if turn.thinking_level not in _LEVELS:
+            if turn.thinking_level not in THINKING_LEVELS:
                 raise ConfigError(
                     f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
-                    f"expected one of {_LEVELS}"
+                    f"expected one of {THINKING_LEVELS}"
                 )
             self.reasoning = turn.thinking_level
             self._options = None

@@ -19,6 +19,7 @@ from .limits import UsageLimits
 from .llm.fallback import check_fallback_models
 from .llm.model import Model
 from .llm.types import (
+    THINKING_LEVELS,
     CacheRetention,
     OnPayload,
     OnResponse,
@@ -336,9 +337,8 @@ class AgentLoopConfig:
             raise ConfigError(
                 f"output_retries must be a non-negative integer, got {self.output_retries!r}"
             )
-        levels = ("off", "minimal", "low", "medium", "high", "xhigh")
-        if self.reasoning not in levels:
-            raise ConfigError(f"reasoning must be one of {levels}, got {self.reasoning!r}")
+        if self.reasoning not in THINKING_LEVELS:
+            raise ConfigError(f"reasoning must be one of {THINKING_LEVELS}, got {self.reasoning!r}")
         if self.convert_to_llm is None:
             raise ConfigError(
                 "convert_to_llm must be a function (messages) -> list[Message], got None "

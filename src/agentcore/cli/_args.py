@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO, get_args
+from typing import TextIO
 
 from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
@@ -20,6 +20,7 @@ from ..limits import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 )
+from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
@@ -28,7 +29,6 @@ __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 """The model used when neither `--model` nor `AGENTCORE_MODEL` names one."""
 
-THINKING_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
 
 _DESCRIPTION = """\
 Run LLM agents from a terminal: chat interactively, run one prompt, or list the models.

@@ -33,7 +33,7 @@ import threading
 import uuid
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
@@ -46,6 +46,7 @@ from ..approvals import (
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
 from ..llm.model import (
     BedrockCompat,
+    GoogleCompat,
     Model,
     ModelCost,
     OpenAICompletionsCompat,
@@ -257,6 +258,8 @@ def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessa
 
 
 def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):  # e.g. GoogleCompat's budgets
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -279,9 +282,12 @@ def without_credentials(url: str) -> str:
 
 
 # The compat classes a session stores, by the `kind` it writes for each.
-_COMPAT_CLASSES: dict[object, type[OpenAICompletionsCompat] | type[BedrockCompat]] = {
+_COMPAT_CLASSES: dict[
+    object, type[OpenAICompletionsCompat] | type[BedrockCompat] | type[GoogleCompat]
+] = {
     "openai-completions": OpenAICompletionsCompat,
     "bedrock-converse-stream": BedrockCompat,
+    "google-generative-ai": GoogleCompat,
 }
 _COMPAT_KINDS = {cls: kind for kind, cls in _COMPAT_CLASSES.items()}
 
