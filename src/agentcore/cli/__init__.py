@@ -4,6 +4,7 @@
 agentcore chat [options]             interactive conversation
 agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
+agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (docs/web.md)
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`).
@@ -46,6 +47,7 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._serve import serve_command
 from ._trace import Tracing, tracing
 
 __all__ = ["main"]
@@ -133,6 +135,15 @@ async def _main(
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
+            if parsed.command == "serve":
+                return await serve_command(
+                    settings,
+                    host=parsed.host,
+                    port=parsed.port,
+                    token=parsed.token,
+                    sessions_dir=parsed.sessions_dir,
+                    stdout=stdout,
+                )
             if parsed.command == "chat":
                 return await chat(
                     settings,

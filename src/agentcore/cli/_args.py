@@ -21,6 +21,7 @@ from ..limits import (
     DEFAULT_TOOL_TIMEOUT,
 )
 from ..llm.types import ThinkingLevel
+from ._serve import add_serve_arguments
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
 
@@ -70,6 +71,10 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    host: str = "127.0.0.1"  # serve
+    port: int = 8765
+    token: str | None = None
+    sessions_dir: str | None = None
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -287,6 +292,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    serve = commands.add_parser(
+        "serve",
+        parents=[common],
+        help="serve the web chat on http://127.0.0.1:8765/ (see docs/web.md)",
+        description="Serve the web chat page and its AG-UI event streams. Listening on "
+        "anything but loopback requires a token (--token, else one is generated and printed).",
+    )
+    add_serve_arguments(serve)
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
@@ -329,4 +342,8 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        host=getattr(ns, "host", "127.0.0.1"),
+        port=getattr(ns, "port", 8765),
+        token=getattr(ns, "token", None) or os.environ.get("AGENTCORE_TOKEN") or None,
+        sessions_dir=getattr(ns, "sessions", None),
     )
