@@ -326,3 +326,57 @@ def test_sessions_persist_across_a_server_restart(tmp_path: Path) -> None:
             assert snap[0].data["messages"][0]["content"] == "remember me"
     finally:
         stop_server(second)
+
+
+def _agui_run(client: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """POST a RunAgentInput to the AG-UI endpoint; the run's events, from its SSE response."""
+    events = []
+    headers = {"Accept": "text/event-stream"}
+    with client.stream("POST", "/api/ag-ui", json=body, headers=headers) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: ") :]))
+    return events
+
+
+def test_an_ag_ui_client_runs_the_agent_with_run_agent_input(served: Served) -> None:
+    """What an AG-UI `HttpAgent` does: POST the thread's messages, read the run's events."""
+    first = {
+        "threadId": "thread-1",
+        "runId": "run-1",
+        "messages": [{"id": "u1", "role": "user", "content": "use the tool"}],
+    }
+    with served.client() as client:
+        events = _agui_run(client, first)
+        models = [EVENT.validate_python(e) for e in events]
+        assert events[0]["type"] == "RUN_STARTED"
+        assert (events[0]["threadId"], events[0]["runId"]) == ("thread-1", "run-1")
+        assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == "run-1"
+        assert models[-1].outcome.type == "success"
+        assert any(e["type"] == "TOOL_CALL_RESULT" for e in events)
+        # the next run sends the history plus a new prompt: the server's transcript goes on
+        history = [
+            *first["messages"],
+            {"id": "a1", "role": "assistant", "content": "The calculator says: **6*7 = 42**."},
+            {"id": "u2", "role": "user", "content": "thanks"},
+        ]
+        second = _agui_run(client, {"threadId": "thread-1", "runId": "run-2", "messages": history})
+        assert second[-1]["runId"] == "run-2"
+        texts = [e["delta"] for e in second if e["type"] == "TEXT_MESSAGE_CONTENT"]
+        assert texts[0] == "thanks" and "You said: *thanks*" in "".join(texts[1:])
+        listed = client.get("/api/sessions").json()
+        assert listed[0]["id"] == "thread-1" and listed[0]["messages"] == 6
+        # what cannot be run is said clearly
+        no_prompt = client.post(
+            "/api/ag-ui",
+            json={"threadId": "thread-1", "runId": "r", "messages": history[:2]},
+        )
+        assert no_prompt.status_code == 400 and "user message" in no_prompt.json()["error"]
+        invalid = client.post("/api/ag-ui", json={"threadId": "t"})
+        assert invalid.status_code == 400 and "RunAgentInput" in invalid.json()["error"]
+        bad_id = client.post(
+            "/api/ag-ui",
+            json={"threadId": "no spaces!", "runId": "r", "messages": first["messages"]},
+        )
+        assert bad_id.status_code == 400 and "threadId" in bad_id.json()["error"]

@@ -13,6 +13,7 @@ POST /api/sessions/{id}/abort           stop the running run
 POST /api/sessions/{id}/model {model}   switch the model (between runs)
 POST /api/sessions/{id}/branch {index}  a new session with the first `index` messages -> {id}
 POST /api/sessions/{id}/approvals/{tool_call_id} {approved, reason?, arguments?}
+POST /api/ag-ui                         the AG-UI run endpoint (RunAgentInput in, SSE out)
 ```
 """
 
@@ -31,6 +32,7 @@ import anyio
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
+from ._agui import AgUiEndpoint
 from ._chat import Chat, model_ref
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
@@ -370,6 +372,7 @@ def create_app(
         route(s + "/model", api.set_model, "POST"),
         route(s + "/branch", api.branch, "POST"),
         route(s + "/approvals/{tool_call_id:str}", api.decide, "POST"),
+        routing.Route("/api/ag-ui", AgUiEndpoint(hub).handle, methods=["POST"]),
     ]
     app = applications.Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub

@@ -111,8 +111,15 @@ class Chat:
         for out in self.translator.translate(event):
             self.log.append(out)
 
-    def start(self, group: anyio.abc.TaskGroup, run: Callable[[], Awaitable[Any]]) -> None:
-        """Start a run (`agent.prompt(...)` or `agent.continue_()`) in `group`.
+    def start(
+        self,
+        group: anyio.abc.TaskGroup,
+        run: Callable[[], Awaitable[Any]],
+        *,
+        run_id: str | None = None,
+    ) -> None:
+        """Start a run (`agent.prompt(...)` or `agent.continue_()`) in `group`; `run_id` is its
+        AG-UI run id (default: a fresh one).
 
         Raises:
             AgentBusyError: a run is going.
@@ -123,7 +130,7 @@ class Chat:
         self._idle = anyio.Event()
         self._run_start_seq = self.log.seq
         self._run_start_messages = list(self.agent.state.messages)
-        self.translator.begin(len(self._run_start_messages))
+        self.translator.begin(len(self._run_start_messages), run_id)
         self.publish_state()
         group.start_soon(self._run, run)
 

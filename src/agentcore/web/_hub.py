@@ -114,13 +114,16 @@ class Hub:
             session = await anyio.to_thread.run_sync(self.store.open, session_id)
             return await self._add(session, new=False)
 
-    async def create(self, model: Model | None = None) -> Chat:
-        """A new conversation (with `model`, else the default one)."""
+    async def create(self, model: Model | None = None, *, session_id: str | None = None) -> Chat:
+        """A new conversation (with `model`, else the default one; under `session_id`, else a
+        fresh id)."""
         state = SessionState(
             system_prompt=self.settings.system_prompt, model=model or self.settings.model
         )
         async with self._lock:
-            session = await anyio.to_thread.run_sync(lambda: self.store.create(state=state))
+            session = await anyio.to_thread.run_sync(
+                lambda: self.store.create(state=state, session_id=session_id)
+            )
             return await self._add(session, new=True)
 
     async def branch(self, session_id: str, index: int) -> Chat:
