@@ -109,6 +109,7 @@ async def serve_command(
                 **settings.bounds(),
                 "max_tokens": settings.max_tokens,
                 "temperature": settings.temperature,
+                "prepare_next_turn": settings.prepare_next_turn,  # --mcp servers' tool lists
             },
         )
     except MissingExtraError as exc:

@@ -73,7 +73,7 @@
     const bubble = el("div", "msg user");
     bubble.dataset.messageId = id;
     bubble.appendChild(el("span", "body", text));
-    const branch = el("button", "branch-btn", "⑂ edit in a branch");
+    const branch = el("button", "branch-btn", "edit in a branch");
     branch.type = "button";
     branch.title = "Start a new session with the messages before this one, to edit and resend it";
     branch.addEventListener("click", function () { branchAt(id, bubble); });
@@ -418,7 +418,7 @@
     for (const s of list) {
       const li = el("li");
       li.dataset.sessionId = s.id;
-      li.appendChild(el("span", "title", (s.parent ? "⑂ " : "") + (s.title || "(empty)")));
+      li.appendChild(el("span", "title", (s.parent ? "↳ " : "") + (s.title || "(empty)")));
       const when = new Date(s.updatedAt).toLocaleString();
       li.appendChild(el("span", "meta", when + " · " + s.messages + " messages"));
       li.title = s.title;
