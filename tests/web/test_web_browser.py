@@ -25,6 +25,10 @@ webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from web_support import start_server, stop_server  # noqa: E402
+
+from agentcore import Agent, tool  # noqa: E402
+from agentcore.testing import faux_text, faux_tool_call  # noqa: E402
 
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"
@@ -117,6 +121,10 @@ def _assistant_texts(driver: Any) -> list[str]:
     return [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".msg.assistant")]
 
 
+def _ready(driver: Any) -> bool:
+    return driver.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true"
+
+
 def _idle(driver: Any) -> bool:
     return driver.find_element(By.ID, "status").text == "idle"
 
@@ -125,11 +133,8 @@ def test_a_conversation_in_the_page(browser: Any, server: tuple[str, Path], shot
     address, _sessions = server
     d = browser
     d.get(address)
-    _wait(
-        d,
-        lambda d: d.find_element(By.ID, "model").get_attribute("value") == "faux/scripted",
-        "the model picker",
-    )
+    _wait(d, _ready, "the page")
+    assert d.find_element(By.ID, "model").get_attribute("value") == "faux/scripted"
     d.save_screenshot(str(shots / "0-empty.png"))
 
     # 1. a prompt streams into the page, Markdown rendered
@@ -212,7 +217,7 @@ def test_steering_and_branching_in_the_page(
     address, _sessions = server
     d = browser
     d.get(address)
-    _wait(d, lambda d: d.find_element(By.ID, "model").get_attribute("value"), "the page")
+    _wait(d, _ready, "the page")
     d.find_element(By.ID, "new-chat").click()
     _send(d, "a long answer please")
     _wait(d, lambda d: "word5 " in (_assistant_texts(d) or [""])[-1], "the long answer")
@@ -254,3 +259,42 @@ def test_steering_and_branching_in_the_page(
     branch = next(s for s in listed if s["id"] == d.current_url.split("#session=")[1])
     assert branch["parent"]["sessionId"] == first_session
     d.save_screenshot(str(shots / "7-branch.png"))
+
+
+@pytest.mark.skipif(not hasattr(Agent, "approve"), reason="this agentcore has no approvals yet")
+def test_approve_and_deny_in_the_page(browser: Any, tmp_path: Path, shots: Path) -> None:
+    @tool(requires_approval=True)
+    def remove(path: str) -> str:
+        """Remove a file."""
+        return f"removed {path}"
+
+    served = start_server(tmp_path, tools=[remove])
+    served.faux.set_responses(
+        [
+            faux_tool_call("remove", {"path": "a.txt"}, id="call_a"),
+            faux_text("Done."),
+            faux_tool_call("remove", {"path": "b.txt"}, id="call_b"),
+            faux_text("Kept it."),
+        ]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "remove a.txt")
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .approve"), "Approve")
+        assert "waiting for approval" in d.find_element(By.CSS_SELECTOR, ".tool-card .state").text
+        d.save_screenshot(str(shots / "8-approval-asked.png"))
+        # clicked at once where it is now (the card is redrawn when the state changes)
+        d.execute_script("document.querySelector('.tool-card .approve').click()")
+        _wait(d, lambda d: any("Done." in t for t in _assistant_texts(d)), "the run to continue")
+        card = d.find_element(By.CSS_SELECTOR, ".tool-card.done")
+        assert card.find_element(By.CSS_SELECTOR, ".tool-result").text == "removed a.txt"
+        _send(d, "remove b.txt")
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .deny"), "Deny")
+        d.execute_script("document.querySelector('.tool-card .deny').click()")
+        _wait(d, lambda d: any("Kept it." in t for t in _assistant_texts(d)), "the run to continue")
+        assert len(d.find_elements(By.CSS_SELECTOR, ".tool-card.error")) == 1
+        d.save_screenshot(str(shots / "9-approval-decided.png"))
+    finally:
+        stop_server(served)

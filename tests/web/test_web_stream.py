@@ -380,3 +380,14 @@ def test_an_ag_ui_client_runs_the_agent_with_run_agent_input(served: Served) -> 
             json={"threadId": "no spaces!", "runId": "r", "messages": first["messages"]},
         )
         assert bad_id.status_code == 400 and "threadId" in bad_id.json()["error"]
+
+
+def test_a_session_can_be_created_with_the_default_model_even_if_not_in_the_catalogue(
+    served: Served,
+) -> None:
+    with served.client() as client:
+        default = client.get("/api/info").json()["defaultModel"]
+        created = client.post("/api/sessions", json={"model": default})
+        assert created.status_code == 201, created.text
+        shown = client.get(f"/api/sessions/{created.json()['id']}").json()["events"][1]
+    assert shown["snapshot"]["model"] == default

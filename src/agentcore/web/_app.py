@@ -122,6 +122,8 @@ class _Api:
     def _model(self, ref: Any) -> Model:
         if not isinstance(ref, str) or "/" not in ref:
             raise _Problem(400, f"expected a model as 'provider/id', got {ref!r}")
+        if ref == model_ref(self.default_model):  # also when it is not in the catalogue
+            return self.default_model
         provider, _, model_id = ref.partition("/")
         model = get_model(provider, model_id)
         if self.stream_fn is None:

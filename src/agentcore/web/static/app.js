@@ -389,6 +389,7 @@
     const info = await api("GET", "api/info");
     defaultModel = info.defaultModel;
     const models = await api("GET", "api/models");
+    const current = sessionId ? view.model.value : null; // a session's model may be known already
     const groups = {};
     view.model.textContent = "";
     for (const m of models) {
@@ -403,7 +404,8 @@
       if (m.reason) option.title = m.reason;
       groups[m.provider].appendChild(option);
     }
-    if (!sessionId && defaultModel) selectModel(defaultModel);
+    if (current) selectModel(current);
+    else if (!sessionId && defaultModel) selectModel(defaultModel);
   }
 
   function markCurrent() {
@@ -445,8 +447,8 @@
   $("new-chat").addEventListener("click", newChat);
 
   const match = location.hash.match(/session=([A-Za-z0-9_-]+)/);
-  loadModels().then(function () {
-    if (match) openSession(match[1]); else newChat();
-    loadSessions();
+  if (match) openSession(match[1]); else newChat();
+  Promise.all([loadModels(), loadSessions()]).then(function () {
+    document.body.dataset.ready = "true"; // for tests: the page is set up
   });
 })();
