@@ -196,3 +196,11 @@ def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMe
     """A script step replaying ready-made protocol events."""
     items = list(events)
     return lambda context, options: AssistantMessageEventStream.from_events(items)
+
+
+@pytest.fixture(autouse=True)
+def _sessions_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentcore chat` saves every chat: in tests, never in the user's home."""
+    monkeypatch.setenv("AGENTCORE_HOME", str(tmp_path_factory.mktemp("agentcore-home")))

@@ -54,7 +54,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     env.pop("AGENTCORE_TOKEN", None)
     process = subprocess.Popen(
-        [sys.executable, str(HERE / "faux_serve.py"), "--port", "0", "--sessions", str(sessions)],
+        [
+            sys.executable,
+            str(HERE / "faux_serve.py"),
+            "--port",
+            "0",
+            "--sessions-dir",
+            str(sessions),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -97,7 +97,7 @@ def test_loopback_names() -> None:
 
 def _command(tmp_path: Path, *args: str) -> list[str]:
     script = str(HERE / "faux_serve.py")
-    return [sys.executable, script, "--port", "0", "--sessions", str(tmp_path / "s"), *args]
+    return [sys.executable, script, "--port", "0", "--sessions-dir", str(tmp_path / "s"), *args]
 
 
 def _env() -> dict[str, str]:

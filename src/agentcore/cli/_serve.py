@@ -1,7 +1,7 @@
 """`agentcore serve`: the web chat (`agentcore.web`) on 127.0.0.1, or elsewhere with a token.
 
 Sessions live in the command's store (`_store.open_store`, shared with `chat` and `sessions`,
-or `--sessions DIR`). Listening on anything but a loopback address requires a token: `--token`,
+or `--sessions-dir DIR`). Listening on anything but a loopback address requires a token: `--token`,
 or one generated and printed. Every request must then carry it; the printed address
 (`http://HOST:PORT/?token=...`) sets it as a cookie in the browser.
 """
@@ -50,7 +50,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "printed on any other address); also $AGENTCORE_TOKEN",
     )
     group.add_argument(
-        "--sessions",
+        "--sessions-dir",
         metavar="DIR",
         help="the session store directory (default: $AGENTCORE_HOME/sessions, else "
         "$XDG_DATA_HOME/agentcore/sessions, else ~/.local/share/agentcore/sessions)",

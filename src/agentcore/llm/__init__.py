@@ -46,6 +46,7 @@ from .events import (
 from .events import (
     ToolCallStartEvent as ToolCallStartEvent,
 )
+from .fallback import with_fallbacks as with_fallbacks
 from .model import (
     AzureOpenAI as AzureOpenAI,
 )
@@ -210,4 +211,5 @@ __all__ = [
     "stream",
     "stream_simple",
     "unregister_api_providers",
+    "with_fallbacks",
 ]

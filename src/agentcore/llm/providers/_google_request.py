@@ -233,6 +233,9 @@ def build_payload(
         config["tools"] = _tools(context.tools)
     if thinking is not None:
         config["thinking_config"] = thinking
+    if options.output_schema is not None:  # native structured output (the full JSON Schema)
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = dict(options.output_schema.schema)
     return {
         "model": model.id,
         "contents": build_contents(context.messages, model),

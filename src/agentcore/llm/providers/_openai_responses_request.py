@@ -256,6 +256,17 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
             payload["prompt_cache_retention"] = "24h"
     if options.metadata:
         payload["metadata"] = dict(options.metadata)
+    output = options.output_schema
+    if output is not None:  # native structured output
+        text_format: dict[str, Any] = {
+            "type": "json_schema",
+            "name": output.name,
+            "schema": dict(output.schema),
+            "strict": output.strict,
+        }
+        if output.description:
+            text_format["description"] = output.description
+        payload["text"] = {"format": text_format}
     if model.reasoning:
         effort = getattr(options, "reasoning_effort", None)
         summary = getattr(options, "reasoning_summary", None)

@@ -83,7 +83,7 @@ from ..transform import (
     sanitize_surrogates,
     transform_messages,
 )
-from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
+from ..types import Context, OutputSchema, SimpleStreamOptions, StreamOptions, ThinkingLevel
 from ._azure import (
     azure_api_key,
     azure_client,
@@ -264,7 +264,21 @@ def build_payload(
             payload["prompt_cache_retention"] = "24h"
     if options.metadata and isinstance(options.metadata.get("user_id"), str):
         payload["user"] = options.metadata["user_id"]
+    if options.output_schema is not None:
+        payload["response_format"] = response_format(options.output_schema)
     return payload
+
+
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """Native structured output: Chat Completions' `response_format` (also llama.cpp's)."""
+    schema: dict[str, Any] = {
+        "name": output.name,
+        "schema": dict(output.schema),
+        "strict": output.strict,
+    }
+    if output.description:
+        schema["description"] = output.description
+    return {"type": "json_schema", "json_schema": schema}
 
 
 # --- response ---------------------------------------------------------------------------------
