@@ -250,6 +250,7 @@
       setRunning(s.running);
       if (s.model) selectModel(s.model);
       showApprovals(s.pendingApprovals || []);
+      if (!s.running && pending.size) view.status.textContent = "waiting for your approval";
     },
     RUN_STARTED: function () { setRunning(true); },
     RUN_FINISHED: function () { setRunning(false); loadSessions(); },
