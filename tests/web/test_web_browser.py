@@ -22,7 +22,10 @@ import httpx
 import pytest
 
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from web_support import start_server, stop_server  # noqa: E402
@@ -115,7 +118,10 @@ def shots() -> Path:
 
 
 def _wait(driver: Any, condition: Any, what: str) -> Any:
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(d), message=what)
+    # the page redraws a transcript from a snapshot (after a decision, a reconnect): an element
+    # read a moment before may be gone, which only means "look again"
+    wait = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(lambda d: condition(d), message=what)
 
 
 def _send(driver: Any, text: str) -> None:

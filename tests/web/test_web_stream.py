@@ -5,14 +5,17 @@ abort, steering, model switch, branching and persistence."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 from ag_ui.core import Event
 from pydantic import TypeAdapter
 from web_support import Served, SseEvent, open_events, start_server, stop_server
 
 from agentcore.sessions import JsonlSessionStore
+from agentcore.testing import faux_text, faux_tool_call
 
 EVENT = TypeAdapter(Event)
 
@@ -143,20 +146,27 @@ def test_a_reader_joining_mid_run_gets_the_run_from_its_start(slow_served: Serve
         sid = _new(client)
         with open_events(client, sid) as first:
             first.until("STATE_SNAPSHOT")
-            _prompt(client, sid, "hello")
-            first.until("TEXT_MESSAGE_CONTENT")
+            _prompt(client, sid, "a long answer please")  # minutes long, unless stopped
+            while first.until("TEXT_MESSAGE_CONTENT")[-1].data["messageId"] != "m1":
+                pass
             with open_events(client, sid) as late:
-                joined = late.until("RUN_FINISHED")
-            whole = first.until("RUN_FINISHED")
+                late.until("TEXT_MESSAGE_CONTENT")
+                client.post(f"/api/sessions/{sid}/abort", json={})
+                late.until("RUN_FINISHED")
+                joined = late.seen
+            first.until("RUN_FINISHED")
     assert joined[0].type == "MESSAGES_SNAPSHOT" and joined[0].data["messages"] == []
-    started = [e.type for e in joined].index("RUN_STARTED")
-    text = "".join(e.data["delta"] for e in joined if e.type == "TEXT_MESSAGE_CONTENT")
-    assert text == "hello" + "".join(
-        e.data["delta"]
-        for e in first.seen
-        if e.type == "TEXT_MESSAGE_CONTENT" and e.data["messageId"] == "m1"
-    )
-    assert started > 0 and whole[-1].type == "RUN_FINISHED"
+    assert "RUN_STARTED" in [e.type for e in joined]
+
+    def answer(events: list[SseEvent]) -> str:
+        return "".join(
+            e.data["delta"]
+            for e in events
+            if e.type == "TEXT_MESSAGE_CONTENT" and e.data["messageId"] == "m1"
+        )
+
+    # the late reader saw the whole answer, from its first word, exactly as the first one did
+    assert answer(joined) == answer(first.seen) and answer(joined).startswith("word0 word1")
 
 
 def test_two_sessions_run_at_once_each_with_its_own_stream(slow_served: Served) -> None:
@@ -213,33 +223,38 @@ def test_abort_stops_the_answer_and_keeps_the_transcript_clean(slow_served: Serv
     ]
 
 
-def test_a_prompt_while_running_steers_the_run(slow_served: Served) -> None:
-    with slow_served.client() as client:
+def test_a_prompt_while_running_steers_the_run(served: Served) -> None:
+    gate = threading.Event()
+
+    async def held(call: Any) -> Any:  # the second answer waits until the test opens the gate
+        await anyio.to_thread.run_sync(gate.wait)
+        return faux_text("Computed.")
+
+    served.faux.set_responses(
+        [faux_tool_call("calculator", {"expression": "6*7"}), held, faux_text("Hi!")]
+    )
+    with served.client() as client:
         sid = _new(client)
         with open_events(client, sid) as reader:
             reader.until("STATE_SNAPSHOT")
             _prompt(client, sid, "use the tool")
-            reader.until("TOOL_CALL_START")
+            reader.until("TOOL_CALL_RESULT")  # the run now waits for its second answer
             assert _prompt(client, sid, "and then say hi") == "steered"
+            queued = reader.until_custom("agentcore.steering_queued")[-1]
+            assert queued.data["value"] == {"text": "and then say hi"}
+            gate.set()
             events = reader.until("RUN_FINISHED")
-    queued = [
-        e
-        for e in reader.seen
-        if e.type == "CUSTOM" and e.data["name"] == "agentcore.steering_queued"
+    texts = [
+        (e.data["messageId"], e.data["delta"]) for e in events if e.type == "TEXT_MESSAGE_CONTENT"
     ]
-    assert queued and queued[0].data["value"] == {"text": "and then say hi"}
-    users = [
-        e.data["delta"]
-        for e in reader.seen
-        if e.type == "TEXT_MESSAGE_CONTENT" and e.data["messageId"] in ("m0", "m3")
-    ]
-    assert users == ["use the tool", "and then say hi"]
-    assert events[-1].type == "RUN_FINISHED"
-    stored = JsonlSessionStore(slow_served.store_dir).load(sid)
+    # the steering message joins after the answer that was running, and is answered
+    assert texts == [("m3", "Computed."), ("m4", "and then say hi"), ("m5", "Hi!")]
+    stored = JsonlSessionStore(served.store_dir).load(sid)
     assert [m.role for m in stored.messages] == [
         "user",
         "assistant",
         "tool_result",
+        "assistant",
         "user",
         "assistant",
     ]
