@@ -11,7 +11,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("ag_ui")
 
-from web_support import Served, start_server, stop_server
+from .web_support import Served, start_server, stop_server
 
 
 @pytest.fixture

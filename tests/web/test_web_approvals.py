@@ -7,26 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from ag_ui.core import Event
 from pydantic import TypeAdapter
-from web_support import Served, open_events, start_server, stop_server
 
-from agentcore import Agent, tool
+from agentcore import tool
 from agentcore.testing import faux_text, faux_tool_call
 
+from .web_support import Served, open_events, start_server, stop_server
+
 EVENT: TypeAdapter[Any] = TypeAdapter(Event)
-
-APPROVALS = hasattr(Agent, "approve")
-needs_approvals = pytest.mark.skipif(not APPROVALS, reason="this agentcore has no approvals yet")
-
-
-@pytest.mark.skipif(APPROVALS, reason="this agentcore has tool approvals")
-def test_without_approvals_a_decision_is_refused_clearly(served: Served) -> None:
-    with served.client() as client:
-        sid = client.post("/api/sessions", json={}).json()["id"]
-        refused = client.post(f"/api/sessions/{sid}/approvals/call_1", json={"approved": True})
-    assert refused.status_code == 501 and "approvals" in refused.json()["error"]
 
 
 def _served(tmp_path: Path) -> Served:
@@ -47,7 +36,6 @@ def _served(tmp_path: Path) -> Served:
     return s
 
 
-@needs_approvals
 def test_an_approval_interrupts_the_run_and_a_decision_continues_it(tmp_path: Path) -> None:
     served = _served(tmp_path)
     try:
@@ -78,7 +66,6 @@ def test_an_approval_interrupts_the_run_and_a_decision_continues_it(tmp_path: Pa
         stop_server(served)
 
 
-@needs_approvals
 def test_an_ag_ui_resume_denies_a_call(tmp_path: Path) -> None:
     served = _served(tmp_path)
     served.faux.set_responses(

@@ -28,10 +28,11 @@ from selenium.common.exceptions import (  # noqa: E402
 )
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-from web_support import start_server, stop_server  # noqa: E402
 
 from agentcore import Agent, tool  # noqa: E402
 from agentcore.testing import faux_text, faux_tool_call  # noqa: E402
+
+from .web_support import start_server, stop_server  # noqa: E402
 
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from web_support import Served, start_server, stop_server
 
 from agentcore.cli._serve import is_loopback
+
+from .web_support import Served, start_server, stop_server
 
 HERE = Path(__file__).parent
 SRC = HERE.parents[1] / "src"

@@ -12,10 +12,11 @@ from typing import Any
 import anyio
 from ag_ui.core import Event
 from pydantic import TypeAdapter
-from web_support import Served, SseEvent, open_events, start_server, stop_server
 
 from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import faux_text, faux_tool_call
+
+from .web_support import Served, SseEvent, open_events, start_server, stop_server
 
 EVENT = TypeAdapter(Event)
 

@@ -23,12 +23,13 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("ag_ui")
 
 import uvicorn
-from faux_script import answer
 
 from agentcore.builtin_tools import builtin_tools
 from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import FauxProvider
 from agentcore.web import create_app
+
+from .faux_script import answer
 
 
 @dataclass

@@ -48,20 +48,16 @@ def _prompt_text(run: Any) -> str:
 
 def _decide(chat: Chat, entries: list[Any]) -> None:
     agent = chat.agent
-    if not hasattr(agent, "approve"):
-        raise AgUiError(501, "this agentcore has no tool approvals to resume")
     for entry in entries:
         payload = entry.payload if isinstance(entry.payload, dict) else {}
         if entry.status == "resolved" and payload.get("approved") is True:
             arguments = payload.get("arguments")
-            getattr(agent, "approve")(  # noqa: B009
+            agent.approve(
                 entry.interrupt_id, arguments=arguments if isinstance(arguments, dict) else None
             )
         else:
             reason = payload.get("reason")
-            getattr(agent, "deny")(  # noqa: B009
-                entry.interrupt_id, reason=reason if isinstance(reason, str) else None
-            )
+            agent.deny(entry.interrupt_id, reason=reason if isinstance(reason, str) else None)
 
 
 class AgUiEndpoint:
@@ -88,7 +84,7 @@ class AgUiEndpoint:
         start = chat.log.seq
         if run.resume:
             _decide(chat, list(run.resume))
-            pending = getattr(chat.agent.state, "pending_approvals", None)
+            pending = chat.agent.state.pending_approvals
             if pending:
                 raise AgUiError(400, f"{len(pending)} tool calls still await a decision")
             chat.start(group, chat.agent.continue_, run_id=run.run_id)

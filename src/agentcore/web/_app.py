@@ -262,20 +262,17 @@ class _Api:
         approved = _field(body, "approved", bool)
         chat = await self._chat(request)
         agent = chat.agent
-        if not hasattr(agent, "approve"):
-            raise _Problem(501, "this agentcore has no tool approvals")
         if chat.running:
             raise _Problem(409, "a run is going: decide when it has ended")
         call_id = str(request.path_params["tool_call_id"])
-        # approvals came with another branch of agentcore: looked up, not assumed
         if approved:
             arguments = _field(body, "arguments", dict, required=False)
-            getattr(agent, "approve")(call_id, arguments=arguments)  # noqa: B009
+            agent.approve(call_id, arguments=arguments)
         else:
             reason = _field(body, "reason", str, required=False)
-            getattr(agent, "deny")(call_id, reason=reason)  # noqa: B009
+            agent.deny(call_id, reason=reason)
         chat.publish_transcript()
-        if not getattr(agent.state, "pending_approvals", None):
+        if not agent.state.pending_approvals:
             chat.start(self.hub.task_group(), agent.continue_)
         return _ok({"running": chat.running})
 

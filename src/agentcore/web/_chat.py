@@ -62,7 +62,7 @@ class Chat:
     def state(self) -> dict[str, Any]:
         """The STATE_SNAPSHOT value: the session's settings and what is going on."""
         agent = self.agent
-        pending = getattr(agent.state, "pending_approvals", None) or []
+        pending = agent.state.pending_approvals
         return {
             "sessionId": self.id,
             "model": model_ref(agent.state.model if _has_model(agent) else None),

@@ -301,14 +301,14 @@ class AgUiTranslator:
         ]
         usages = [token_usage(usage, provider, model)] if provider else None
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
-        pending = list(getattr(event, "pending_approvals", ()) or ())
+        pending = list(event.pending_approvals)
         if pending:
             interrupts = [
                 ag_ui.Interrupt(
-                    id=str(getattr(p, "tool_call_id", "")),
+                    id=p.tool_call_id,
                     reason="tool_approval",
-                    tool_call_id=str(getattr(p, "tool_call_id", "")),
-                    message=getattr(p, "reason", None),
+                    tool_call_id=p.tool_call_id,
+                    message=p.reason,
                 )
                 for p in pending
             ]
