@@ -1,0 +1,177 @@
+"""The caller's side: start a durable run, follow it, steer it, abort it, read its result."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from ..errors import ConfigError
+from ..events import AgentEvent
+from ..limits import LimitReached
+from ..messages import AgentMessage, UserMessage
+from ._codec import RunOptions, event_from_json, messages_from_json, messages_to_json
+from ._sdk import client as temporal_client
+from ._workflow import WORKFLOW_NAME
+
+__all__ = ["DurableRun", "RunOutcome", "get_run", "start_run"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOutcome:
+    """How a durable run ended.
+
+    Attributes:
+        messages: the messages the run added, as an in-process run returns them.
+        limit: the bound that ended the run, if one did.
+        unsent: steering and follow-up messages still queued when the run ended (by an abort,
+            a bound or a failed request), by queue (`"steering"`, `"follow_up"`).
+    """
+
+    messages: list[AgentMessage]
+    limit: LimitReached | None
+    unsent: dict[str, list[AgentMessage]]
+
+
+def _messages(value: str | AgentMessage | Sequence[AgentMessage], what: str) -> list[AgentMessage]:
+    if isinstance(value, str):
+        return [UserMessage(content=value)]
+    if hasattr(value, "role"):
+        return [value]
+    if isinstance(value, Sequence):
+        return list(value)
+    raise ConfigError(f"{what} must be a str, a message or a list of messages, got {value!r}")
+
+
+class DurableRun:
+    """A handle on one durable agent run (a workflow and its continuations).
+
+    Every method reaches the run through the Temporal server, from any process: the one that
+    started the run, another one, or one started days later (`get_run`).
+    """
+
+    def __init__(self, handle: temporal_client.WorkflowHandle[Any, Any]) -> None:
+        self.handle = handle
+
+    @property
+    def id(self) -> str:
+        """The workflow id."""
+        return self.handle.id
+
+    async def events(
+        self, *, since: int = 0, poll_interval: float = 0.1
+    ) -> AsyncIterator[AgentEvent]:
+        """The run's events from index `since`, as they happen, until `agent_end`.
+
+        Polls the workflow's `events` query every `poll_interval` seconds while nothing new
+        has happened. Text deltas are not part of a durable run's events: each answer arrives
+        whole in its `message_end` (see docs/temporal.md).
+        """
+        index = since
+        while True:
+            page = await self.handle.query("events", index)
+            for data in page["events"]:
+                yield event_from_json(data)
+            index = page["next"]
+            if page["done"]:
+                return
+            if not page["events"]:
+                await anyio.sleep(poll_interval)
+
+    async def transcript(self) -> list[AgentMessage]:
+        """The whole transcript as it stands (the context's messages and the run's)."""
+        return messages_from_json(await self.handle.query("transcript"))
+
+    async def steer(self, message: str | AgentMessage | Sequence[AgentMessage]) -> None:
+        """Queue steering messages: injected at the run's next turn (a str is a user message)."""
+        await self.handle.signal("steer", messages_to_json(_messages(message, "message")))
+
+    async def follow_up(self, message: str | AgentMessage | Sequence[AgentMessage]) -> None:
+        """Queue follow-up messages: sent when the run would otherwise stop."""
+        await self.handle.signal("follow_up", messages_to_json(_messages(message, "message")))
+
+    async def abort(self) -> None:
+        """Abort the run (cancel its workflow): running steps are cancelled, every tool call
+        gets its one result, and the run ends with a transcript that can be continued."""
+        await self.handle.cancel()
+
+    async def outcome(self) -> RunOutcome:
+        """Wait for the run to end; how it ended."""
+        data = await self.handle.result()
+        limit = data.get("limit")
+        return RunOutcome(
+            messages=messages_from_json(data["messages"]),
+            limit=None if limit is None else LimitReached(**limit),
+            unsent={k: messages_from_json(v) for k, v in data["unsent"].items()},
+        )
+
+    async def result(self) -> list[AgentMessage]:
+        """Wait for the run to end; the messages it added (as `run_agent_loop` returns)."""
+        return (await self.outcome()).messages
+
+
+async def start_run(
+    client: temporal_client.Client,
+    prompts: str | AgentMessage | Sequence[AgentMessage] = (),
+    *,
+    id: str,
+    task_queue: str,
+    model: str,
+    tools: Sequence[str] = (),
+    system_prompt: str = "",
+    messages: Sequence[AgentMessage] = (),
+    options: RunOptions | None = None,
+    **start_options: Any,
+) -> DurableRun:
+    """Start a durable agent run as a workflow; returns its handle.
+
+    Args:
+        client: a connected `temporalio.client.Client`.
+        prompts: the new prompts (a str is one user message). Empty to continue `messages`,
+            which must then end with a user or tool-result message.
+        id: the workflow id (unique among running workflows; use it to find the run again).
+        task_queue: the queue whose workers serve `model` and `tools`.
+        model: the name a worker registered the model under.
+        tools: the names of the tools the run may call (registered on the workers).
+        system_prompt: the system prompt.
+        messages: the transcript so far.
+        options: the run's options (`RunOptions`).
+        start_options: more `Client.start_workflow` options (`execution_timeout`, ...).
+
+    Raises:
+        ConfigError: bad arguments (named), or nothing to run.
+    """
+    new = _messages(prompts, "prompts")
+    history = list(messages)
+    if not new and (not history or getattr(history[-1], "role", None) == "assistant"):
+        raise ConfigError(
+            "start_run needs prompts, or messages ending with a user or tool-result message "
+            "to continue from"
+        )
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"model must be the name a worker registered, got {model!r}")
+    if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+        raise ConfigError(f"tools must be a list of tool names, got {tools!r}")
+    options = options or RunOptions()
+    if not isinstance(options, RunOptions):
+        raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
+    data = {
+        "v": 1,
+        "model": model,
+        "tools": list(tools),
+        "system_prompt": system_prompt,
+        "messages": messages_to_json(history),
+        "prompts": messages_to_json(new),
+        "options": options.to_json(),
+    }
+    handle = await client.start_workflow(
+        WORKFLOW_NAME, data, id=id, task_queue=task_queue, **start_options
+    )
+    return DurableRun(handle)
+
+
+def get_run(client: temporal_client.Client, id: str) -> DurableRun:
+    """The handle of the run with workflow id `id` (its latest continuation)."""
+    return DurableRun(client.get_workflow_handle(id))
