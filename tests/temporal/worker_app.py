@@ -16,12 +16,13 @@ import os
 from pathlib import Path
 
 import anyio
+from temporalio import activity
 
 from agentcore import AgentMessage, AgentTool, AssistantMessage, tool
 from agentcore.llm import Model
+from agentcore.messages import ToolCall
 from agentcore.temporal import DurableTool
 from agentcore.testing import FauxCall, FauxProvider, faux_message, faux_text, faux_tool_call
-from agentcore.messages import ToolCall
 
 SCRIPTS: dict[str, list[AssistantMessage]] = {
     "tools": [
@@ -46,7 +47,7 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
 }
 """Each script's answers, by model name."""
 
-SLOW_MODELS = {"slow-stream": [faux_text("a long and slowly streamed answer " * 4)]}
+SLOW_MODELS = {"slow-stream": [faux_text("a long and slowly streamed answer " * 10)]}
 """Scripts streamed slowly (a few seconds per answer), to kill a worker mid-stream."""
 
 
@@ -61,11 +62,16 @@ def _append(name: str, line: str) -> None:
         f.write(line + "\n")
 
 
+def _run_id() -> str:
+    """The workflow id of the run a tool call belongs to (or "local" in-process)."""
+    return activity.info().workflow_id if activity.in_activity() else "local"
+
+
 def _answer(script: list[AssistantMessage], marker: str | None):  # type: ignore[no-untyped-def]
     def answer(call: FauxCall) -> AssistantMessage:
         n = sum(1 for m in call.context.messages if m.role == "assistant")
         if marker is not None:
-            _append(marker, f"{os.getpid()} {n}")
+            _append(marker, f"{_run_id()} {os.getpid()} {n}")
         return script[min(n, len(script) - 1)]
 
     return answer
@@ -106,13 +112,13 @@ def add(a: int, b: int) -> int:
 
 
 @tool
-def record(note: str, tool_call_id: str) -> str:
+async def record(note: str, tool_call_id: str) -> str:
     """Write a note.
 
     Args:
         note: what to write.
     """
-    _append("effects", f"{tool_call_id} {note}")
+    _append("effects", f"{_run_id()} {tool_call_id} {note}")
     return f"noted: {note}"
 
 
@@ -124,9 +130,9 @@ async def slow(note: str, seconds: float, tool_call_id: str) -> str:
         note: what to write.
         seconds: how long to take.
     """
-    _append("started", f"{tool_call_id} {os.getpid()}")
+    _append("started", f"{_run_id()} {tool_call_id} {os.getpid()}")
     await anyio.sleep(seconds)
-    _append("effects", f"{tool_call_id} {note}")
+    _append("effects", f"{_run_id()} {tool_call_id} {note}")
     return f"slowly noted: {note}"
 
 
@@ -137,9 +143,9 @@ async def charge(amount: int, tool_call_id: str) -> str:
     Args:
         amount: how much.
     """
-    _append("started", f"{tool_call_id} {os.getpid()}")
+    _append("started", f"{_run_id()} {tool_call_id} {os.getpid()}")
     await anyio.sleep(float(os.environ.get("AGENTCORE_TEMPORAL_CHARGE_SECONDS", "0")))
-    _append("effects", f"{tool_call_id} charged {amount}")
+    _append("effects", f"{_run_id()} {tool_call_id} charged {amount}")
     return f"charged {amount}"
 
 

@@ -202,7 +202,9 @@ class Activities:
         try:
             data = result_to_json(result)
         except Exception as exc:
-            data = result_to_json(_error(f"tool {name!r} returned details that are not JSON: {exc}"))
+            data = result_to_json(
+                _error(f"tool {name!r} returned details that are not JSON: {exc}")
+            )
         data["updates"] = [result_to_json(u) for u in updates]
         return data
 

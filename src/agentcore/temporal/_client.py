@@ -14,6 +14,7 @@ from ..limits import LimitReached
 from ..messages import AgentMessage, UserMessage
 from ._codec import RunOptions, event_from_json, messages_from_json, messages_to_json
 from ._sdk import client as temporal_client
+from ._sdk import service
 from ._workflow import WORKFLOW_NAME
 
 __all__ = ["DurableRun", "RunOutcome", "get_run", "start_run"]
@@ -52,8 +53,9 @@ class DurableRun:
     started the run, another one, or one started days later (`get_run`).
     """
 
-    def __init__(self, handle: temporal_client.WorkflowHandle[Any, Any]) -> None:
-        self.handle = handle
+    def __init__(self, client: temporal_client.Client, id: str) -> None:
+        self.client = client
+        self.handle = client.get_workflow_handle(id)  # not pinned to a run: follows the chain
 
     @property
     def id(self) -> str:
@@ -71,7 +73,7 @@ class DurableRun:
         """
         index = since
         while True:
-            page = await self.handle.query("events", index)
+            page = await self._page(index)
             for data in page["events"]:
                 yield event_from_json(data)
             index = page["next"]
@@ -79,6 +81,14 @@ class DurableRun:
                 return
             if not page["events"]:
                 await anyio.sleep(poll_interval)
+
+    async def _page(self, index: int) -> dict[str, Any]:
+        """The events from `index`, from the run of the chain that published them."""
+        page = await _query(self.handle, index)
+        while index < page["first"] and page["previous_run"] is not None:
+            earlier = self.client.get_workflow_handle(self.id, run_id=page["previous_run"])
+            page = await _query(earlier, index)
+        return page
 
     async def transcript(self) -> list[AgentMessage]:
         """The whole transcript as it stands (the context's messages and the run's)."""
@@ -110,6 +120,27 @@ class DurableRun:
     async def result(self) -> list[AgentMessage]:
         """Wait for the run to end; the messages it added (as `run_agent_loop` returns)."""
         return (await self.outcome()).messages
+
+
+async def _query(handle: temporal_client.WorkflowHandle[Any, Any], index: int) -> dict[str, Any]:
+    """The `events` query, asked again (a few times, after a pause) when the server timed out
+    or could not reach a worker: a busy or restarting worker is not the end of the watch."""
+    for attempt in range(_QUERY_ATTEMPTS):
+        try:
+            page: dict[str, Any] = await handle.query("events", index)
+            return page
+        except service.RPCError as exc:
+            transient = exc.status in (
+                service.RPCStatusCode.DEADLINE_EXCEEDED,
+                service.RPCStatusCode.UNAVAILABLE,
+            )
+            if not transient or attempt == _QUERY_ATTEMPTS - 1:
+                raise
+        await anyio.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+_QUERY_ATTEMPTS = 5
 
 
 async def start_run(
@@ -166,12 +197,10 @@ async def start_run(
         "prompts": messages_to_json(new),
         "options": options.to_json(),
     }
-    handle = await client.start_workflow(
-        WORKFLOW_NAME, data, id=id, task_queue=task_queue, **start_options
-    )
-    return DurableRun(handle)
+    await client.start_workflow(WORKFLOW_NAME, data, id=id, task_queue=task_queue, **start_options)
+    return DurableRun(client, id)
 
 
 def get_run(client: temporal_client.Client, id: str) -> DurableRun:
     """The handle of the run with workflow id `id` (its latest continuation)."""
-    return DurableRun(client.get_workflow_handle(id))
+    return DurableRun(client, id)

@@ -1,9 +1,10 @@
 """JSON forms of what crosses the workflow's boundary: tool results, agent events, run options.
 
-Temporal stores every activity input and result in the workflow's history as JSON, so everything
-that crosses it is made JSON here, with agentcore's own message format (`agentcore.messages.to_json`)
-for messages and content blocks. Events are not stored in history at all (the workflow keeps them
-in memory and a query hands them out), but they travel to watchers in these forms.
+Temporal stores every activity input and result in the workflow's history as JSON, so
+everything that crosses it is made JSON here, with agentcore's own message format
+(`agentcore.messages.to_json`) for messages and content blocks. Events are not stored in the
+history at all (the workflow keeps them in memory and a query hands them out), but they travel
+to watchers in these forms.
 """
 
 from __future__ import annotations
@@ -282,4 +283,3 @@ class RunOptions:
             values["usage_limits"] = UsageLimits(**values["usage_limits"])
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
-

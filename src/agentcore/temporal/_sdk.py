@@ -13,14 +13,23 @@ from typing import TYPE_CHECKING
 
 from .. import MissingExtraError
 
-__all__ = ["activity", "client", "common", "exceptions", "import_sdk", "worker", "workflow"]
+__all__ = [
+    "activity",
+    "client",
+    "common",
+    "exceptions",
+    "import_sdk",
+    "service",
+    "worker",
+    "workflow",
+]
 
 
 def import_sdk(module: str) -> ModuleType:
     """Import `module`, which the `temporal` extra installs.
 
     Raises:
-        MissingExtraError: it is not installed; the message says `pip install 'agentcore[temporal]'`.
+        MissingExtraError: it is not installed; the message names the extra to install.
     """
     try:
         return importlib.import_module(module)
@@ -33,13 +42,13 @@ def import_sdk(module: str) -> ModuleType:
 
 if TYPE_CHECKING:
     import temporalio.worker as worker
-    import temporalio.worker.workflow_sandbox
-    from temporalio import activity, client, common, exceptions, workflow
+    from temporalio import activity, client, common, exceptions, service, workflow
 else:
     activity = import_sdk("temporalio.activity")
     client = import_sdk("temporalio.client")
     common = import_sdk("temporalio.common")
     exceptions = import_sdk("temporalio.exceptions")
+    service = import_sdk("temporalio.service")
     workflow = import_sdk("temporalio.workflow")
     worker = import_sdk("temporalio.worker")
     import_sdk("temporalio.worker.workflow_sandbox")

@@ -16,6 +16,7 @@ import importlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -124,6 +125,7 @@ async def _serve(args: argparse.Namespace) -> None:
         models=models,
         tools=tools,
         max_concurrent_activities=args.max_activities,
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=args.sticky_timeout),
     )
     async with anyio.create_task_group() as group:
 
@@ -165,6 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--namespace", default="default", help="the namespace [default]")
     run.add_argument(
         "--max-activities", type=int, default=100, help="concurrent activities at most [100]"
+    )
+    run.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a run waits for the worker that last ran it before another takes it "
+        "over (a worker that died is noticed after this) [10]",
     )
     args = parser.parse_args(argv)
     try:

@@ -36,7 +36,7 @@ import anyio._backends._asyncio  # noqa: F401
 from .. import run_agent_loop, run_agent_loop_continue
 from ..abort import AbortController, AbortSignal, cancel_on_abort
 from ..config import AgentContext, PrepareNextTurnContext
-from ..events import AgentEndEvent, AgentEvent, MessageEndEvent
+from ..events import AgentEndEvent, AgentEvent
 from ..limits import LimitReached
 from ..llm import (
     AssistantMessageEventStream,
@@ -50,7 +50,13 @@ from ..llm import (
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from ._activities import MODEL_ACTIVITY, TOOL_ACTIVITY
-from ._codec import RunOptions, event_to_json, messages_from_json, messages_to_json, result_from_json
+from ._codec import (
+    RunOptions,
+    event_to_json,
+    messages_from_json,
+    messages_to_json,
+    result_from_json,
+)
 from ._sdk import common, exceptions, workflow
 
 __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]
@@ -98,6 +104,7 @@ class AgentWorkflow:
         self._next_segment = False  # the loop ended with messages queued: run them next
         self._terminate: dict[str, bool] = {}
         self._limit: LimitReached | None = None
+        self._previous_run: str | None = None  # the run this one continues, if any
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -123,6 +130,7 @@ class AgentWorkflow:
         self._new_from = state.get("new_from", len(self._transcript))
         self._offset = state.get("events", 0)
         self._started = state.get("started", False)
+        self._previous_run = state.get("previous_run")
         for kind in ("steering", "follow_up"):
             self._queues[kind].extendleft(reversed(messages_from_json(state.get(kind, []))))
         name = data["model"]
@@ -167,6 +175,7 @@ class AgentWorkflow:
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
+                "previous_run": workflow.info().run_id,
                 "steering": messages_to_json(list(self._queues["steering"])),
                 "follow_up": messages_to_json(list(self._queues["follow_up"])),
             },
@@ -260,13 +269,18 @@ class AgentWorkflow:
 
     @workflow.query(name="events")
     def events(self, since: int) -> dict[str, Any]:
-        """The run's events from index `since` (at most 500 per call), and where to go on."""
+        """The run's events from index `since` (at most 500 per call), and where to go on.
+
+        Events before `first` were published by the run this one continues (`previous_run`),
+        which answers the same query.
+        """
         start = max(since - self._offset, 0)
         chunk = self._events[start : start + EVENTS_PER_QUERY]
         end = start + len(chunk)
         return {
             "events": [event_to_json(e) for e in chunk],
             "first": self._offset,
+            "previous_run": self._previous_run,
             "next": self._offset + end,
             "done": self._done and end >= len(self._events),
         }
