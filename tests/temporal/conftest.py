@@ -2,7 +2,7 @@
 `scripts/temporal`, as CI does on a clean clone) and a pool of real worker processes
 (`python -m agentcore.temporal worker`) serving `worker_app`, shared by the whole session.
 
-Every test here is marked `temporal` (select them with `-m temporal`).
+Every test that needs the server is marked `temporal` (select them with `-m temporal`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ TASK_QUEUE = f"agentcore-tests-{os.getpid()}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that need the dev server are marked `temporal`."""
     for item in items:
-        if Path(str(item.fspath)).is_relative_to(HERE):
+        if "temporal_address" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.temporal)
 
 

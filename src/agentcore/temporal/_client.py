@@ -185,7 +185,7 @@ async def start_run(
         raise ConfigError(f"model must be the name a worker registered, got {model!r}")
     if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
         raise ConfigError(f"tools must be a list of tool names, got {tools!r}")
-    options = options or RunOptions()
+    options = RunOptions() if options is None else options
     if not isinstance(options, RunOptions):
         raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
     data = {

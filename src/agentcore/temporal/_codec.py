@@ -185,6 +185,14 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
     raise ConfigError(f"unknown durable event type {kind!r}")
 
 
+def _positive(value: Any) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and 0 < value < float("inf")
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
     """The options of a durable run: what `AgentLoopConfig` says, in a form the workflow's
@@ -231,9 +239,16 @@ class RunOptions:
     def __post_init__(self) -> None:
         # The loop's own checks, with a stand-in model: one place for the rules.
         self.loop_config(Model(id="check", name="check", api="temporal", provider="temporal"))
+        for name in ("tool_timeout", "request_timeout", "idle_timeout"):
+            value = getattr(self, name)
+            if value is not None and not _positive(value):
+                raise ConfigError(
+                    f"RunOptions.{name} must be a positive number of seconds or None, "
+                    f"got {value!r}"
+                )
         for name in ("heartbeat_timeout", "model_deadline", "tool_deadline"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            if not _positive(value):
                 raise ConfigError(f"RunOptions.{name} must be a positive number, got {value!r}")
         for name in ("steering_mode", "follow_up_mode"):
             if getattr(self, name) not in _QUEUE_MODES:

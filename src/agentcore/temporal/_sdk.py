@@ -25,8 +25,8 @@ __all__ = [
 ]
 
 
-def import_sdk(module: str) -> ModuleType:
-    """Import `module`, which the `temporal` extra installs.
+def import_sdk(module: str, extra: str) -> ModuleType:
+    """Import `module`, which the `extra` extra installs.
 
     Raises:
         MissingExtraError: it is not installed; the message names the extra to install.
@@ -36,7 +36,7 @@ def import_sdk(module: str) -> ModuleType:
     except ImportError as exc:
         raise MissingExtraError(
             f"agentcore.temporal needs the {module.split('.')[0]!r} package, which is not "
-            "installed: pip install 'agentcore[temporal]'"
+            f"installed: pip install 'agentcore[{extra}]'"
         ) from exc
 
 
@@ -44,11 +44,11 @@ if TYPE_CHECKING:
     import temporalio.worker as worker
     from temporalio import activity, client, common, exceptions, service, workflow
 else:
-    activity = import_sdk("temporalio.activity")
-    client = import_sdk("temporalio.client")
-    common = import_sdk("temporalio.common")
-    exceptions = import_sdk("temporalio.exceptions")
-    service = import_sdk("temporalio.service")
-    workflow = import_sdk("temporalio.workflow")
-    worker = import_sdk("temporalio.worker")
-    import_sdk("temporalio.worker.workflow_sandbox")
+    activity = import_sdk("temporalio.activity", "temporal")
+    client = import_sdk("temporalio.client", "temporal")
+    common = import_sdk("temporalio.common", "temporal")
+    exceptions = import_sdk("temporalio.exceptions", "temporal")
+    service = import_sdk("temporalio.service", "temporal")
+    workflow = import_sdk("temporalio.workflow", "temporal")
+    worker = import_sdk("temporalio.worker", "temporal")
+    import_sdk("temporalio.worker.workflow_sandbox", "temporal")
