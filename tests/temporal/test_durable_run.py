@@ -27,8 +27,8 @@ from .worker_app import local_tools, models
 
 pytestmark = pytest.mark.anyio
 
-FAST = RunOptions(heartbeat_timeout=1.0)
-"""Lost workers are noticed within a second."""
+FAST = RunOptions(heartbeat_timeout=2.0)
+"""Lost workers are noticed within two seconds."""
 
 
 def timeless(messages: list[AgentMessage]) -> list[Any]:
@@ -179,7 +179,7 @@ async def test_a_long_run_continues_as_new_without_losing_messages(
         task_queue=TASK_QUEUE,
         model="loop",
         tools=["record"],
-        options=RunOptions(heartbeat_timeout=1.0, history_limit=40),
+        options=RunOptions(heartbeat_timeout=2.0, history_limit=40),
     )
     events = [e async for e in run.events()]
     messages = await run.result()

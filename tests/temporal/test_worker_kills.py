@@ -16,7 +16,7 @@ from .test_durable_run import replay, text_of
 
 pytestmark = pytest.mark.anyio
 
-FAST = RunOptions(heartbeat_timeout=1.0)
+FAST = RunOptions(heartbeat_timeout=2.0)
 
 
 @pytest.fixture

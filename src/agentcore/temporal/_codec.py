@@ -187,9 +187,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
 
 def _positive(value: Any) -> bool:
     return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and 0 < value < float("inf")
+        not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < float("inf")
     )
 
 
@@ -243,8 +241,7 @@ class RunOptions:
             value = getattr(self, name)
             if value is not None and not _positive(value):
                 raise ConfigError(
-                    f"RunOptions.{name} must be a positive number of seconds or None, "
-                    f"got {value!r}"
+                    f"RunOptions.{name} must be a positive number of seconds or None, got {value!r}"
                 )
         for name in ("heartbeat_timeout", "model_deadline", "tool_deadline"):
             value = getattr(self, name)
