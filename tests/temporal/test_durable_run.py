@@ -193,3 +193,22 @@ async def test_a_long_run_continues_as_new_without_losing_messages(
     notes = [line[1] for line in lines(workers.effects / "effects", run_id)]
     assert notes == [f"l{i}" for i in range(1, 9)]  # every call ran, once
     await replay(client, run_id)
+
+
+async def test_watching_a_terminated_run_ends(
+    client: Client, workers: Workers, run_id: str
+) -> None:
+    run = await start_run(
+        client,
+        "go",
+        id=run_id,
+        task_queue=TASK_QUEUE,
+        model="slow-tool",
+        tools=["slow", "record"],
+        options=FAST,
+    )
+    await wait_for_line(workers.effects / "started", run_id)
+    await run.handle.terminate("from the test")
+    events = [e async for e in run.events()]  # returns although agent_end never comes
+    assert events[0].type == "agent_start"
+    assert events[-1].type == "tool_execution_start"

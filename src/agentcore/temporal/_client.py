@@ -72,6 +72,7 @@ class DurableRun:
         whole in its `message_end` (see docs/temporal.md).
         """
         index = since
+        idle = 0
         while True:
             page = await self._page(index)
             for data in page["events"]:
@@ -79,8 +80,27 @@ class DurableRun:
             index = page["next"]
             if page["done"]:
                 return
-            if not page["events"]:
-                await anyio.sleep(poll_interval)
+            if page["events"]:
+                idle = 0
+                continue
+            idle += 1
+            if idle % _CHECK_EVERY == 0 and not await self._running():
+                # ended without its agent_end (terminated, timed out, failed): read what is
+                # left, then stop instead of waiting forever
+                page = await self._page(index)
+                for data in page["events"]:
+                    yield event_from_json(data)
+                if not page["events"]:
+                    return
+            await anyio.sleep(poll_interval)
+
+    async def _running(self) -> bool:
+        """Whether the run's latest workflow is still running."""
+        status = (await self.handle.describe()).status
+        return status in (
+            temporal_client.WorkflowExecutionStatus.RUNNING,
+            temporal_client.WorkflowExecutionStatus.CONTINUED_AS_NEW,
+        )
 
     async def _page(self, index: int) -> dict[str, Any]:
         """The events from `index`, from the run of the chain that published them."""
@@ -123,8 +143,9 @@ class DurableRun:
 
 
 async def _query(handle: temporal_client.WorkflowHandle[Any, Any], index: int) -> dict[str, Any]:
-    """The `events` query, asked again (a few times, after a pause) when the server timed out
-    or could not reach a worker: a busy or restarting worker is not the end of the watch."""
+    """The `events` query, asked again (a few times, after a pause) when the server timed out,
+    could not reach a worker or the run had not started yet: a busy or restarting worker, or a
+    run continuing as new, is not the end of the watch."""
     for attempt in range(_QUERY_ATTEMPTS):
         try:
             page: dict[str, Any] = await handle.query("events", index)
@@ -133,6 +154,7 @@ async def _query(handle: temporal_client.WorkflowHandle[Any, Any], index: int) -
             transient = exc.status in (
                 service.RPCStatusCode.DEADLINE_EXCEEDED,
                 service.RPCStatusCode.UNAVAILABLE,
+                service.RPCStatusCode.FAILED_PRECONDITION,  # a new run not started yet
             )
             if not transient or attempt == _QUERY_ATTEMPTS - 1:
                 raise
@@ -141,6 +163,7 @@ async def _query(handle: temporal_client.WorkflowHandle[Any, Any], index: int) -
 
 
 _QUERY_ATTEMPTS = 5
+_CHECK_EVERY = 10  # empty polls between two checks that the workflow still runs
 
 
 async def start_run(
