@@ -34,7 +34,7 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401
 
 from .. import run_agent_loop, run_agent_loop_continue
-from ..abort import AbortController, AbortSignal, cancel_on_abort
+from ..abort import AbortController, AbortSignal
 from ..config import AgentContext, PrepareNextTurnContext
 from ..events import AgentEndEvent, AgentEvent
 from ..limits import LimitReached
@@ -81,6 +81,42 @@ def _cause(exc: BaseException) -> str:
     return str(cause) or type(cause).__name__
 
 
+async def _unless_aborted(
+    handle: asyncio.Future[Any], signal: AbortSignal | None
+) -> tuple[bool, Any]:
+    """Await an activity unless `signal` fires first; `(True, result)`, or `(False, None)` after
+    cancelling it (its failure raises `ActivityError`).
+
+    A cancellation of the awaiting task cancels the activity too and goes on. Either way the
+    activity is cancelled once, Temporal's way. (An anyio cancel scope around the await would
+    not do: it cancels the task again on every turn of the loop until the task leaves the scope,
+    while Temporal's handle keeps waiting for the server to confirm: the activation never ends.)
+    """
+    handle.add_done_callback(_retrieve)
+    aborted = asyncio.Event()
+    remove = signal.add_listener(lambda _reason: aborted.set()) if signal is not None else None
+    waiter = asyncio.ensure_future(aborted.wait())
+    try:
+        await asyncio.wait([handle, waiter], return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        handle.cancel()
+        raise
+    finally:
+        if remove is not None:
+            remove()
+        waiter.cancel()
+    if handle.done():
+        return True, handle.result()
+    handle.cancel()
+    return False, None
+
+
+def _retrieve(handle: asyncio.Future[Any]) -> None:
+    """Mark the outcome of an activity nobody awaits any more as seen."""
+    if not handle.cancelled():
+        handle.exception()
+
+
 @workflow.defn(name=WORKFLOW_NAME)
 class AgentWorkflow:
     """One durable agent run (start it with `agentcore.temporal.start_run`).
@@ -119,7 +155,14 @@ class AgentWorkflow:
                 try:
                     return await asyncio.shield(driver)
                 except asyncio.CancelledError:
-                    if driver.done():
+                    # Only the server's cancellation request is an abort, and only once: the
+                    # worker evicting the workflow from its cache cancels every task too, and
+                    # that must go through.
+                    if (
+                        driver.done()
+                        or self._controller.signal.aborted
+                        or workflow.cancellation_reason() is None
+                    ):
                         raise
                     self._controller.abort("the workflow was cancelled")
 
@@ -323,26 +366,27 @@ class AgentWorkflow:
                 "heartbeat_timeout": options.heartbeat_timeout,
             },
         }
+        handle = workflow.start_activity(
+            MODEL_ACTIVITY,
+            payload,
+            start_to_close_timeout=timedelta(seconds=options.model_deadline),
+            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+            retry_policy=common.RetryPolicy(maximum_attempts=options.max_retries + 1),
+            cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
+        )
         message: AssistantMessage | None = None
-        with cancel_on_abort(signal):
-            try:
-                data = await workflow.execute_activity(
-                    MODEL_ACTIVITY,
-                    payload,
-                    start_to_close_timeout=timedelta(seconds=options.model_deadline),
-                    heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                    retry_policy=common.RetryPolicy(maximum_attempts=options.max_retries + 1),
-                    cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-                )
+        try:
+            finished, data = await _unless_aborted(handle, signal)
+            if finished:
                 answer = from_json(data)
                 assert isinstance(answer, AssistantMessage)
                 message = answer
-            except exceptions.ActivityError as exc:
-                message = replace(
-                    partial,
-                    stop_reason="error",
-                    error_message=f"the model request failed: {_cause(exc)}",
-                )
+        except exceptions.ActivityError as exc:
+            message = replace(
+                partial,
+                stop_reason="error",
+                error_message=f"the model request failed: {_cause(exc)}",
+            )
         if message is None:  # aborted while the request ran
             yield ErrorEvent(
                 reason="aborted",
@@ -368,15 +412,18 @@ class AgentWorkflow:
                 "timeout": options.tool_timeout,
                 "heartbeat_timeout": options.heartbeat_timeout,
             }
+            handle = workflow.start_activity(
+                TOOL_ACTIVITY,
+                payload,
+                start_to_close_timeout=timedelta(seconds=options.tool_deadline),
+                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+                retry_policy=common.RetryPolicy(maximum_attempts=options.max_retries + 1),
+                cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
+            )
             try:
-                data = await workflow.execute_activity(
-                    TOOL_ACTIVITY,
-                    payload,
-                    start_to_close_timeout=timedelta(seconds=options.tool_deadline),
-                    heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                    retry_policy=common.RetryPolicy(maximum_attempts=options.max_retries + 1),
-                    cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-                )
+                # The loop delivers an abort by cancelling this task: `_unless_aborted` then
+                # cancels the activity and lets the cancellation out.
+                _, data = await _unless_aborted(handle, None)
             except exceptions.ActivityError as exc:
                 return AgentToolResult.error(f"Tool {name!r} could not be run: {_cause(exc)}")
             for update in data.get("updates", ()):
