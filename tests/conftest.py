@@ -7,7 +7,7 @@ provider or a small scripted stream function; agentcore's own code is never mock
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,16 @@ from agentcore import (
     agent_loop,
 )
 from agentcore.abort import AbortSignal
-from agentcore.llm import AssistantMessageEvent, AssistantMessageEventStream, Context, Model
+from agentcore.llm import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    Model,
+    get_models,
+    get_providers,
+    register_model,
+    unregister_model,
+)
 from agentcore.llm.types import SimpleStreamOptions
 from agentcore.testing import (
     FauxProvider,
@@ -52,6 +61,27 @@ ONE_TURN_NO_UPDATES = [
 ]
 """The event types of a run of one turn whose assistant message came without `message_update`s:
 a stream that failed, or one that sent only its final message."""
+
+
+def _catalogue() -> dict[tuple[str, str], Model]:
+    return {(m.provider, m.id): m for p in get_providers() for m in get_models(p)}
+
+
+@pytest.fixture(autouse=True)
+def _catalogue_restored() -> Iterator[None]:
+    """Every test leaves the model catalogue as it found it: models a test registered are
+    unregistered, and shipped ones it replaced or removed are put back."""
+    before = _catalogue()
+    yield
+    after = _catalogue()
+    for (provider, model_id), model in after.items():
+        if (provider, model_id) not in before:
+            unregister_model(provider, model_id)
+        elif before[(provider, model_id)] is not model:
+            register_model(before[(provider, model_id)])
+    for key, model in before.items():
+        if key not in after:
+            register_model(model)
 
 
 @pytest.fixture
@@ -196,3 +226,11 @@ def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMe
     """A script step replaying ready-made protocol events."""
     items = list(events)
     return lambda context, options: AssistantMessageEventStream.from_events(items)
+
+
+@pytest.fixture(autouse=True)
+def _sessions_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentcore chat` saves every chat: in tests, never in the user's home."""
+    monkeypatch.setenv("AGENTCORE_HOME", str(tmp_path_factory.mktemp("agentcore-home")))

@@ -554,30 +554,28 @@ async def test_a_raising_listener_ends_the_run_with_an_error_and_others_still_he
 
 
 @pytest.mark.anyio
-async def test_a_loop_that_raises_leaves_the_agent_idle_and_consistent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from agentcore import AgentStartEvent, MessageStartEvent, TurnStartEvent
-
-    faux = FauxProvider()
-
-    async def broken_loop(prompts: Any, context: Any, config: Any, emit: Any, *args: Any) -> Any:
-        await emit(AgentStartEvent())
-        await emit(TurnStartEvent())
-        await emit(MessageStartEvent(message=prompts[0]))
-        raise RuntimeError("the loop itself broke")
-
-    monkeypatch.setattr(agent_module, "run_agent_loop", broken_loop)
+async def test_a_loop_that_raises_leaves_the_agent_idle_and_consistent() -> None:
+    # The real loop raises out of the run when its event sink fails: here a listener breaks at
+    # the first message_start, after agent_start and turn_start went out.
+    faux = FauxProvider([faux_text("never streamed")])
     agent = Agent(initial_state={"model": faux.model})
-    agent.steer("kept")
+
+    def breaks_at_the_first_message(event: AgentEvent) -> None:
+        if event.type == "message_start":
+            raise RuntimeError("the loop itself broke")
+
     events = recorder(agent)
+    agent.subscribe(breaks_at_the_first_message)
+    agent.steer("kept")
     await agent.prompt("hi")
     check_well_formed(events)
+    assert [e.type for e in events][:3] == ["agent_start", "turn_start", "message_start"]
     assert roles(agent) == ["user", "assistant"]
     assert agent.state.messages[-1].error_message == "the loop itself broke"
     assert agent.state.error_message == "the loop itself broke"
     assert not agent.state.is_streaming and agent.signal is None
     assert [texts(m) for m in agent.steering_queue] == ["kept"]
+    assert faux.call_count == 0  # the run broke before its request
 
 
 @pytest.mark.anyio

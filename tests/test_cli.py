@@ -753,3 +753,70 @@ def test_chat_says_when_a_limit_ended_an_answer_and_goes_on(faux: FauxProvider) 
     faux.set_responses([faux_text("fine")])
     result = cli("chat", stdin="hi\n", faux=faux)
     assert result.code == 0 and "stopped" not in result.err
+
+
+# --- run --output-schema ---------------------------------------------------------------------
+
+CITY_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "population": {"type": "integer"}},
+    "required": ["name", "population"],
+}
+
+
+def schema_file(tmp_path: Path, schema: Any = CITY_SCHEMA) -> str:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema) if not isinstance(schema, str) else schema)
+    return str(path)
+
+
+def test_output_schema_prints_the_validated_value(faux: FauxProvider, tmp_path: Path) -> None:
+    faux.set_responses(
+        [
+            faux_text("Lyon has about half a million people."),
+            faux_tool_call("final_answer", {"name": "Lyon", "population": 522000}),
+        ]
+    )
+    result = cli("run", "Which city?", "--output-schema", schema_file(tmp_path), faux=faux)
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {"name": "Lyon", "population": 522000}
+    assert result.out.count("\n") == 1  # only the value: the answer's text went to stderr
+    assert "half a million" in result.err
+    assert [t.name for t in faux.calls[0].context.tools] == ["final_answer"]
+
+
+def test_output_schema_with_json_events(faux: FauxProvider, tmp_path: Path) -> None:
+    faux.set_responses([faux_tool_call("final_answer", {"name": "Lyon", "population": 1})])
+    result = cli("run", "go", "--json", "--output-schema", schema_file(tmp_path), faux=faux)
+    assert result.code == 0, result.err
+    events = result.json_lines()
+    check_sequence(events)
+    assert events[-1]["output"] == {"name": "Lyon", "population": 1}
+    assert events[-1]["limit"] is None
+
+
+def test_output_schema_never_valid_exits_with_the_limit(faux: FauxProvider, tmp_path: Path) -> None:
+    faux.set_responses([faux_tool_call("final_answer", {"name": "Lyon"}) for _ in range(3)])
+    result = cli("run", "go", "--output-schema", schema_file(tmp_path), faux=faux)
+    assert result.code == 3
+    assert result.out == ""
+    assert "output_retries reached: 3 invalid final answers, 2 retries allowed" in result.err
+    assert "population: required property is missing" in result.err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read --output-schema"),
+        ("{not json", "is not JSON"),
+        ([1, 2], "must hold a JSON Schema object, got a list"),
+        ({"type": "nope"}, "not a valid JSON Schema"),
+    ],
+)
+def test_output_schema_file_errors(
+    faux: FauxProvider, tmp_path: Path, content: Any, expected: str
+) -> None:
+    path = str(tmp_path / "missing.json") if content is None else schema_file(tmp_path, content)
+    result = cli("run", "go", "--output-schema", path, faux=faux)
+    assert result.code == 2 and expected in result.err, result.err
+    assert faux.call_count == 0

@@ -1,8 +1,17 @@
-"""The README's Python examples run as written (each in a fresh namespace, in order)."""
+"""The README's and docs' Python examples run as written (each in a fresh namespace, in order),
+to their last line, and print what their comments promise.
+
+A promise is the comment after a `print(...)` call: `print(total)  # 5`. The printed output must
+contain it; `...` and `<placeholder>` in a promise stand for anything, a trailing note set off by
+two spaces and in parentheses (`# app.min.js   (no .env)`) is not part of it, and a promise ending
+in `, ...` is a series whose items are printed in that order (`# agent_start, turn_start, ...`).
+Only the comments on `print` lines are read, so prose comments stay free."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -34,7 +43,67 @@ def test_readme_has_examples() -> None:
     assert len([c for c in CASES if c.values[0].name == "README.md"]) >= 6
 
 
+_WILDCARD = re.compile(r"\.\.\.|<[^<>\s]+>")
+_NOTE = re.compile(r"\s{2,}\([^()]*\)\s*$")
+_FINISHED = "__readme_block_finished__"
+
+
+def promises(code: str) -> list[tuple[int, list[str]]]:
+    """(line in the block, the fragments to find in order) of each print line's comment."""
+    out = []
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type != tokenize.COMMENT or "print(" not in token.line[: token.start[1]]:
+            continue
+        promise = _NOTE.sub("", token.string.lstrip("#").strip())
+        series = promise.endswith(", ...")
+        fragments = _WILDCARD.split(promise)
+        if series:
+            fragments = [item for f in fragments for item in f.split(", ")]
+        fragments = [f.strip() for f in fragments if f.strip(" ,")]
+        if fragments:
+            out.append((token.start[0], fragments))
+    return out
+
+
+def broken_promises(code: str, output: str) -> list[str]:
+    """The promises of `code` that `output` does not keep, in words."""
+    broken = []
+    for line, fragments in promises(code):
+        position = 0
+        for fragment in fragments:
+            found = output.find(fragment, position)
+            if found < 0:
+                broken.append(f"line {line}: {fragment!r} was not printed")
+                break
+            position = found + len(fragment)
+    return broken
+
+
+def test_promises_are_read_from_print_comments_only() -> None:
+    code = (
+        "x = 1  # a remark\n"
+        "print(x)  # 1\n"
+        "print(url)  # http://127.0.0.1:<port>/mcp\n"
+        "print(s)   # app.js   (no .env)\n"
+        "print(e)  # agent_start, turn_start, ...\n"
+    )
+    assert promises(code) == [
+        (2, ["1"]),
+        (3, ["http://127.0.0.1:", "/mcp"]),
+        (4, ["app.js"]),
+        (5, ["agent_start", "turn_start"]),
+    ]
+    kept = "1\nhttp://127.0.0.1:8123/mcp\napp.js\n agent_start\n turn_start\n"
+    assert broken_promises(code, kept) == []
+    assert broken_promises(code, "2\n")[0] == "line 2: '1' was not printed"
+    swapped = kept.replace(" agent_start\n turn_start", " turn_start\n agent_start")
+    assert broken_promises(code, swapped) == ["line 5: 'turn_start' was not printed"]
+
+
 @pytest.mark.parametrize(("path", "line", "code"), CASES)
 def test_example_runs(path: Path, line: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
-    compiled = compile(code, f"{path.name}:{line}", "exec")
-    exec(compiled, {"__name__": "__readme__"})
+    compiled = compile(f"{code}\n{_FINISHED} = True\n", f"{path.name}:{line}", "exec")
+    namespace: dict[str, object] = {"__name__": "__readme__"}
+    exec(compiled, namespace)
+    assert namespace.get(_FINISHED) is True, "the example stopped before its last line"
+    assert broken_promises(code, capsys.readouterr().out) == []

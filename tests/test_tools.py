@@ -523,10 +523,6 @@ def test_duplicate_tool_name_in_context() -> None:
         AgentContext(tools=[print])  # type: ignore[list-item]
 
 
-def _noop(*args: Any) -> None:
-    return None
-
-
 @pytest.mark.parametrize(
     ("hook", "value"),
     [
@@ -550,27 +546,53 @@ def test_hook_of_the_wrong_shape(hook: str, value: Any) -> None:
         AgentLoopConfig(model=model, **{hook: value})
 
 
-def test_hooks_of_the_right_shapes_are_accepted() -> None:
+async def test_hooks_of_the_right_shapes_are_accepted_and_called() -> None:
+    called: list[str] = []
+
+    def note(name: str, value: Any = None) -> Any:
+        called.append(name)
+        return value
+
     async def async_hook(ctx: Any, signal: Any = None) -> None:
-        return None
+        note("before_tool_call")
 
     class Callable_:
         def __call__(self, ctx: Any) -> None:
-            return None
+            note("after_tool_call")
 
-    model = FauxProvider().model
-    AgentLoopConfig(
-        model=model,
+    def follow_ups(*args: Any) -> None:
+        note("get_follow_up_messages")
+
+    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult.text("ran")
+
+    faux = FauxProvider([faux_tool_call("t"), faux_text("ok")])
+    config = AgentLoopConfig(
+        model=faux.model,
         before_tool_call=async_hook,
         after_tool_call=Callable_(),
-        prepare_next_turn=lambda ctx, signal: None,
-        should_stop_after_turn=lambda ctx: False,
-        transform_context=lambda messages: messages,
-        get_steering_messages=list,
-        get_follow_up_messages=_noop,
-        get_api_key=lambda provider: None,
-        on_payload=lambda payload, model: None,
+        prepare_next_turn=lambda ctx, signal: note("prepare_next_turn"),
+        should_stop_after_turn=lambda ctx: note("should_stop_after_turn", False),
+        transform_context=lambda messages: note("transform_context", messages),
+        get_steering_messages=lambda: note("get_steering_messages", []),
+        get_follow_up_messages=follow_ups,
+        get_api_key=lambda provider: note("get_api_key"),
+        on_payload=(on_payload := lambda payload, model: None),
     )
+    r = await run("go", AgentContext(tools=[make_tool("t", execute)]), config)
+    assert faux.calls[-1].options.on_payload is on_payload  # handed to the provider
+    assert [m.role for m in r.result] == ["user", "assistant", "tool_result", "assistant"]
+    assert texts(r.result[2]) == "ran" and not r.result[2].is_error
+    assert set(called) == {
+        "before_tool_call",
+        "after_tool_call",
+        "prepare_next_turn",
+        "should_stop_after_turn",
+        "transform_context",
+        "get_steering_messages",
+        "get_follow_up_messages",
+        "get_api_key",
+    }
 
 
 @pytest.mark.parametrize(

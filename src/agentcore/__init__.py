@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import logging as _logging
 
+from ._compaction import Compaction as Compaction
+from ._compaction import CompactionError as CompactionError
+from ._compaction import CompactionReason as CompactionReason
+from ._compaction import CompactionRequest as CompactionRequest
+from ._compaction import CompactionResult as CompactionResult
+from ._compaction import CompactionStrategy as CompactionStrategy
+from ._compaction import CompactionSummary as CompactionSummary
+from ._compaction_strategies import DropOldest as DropOldest
+from ._compaction_strategies import KeepToolResultHeads as KeepToolResultHeads
+from ._compaction_strategies import Summarize as Summarize
 from ._event_stream import EventStream as EventStream
 from ._loop import (
     agent_loop as agent_loop,
@@ -42,6 +52,9 @@ from .abort import (
 from .agent import Agent as Agent
 from .agent import AgentState as AgentState
 from .agent import QueueMode as QueueMode
+from .approvals import ApprovalDecision as ApprovalDecision
+from .approvals import ApprovalRequest as ApprovalRequest
+from .approvals import ApprovedCallStarted as ApprovedCallStarted
 from .config import (
     AfterToolCallContext as AfterToolCallContext,
 )
@@ -94,6 +107,9 @@ from .errors import (
     ModelNotFoundError as ModelNotFoundError,
 )
 from .errors import (
+    OutputValidationError as OutputValidationError,
+)
+from .errors import (
     ToolDefinitionError as ToolDefinitionError,
 )
 from .errors import (
@@ -141,6 +157,12 @@ from .events import (
 from .limits import LimitKind as LimitKind
 from .limits import LimitReached as LimitReached
 from .limits import UsageLimits as UsageLimits
+from .llm.registry import (
+    StreamFn as StreamFn,
+)
+from .llm.types import (
+    ThinkingLevel as ThinkingLevel,
+)
 from .messages import (
     AgentMessage as AgentMessage,
 )
@@ -177,6 +199,8 @@ from .messages import (
 from .messages import (
     UserMessage as UserMessage,
 )
+from .output import OutputMode as OutputMode
+from .output import OutputSpec as OutputSpec
 from .sessions import JsonlSessionStore as JsonlSessionStore
 from .sessions import Session as Session
 from .sessions import SessionStore as SessionStore
@@ -216,15 +240,27 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovedCallStarted",
     "AssistantMessage",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "Compaction",
+    "CompactionError",
+    "CompactionReason",
+    "CompactionRequest",
+    "CompactionResult",
+    "CompactionStrategy",
+    "CompactionSummary",
     "ConfigError",
     "Cost",
+    "DropOldest",
     "EventStream",
     "ImageContent",
     "Instrumentation",
     "JsonlSessionStore",
+    "KeepToolResultHeads",
     "LimitKind",
     "LimitReached",
     "Message",
@@ -237,6 +273,9 @@ __all__ = [
     "ModelError",
     "ModelNotFoundError",
     "NextTurn",
+    "OutputMode",
+    "OutputSpec",
+    "OutputValidationError",
     "PrepareNextTurnContext",
     "QueueMode",
     "RequestObserver",
@@ -246,8 +285,11 @@ __all__ = [
     "SessionStore",
     "SqliteSessionStore",
     "StopReason",
+    "StreamFn",
+    "Summarize",
     "TextContent",
     "ThinkingContent",
+    "ThinkingLevel",
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",

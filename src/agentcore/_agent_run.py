@@ -185,6 +185,7 @@ def track(
     elif isinstance(event, AgentEndEvent):
         state._streaming = None
         state._limit = event.limit
+        state._output = event.output
         run.ended = True
     return None
 

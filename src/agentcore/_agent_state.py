@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
+from .approvals import ApprovalRequest, pending_approvals
 from .errors import ConfigError
 from .events import MessageUpdateEvent
 from .limits import LimitReached
@@ -34,7 +35,14 @@ UNKNOWN_MODEL = Model(id="unknown", name="No model set", api="unknown", provider
 """The placeholder model of a new `AgentState`; a run with it ends in an error message."""
 
 _FIELDS = ("system_prompt", "model", "thinking_level", "tools", "messages")
-_RUNTIME = ("is_streaming", "streaming_message", "pending_tool_calls", "error_message", "limit")
+_RUNTIME = (
+    "is_streaming",
+    "streaming_message",
+    "pending_tool_calls",
+    "error_message",
+    "limit",
+    "output",
+)
 
 
 class AgentState:
@@ -48,7 +56,8 @@ class AgentState:
     The transcript grows only at `message_end` events; `streaming_message` is the message being
     streamed (the partial assistant message), `pending_tool_calls` the ids of running tools,
     `error_message` the error of the last failed or aborted turn, `limit` the bound that ended
-    the last run (both reset when a run starts), `usage` the total of every run so far.
+    the last run (both reset when a run starts), `output` the last run's typed answer,
+    `usage` the total of every run so far.
     """
 
     __slots__ = (
@@ -56,6 +65,7 @@ class AgentState:
         "_is_streaming",
         "_limit",
         "_messages",
+        "_output",
         "_pending",
         "_streaming",
         "_tools",
@@ -84,6 +94,7 @@ class AgentState:
         self._pending: frozenset[str] = frozenset()
         self._error_message: str | None = None
         self._limit: LimitReached | None = None
+        self._output: Any = None
         self._usage = Usage()
 
     @property
@@ -103,6 +114,12 @@ class AgentState:
     @messages.setter
     def messages(self, messages: Iterable[AgentMessage]) -> None:
         self._messages = list(messages)
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        """The `ApprovalRequest`s of the tool calls waiting for a decision (`Agent.approve` or
+        `Agent.deny`), in call order; empty when none waits."""
+        return pending_approvals(self._messages)
 
     @property
     def is_streaming(self) -> bool:
@@ -136,6 +153,12 @@ class AgentState:
         return self._limit
 
     @property
+    def output(self) -> Any:
+        """The validated final answer of the last run, when it had an `output_type` (from its
+        `agent_end`); None while a run is going, or when the last run ended without one."""
+        return self._output
+
+    @property
     def usage(self) -> Usage:
         """The total usage and cost of this agent's runs since it was created: every answer and
         the usage tool results report, counted at their `message_end` (`reset()` and a resumed
@@ -149,6 +172,7 @@ class AgentState:
         self._pending = frozenset()
         self._error_message = None
         self._limit = None
+        self._output = None
 
     def _end_run(self) -> None:
         self._is_streaming = False

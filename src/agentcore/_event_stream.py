@@ -158,7 +158,8 @@ class EventStream(Generic[E, R]):
 
     Use `async for event in stream`, then `await stream.result()`; or `async with stream:` to be
     sure the run stops when you leave. From synchronous code, use `for` and `result_sync()`.
-    After the run, `limit` says which bound ended it, if one did, and `usage` what it cost.
+    After the run, `limit` says which bound ended it, if one did, `usage` what it cost, and
+    `output` is a typed run's validated answer.
     """
 
     __slots__ = (
@@ -166,6 +167,8 @@ class EventStream(Generic[E, R]):
         "_channel",
         "_limit",
         "_messages",
+        "_output",
+        "_pending_approvals",
         "_producer",
         "_started",
         "_sync_queue",
@@ -180,6 +183,8 @@ class EventStream(Generic[E, R]):
         self._sync_queue: queue.SimpleQueue[Any] | None = None
         self._limit: LimitReached | None = None  # set by the run before its result is ready
         self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
+        self._output: Any = None  # a typed run's answer, set with `_limit`
+        self._pending_approvals: tuple[Any, ...] = ()  # set with `_limit`
 
     @property
     def limit(self) -> LimitReached | None:
@@ -187,6 +192,19 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
         return self._limit
+
+    @property
+    def output(self) -> Any:
+        """The validated final answer of a run with an `output_type`, as in its `agent_end`
+        event; None while the run is going, for a plain-text run, or when it ended without one
+        (see `limit`). Read it once the run is over."""
+        return self._output
+
+    @property
+    def pending_approvals(self) -> tuple[Any, ...]:
+        """The `ApprovalRequest`s of the tool calls waiting for a decision, as in the run's
+        `agent_end` event (empty while the run is going, or when nothing waits)."""
+        return self._pending_approvals
 
     @property
     def usage(self) -> Usage | None:

@@ -20,10 +20,14 @@ goes on while tool results need an answer or steering/follow-up messages are que
   polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
+- A typed run (`output_type`) ends after the turn with its validated answer, or at the
+  `output_retries` limit (`_output_run`). A batch with calls waiting for approval ends the run
+  after its turn; a run on a transcript ending in decisions carries them out first.
 
-Event delivery (`emit`, its ordering lock) lives in `_emit`; what goes around each request
-(options, the aborted answer, unique tool-call ids) in `_loop_request`; tool batches in
-`_tool_execution`.
+Elsewhere: event delivery in `_emit`; what goes around a request in `_loop_request`; tool batches
+in `_tool_execution`; approvals in `_approval_loop`; compaction (built from the compacted
+transcript, compacted near the context window and once after an overflow) in `_loop_compaction`;
+fallback models in `llm.fallback`.
 """
 
 from __future__ import annotations
@@ -37,21 +41,24 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _loop_request, _tool_execution
+from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
 from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
 from ._event_stream import EventStream
 from ._loop_checks import check_call, check_continue, check_prompts
+from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
     RequestWatch,
     RunInfo,
     RunObserver,
     aborted_answer,
     end_observing,
+    run_stream_fn,
     start_observing,
     stream_options,
     unique_tool_call_ids,
 )
+from ._output_run import TypedRun
 from .abort import AbortController, AbortSignal
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
 from .errors import ConfigError
@@ -66,7 +73,7 @@ from .events import (
 )
 from .limits import LimitReached
 from .llm.registry import StreamFn, call_stream_fn
-from .llm.types import Context, SimpleStreamOptions
+from .llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
 
 __all__ = [
@@ -76,7 +83,6 @@ __all__ = [
     "run_agent_loop_continue",
 ]
 
-_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
 
@@ -94,15 +100,11 @@ class _Run:
         signal: AbortSignal | None,
         stream_fn: StreamFn | None,
     ) -> None:
-        if stream_fn is None:
-            from .llm.registry import stream_simple
-
-            stream_fn = stream_simple
         self.config = config
         self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
-        self.stream_fn: StreamFn = stream_fn
+        self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
         self.tools = list(context.tools)
@@ -123,8 +125,12 @@ class _Run:
         self.arities: dict[str, int] = {}
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
+        self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
         self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
+        self.output: Any = None  # a typed run's validated answer
+        self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -214,16 +220,27 @@ class _Run:
                 try:
                     await self.emit(AgentStartEvent())
                     await self.turn_start()
-                    for prompt in prompts or ():
-                        await self.add_message(prompt)
+                    decided = _approval_loop.decided(self.messages)  # approvals to carry out
+                    if decided is None:  # (else the prompts follow their results, next turn)
+                        for prompt in prompts or ():
+                            await self.add_message(prompt)
                     self.check_sink()
-                    await self.loop()
+                    await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
+                waiting = tuple(self.pending_approvals)
                 if self.stream is not None:  # readable as soon as agent_end is
                     self.stream._limit = self.limit
                     self.stream._messages = self.new_messages
-                await self.emit(AgentEndEvent(messages=list(self.new_messages), limit=self.limit))
+                    self.stream._output = self.output
+                    self.stream._pending_approvals = waiting
+                ended = AgentEndEvent(
+                    messages=list(self.new_messages),
+                    limit=self.limit,
+                    output=self.output,
+                    pending_approvals=waiting,
+                )
+                await self.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
@@ -239,10 +256,14 @@ class _Run:
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(self) -> None:
+    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
         config = self.config
-        pending = await self.poll("get_steering_messages")
         first = True
+        if decided is not None:  # a batch's approval decisions: carried out first (_approval_loop)
+            if not await _approval_loop.resolve(self, decided) and not deferred:
+                return
+            first = False
+        pending = (deferred or []) + await self.poll("get_steering_messages")
         while True:
             more_tools = True
             while more_tools or pending:
@@ -254,6 +275,8 @@ class _Run:
                 pending = []
                 self.check_sink()
                 message = await self.stream_assistant()
+                if config.compaction is not None and await retry_after_overflow(self, message):
+                    message = await self.stream_assistant()  # once, after compacting
                 if self.bounds is not None:
                     self.bounds.count(message)
                 if message.stop_reason in ("error", "aborted"):
@@ -274,8 +297,10 @@ class _Run:
                         more_tools = not terminate
                 await self.turn_end(message, results)
                 self.check_sink()
-                if self.signal.aborted:
+                if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
                     return
+                if self.typed is not None and self.typed.after_turn(self, message, results):
+                    return  # answered, or out of output retries (`self.limit`)
                 if config.prepare_next_turn is not None or config.should_stop_after_turn:
                     turn = PrepareNextTurnContext(
                         message=message,
@@ -298,6 +323,8 @@ class _Run:
                     if self.limit is not None:
                         return
                 pending = await self.poll("get_steering_messages")
+                if self.typed is not None:  # a correction for an invalid answer goes first
+                    pending = self.typed.take_fixes() + pending
             pending = await self.poll("get_follow_up_messages")
             if not pending:
                 return
@@ -328,10 +355,10 @@ class _Run:
             self.model = turn.model
             self._options = None
         if turn.thinking_level is not None:
-            if turn.thinking_level not in _LEVELS:
+            if turn.thinking_level not in THINKING_LEVELS:
                 raise ConfigError(
                     f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
-                    f"expected one of {_LEVELS}"
+                    f"expected one of {THINKING_LEVELS}"
                 )
             self.reasoning = turn.thinking_level
             self._options = None
@@ -348,12 +375,9 @@ class _Run:
         signal = self.signal
         if signal.aborted:
             return await self.aborted()
-        messages: Sequence[AgentMessage] = self.messages
-        if config.transform_context is not None:
-            messages = await self.call_ctx_hook("transform_context", list(messages))
-            if signal.aborted:
-                return await self.aborted()
-        llm_messages = await call_hook(config.convert_to_llm, messages)
+        llm_messages = await request_messages(self)  # compacted first when configured
+        if llm_messages is None:
+            return await self.aborted()
         context = Context(
             system_prompt=self.system_prompt,
             messages=list(llm_messages),
@@ -364,6 +388,8 @@ class _Run:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
+        if self.typed is not None:  # the final-answer tool, or the native schema
+            context, options = self.typed.request(self, context, options)
         if signal.aborted:
             return await self.aborted()
         if self.observer is not None or _log.isEnabledFor(logging.INFO):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._approval_tail import check_decided
 from .config import AgentContext, AgentLoopConfig
 from .errors import ConfigError, MessageFormatError
 from .messages import AgentMessage
@@ -48,3 +49,4 @@ def check_call(context: Any, config: Any, emit: Any = None) -> None:
         raise ConfigError(f"config must be an AgentLoopConfig, got {type(config).__name__}")
     if emit is not None and not callable(emit):
         raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
+    check_decided(context.messages)

@@ -44,12 +44,15 @@ from .config import AgentLoopConfig
 from .limits import LimitReached
 from .llm._adapter import ABORTED
 from .llm._request import RetryObserver, watch_retries
+from .llm.fallback import with_fallbacks
 from .llm.model import Model
+from .llm.registry import StreamFn
 from .llm.types import Context, SimpleStreamOptions, ThinkingLevel
 from .messages import AgentMessage, AssistantContent, AssistantMessage, Cost, ToolCall, Usage
 from .tools import AgentTool, AgentToolResult
 
 __all__ = [
+    "run_stream_fn",
     "Instrumentation",
     "RequestObserver",
     "RequestWatch",
@@ -134,8 +137,9 @@ def run_usage(messages: Iterable[object], *, include_tools: bool = True) -> Usag
     """The total usage and cost of `messages` (a run's `agent_end.messages`, a transcript).
 
     Sums the `usage` of every assistant message (failed and aborted answers included: their
-    tokens were spent) and, with `include_tools` (the default), the `usage` tool results report
-    (a sub-agent's, a paid API's), so that the total is what the run cost.
+    tokens were spent), of compaction markers (their summaries') and, with `include_tools` (the
+    default), the `usage` tool results report (a sub-agent's, a paid API's), so that the total is
+    what the run cost.
     """
     total = Usage()
     for message in messages:
@@ -144,10 +148,11 @@ def run_usage(messages: Iterable[object], *, include_tools: bool = True) -> Usag
 
 
 def add_usage(total: Usage, message: object, *, include_tools: bool = True) -> Usage:
-    """`total` plus the usage of `message` when it is an answer or (with `include_tools`) a
-    tool result that reports usage; `total` itself otherwise."""
+    """`total` plus the usage of `message` when it is an answer, a compaction marker (its
+    summary's cost) or (with `include_tools`) a tool result that reports usage; `total` itself
+    otherwise."""
     role = getattr(message, "role", None)
-    if role != "assistant" and (not include_tools or role != "tool_result"):
+    if role not in ("assistant", "compaction") and (not include_tools or role != "tool_result"):
         return total
     usage = getattr(message, "usage", None)
     if not isinstance(usage, Usage) or (not usage.total_tokens and not usage.cost.total):
@@ -328,8 +333,8 @@ class RequestWatch:
             _log.log(
                 level,
                 "request to %s/%s: %s after %.3f s (%d retries), %d input + %d output tokens%s",
-                model.provider,
-                model.id,
+                final.provider or model.provider,  # the model that answered (a fallback?)
+                final.model or model.id,
                 final.stop_reason,
                 time.perf_counter() - self.started,
                 self.retries,
@@ -337,3 +342,17 @@ class RequestWatch:
                 usage.output,
                 f": {final.error_message}" if final.error_message else "",
             )
+
+
+def run_stream_fn(config: AgentLoopConfig, stream_fn: StreamFn | None) -> StreamFn:
+    """The stream function of a run: the given one (default `stream_simple`), wrapped to try
+    `config.fallback_models` in order when a request fails before its first event."""
+    if stream_fn is None:
+        from .llm.registry import stream_simple
+
+        stream_fn = stream_simple
+    if config.fallback_models:
+        stream_fn = with_fallbacks(
+            config.fallback_models, stream_fn=stream_fn, get_api_key=config.get_api_key
+        )
+    return stream_fn

@@ -2,10 +2,10 @@
 
 Per call: `tool_execution_start` → arguments that were not one complete JSON object end the call
 here (nothing else runs) → find the tool → `prepare_arguments` → validate → `before_tool_call` →
-`execute` (with `tool_execution_update` per `on_update`) → `after_tool_call` →
-`tool_execution_end` → the result message. Every failure along the way (invalid JSON, unknown
-tool, invalid arguments, a blocking or raising hook, a raising tool, a value or details that
-cannot be JSON, a timeout) becomes an error result for the model.
+approval (`_approval_check`: a waiting call ends here, its request follows the batch) → `execute`
+(`tool_execution_update` per `on_update`) → `after_tool_call` → `tool_execution_end` → result.
+Every failure along the way (invalid JSON, unknown tool, invalid arguments, a blocking or raising
+hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -40,6 +40,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from ._approval_check import await_approval, request_approvals
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
 from .abort import AbortSignal, _loop_check, _threadsafe_caller, cancel_on_abort
@@ -58,6 +59,7 @@ from .tools import AgentTool, AgentToolResult, ToolExecutionMode
 if TYPE_CHECKING:
     from ._loop import _Run
     from ._loop_request import ToolObserver
+    from .approvals import ApprovalRequest
 
 __all__ = ["execute_batch", "fail_truncated"]
 
@@ -175,6 +177,9 @@ class _Call:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
+    approved: bool = False  # an approved call: not checked for approval again
+    edited: bool = False  # approved with edited arguments
+    approval: ApprovalRequest | None = None  # waiting for approval (see `_approval_check`)
 
 
 @dataclass(slots=True, eq=False)
@@ -275,7 +280,7 @@ class _Batch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            hook = run.config.before_tool_call
+            hook, decision = run.config.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
                     assistant_message=self.message, tool_call=call, args=args, context=run.context()
@@ -297,6 +302,8 @@ class _Batch:
                         )
                     self.settle(item, result, True)
                     return False
+            if not item.approved and await_approval(item, tool, raw, args, decision):
+                return False
         except ArgumentsError as exc:
             self.settle(item, _error(str(exc)), True)
             return False
@@ -496,7 +503,8 @@ async def execute_batch(
                 if await batch.prepare(item):
                     await batch.execute(item)
                 await batch.end(item)
-                results.append(await batch.publish(item))
+                if item.approval is None:  # a waiting call has no result yet
+                    results.append(await batch.publish(item))
         else:
             prepared: list[_Call] = []
             for item in items:
@@ -510,7 +518,8 @@ async def execute_batch(
             elif prepared:
                 await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
             for item in items:
-                results.append(await batch.publish(item))
+                if item.approval is None:
+                    results.append(await batch.publish(item))
     except BaseException as exc:
         # Cancelled from outside: the instrumentation still learns how each open call ended.
         for item in items:
@@ -521,6 +530,7 @@ async def execute_batch(
         raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
+    await request_approvals(run, items)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
     return results, terminate
 

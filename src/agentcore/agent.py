@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from ._agent_approvals import ApprovalMethods
 from ._agent_queues import QueueMethods
 from ._agent_run import (
     BUSY_CONTINUE,
@@ -48,8 +49,10 @@ from ._agent_state import (
     check_queue_mode,
     state_fields,
 )
+from ._compaction import Compaction
 from ._loop import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
+from .approvals import NEW_MESSAGE_REASON
 from .config import (
     AfterToolCallResult,
     AgentContext,
@@ -83,7 +86,7 @@ __all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
 _log = logging.getLogger("agentcore")
 
 
-class Agent(QueueMethods):
+class Agent(QueueMethods, ApprovalMethods):
     """A stateful agent: one transcript, one run at a time, listeners, queues, sessions.
 
     ```python
@@ -106,7 +109,9 @@ class Agent(QueueMethods):
             the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
             bounds its runs by default: `max_turns=100`, `tool_timeout=600`,
             `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see
-            docs/limits.md). `state.limit` tells which bound ended the last run.
+            docs/limits.md). `state.limit` tells which bound ended the last run, and
+            `state.output` holds the last run's answer when it had an `output_type` (see
+            docs/typed-answers.md).
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.
@@ -151,7 +156,7 @@ class Agent(QueueMethods):
         max_retries: int = 3,
         output_type: Any = None,
         output_retries: int = 2,
-        compaction: Any = None,
+        compaction: Compaction | None = None,
         fallback_models: Sequence[Model] = (),
     ) -> None:
         given = state_fields(initial_state)
@@ -337,7 +342,8 @@ class Agent(QueueMethods):
             images: image blocks to attach to a text prompt.
 
         Returns the messages the run added (as in `agent_end`), once the run has settled and
-        every listener has returned.
+        every listener has returned. Tool calls still waiting for approval are denied first
+        (see docs/approvals.md).
 
         Raises:
             AgentBusyError: a run is active (queue with `steer` or `follow_up` instead).
@@ -345,6 +351,7 @@ class Agent(QueueMethods):
         """
         messages = prompt_messages(input, images)
         self._check_idle(BUSY_PROMPT)
+        self._deny_waiting(NEW_MESSAGE_REASON)  # calls waiting for approval: denied first
         return await self._run(messages)
 
     async def continue_(self) -> list[AgentMessage]:
@@ -356,9 +363,10 @@ class Agent(QueueMethods):
         Raises:
             AgentBusyError: a run is active.
             ConfigError: the transcript is empty, or ends with an assistant message and nothing
-                is queued.
+                is queued, or a tool call waits for approval (`approve` or `deny` it first).
         """
         self._check_idle(BUSY_CONTINUE)
+        self._check_decided()
         messages = self._state.messages
         if not messages:
             raise ConfigError("cannot continue: the transcript has no messages")
@@ -390,6 +398,7 @@ class Agent(QueueMethods):
         self._state._end_run()
         self._state._error_message = None
         self._state._limit = None
+        self._state._output = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])

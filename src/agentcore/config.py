@@ -13,10 +13,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
+from ._compaction import Compaction, check_compaction
 from .errors import ConfigError, ToolDefinitionError
 from .limits import UsageLimits
+from .llm.fallback import check_fallback_models
 from .llm.model import Model
 from .llm.types import (
+    THINKING_LEVELS,
     CacheRetention,
     OnPayload,
     OnResponse,
@@ -86,11 +89,14 @@ class BeforeToolCallContext:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BeforeToolCallResult:
     """Returned by `before_tool_call`: `block` the call (with `reason` as the error text);
-    `terminate` asks the run to stop after the batch (honoured for blocked calls)."""
+    `terminate` asks the run to stop after the batch (honoured for blocked calls);
+    `require_approval` makes the call wait for a decision (with `reason` in its
+    `ApprovalRequest`; `block` wins; ignored for a call already approved)."""
 
     block: bool = False
     reason: str | None = None
     terminate: bool = False
+    require_approval: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,7 +235,7 @@ class AgentLoopConfig:
         max_retries: retries of a transient request failure before the first event.
         output_type: ask for a typed, validated final answer: a pydantic model, a dataclass, a
             `TypedDict`, a plain type, a JSON Schema dict, or an `OutputSpec` (None: plain text;
-            see docs/typed-answers.md).
+            see docs/typed-answers.md). Normalised to an `OutputSpec` when the config is built.
         output_retries: how many invalid final answers the model may correct before the run
             ends with the `output_retries` limit.
         compaction: a `Compaction` policy: summarise or drop older turns when the transcript
@@ -276,7 +282,7 @@ class AgentLoopConfig:
     max_retries: int = 3
     output_type: Any = None
     output_retries: int = 2
-    compaction: Any = None
+    compaction: Compaction | None = None
     fallback_models: Sequence[Model] = ()
 
     def __post_init__(self) -> None:
@@ -319,14 +325,27 @@ class AgentLoopConfig:
             raise ConfigError(
                 f"max_retries must be a non-negative integer, got {self.max_retries!r}"
             )
-        levels = ("off", "minimal", "low", "medium", "high", "xhigh")
-        if self.reasoning not in levels:
-            raise ConfigError(f"reasoning must be one of {levels}, got {self.reasoning!r}")
+        if self.output_type is not None:  # normalised once: an OutputSpec from here on
+            from .output import OutputSpec
+
+            object.__setattr__(self, "output_type", OutputSpec.of(self.output_type))
+        if (
+            isinstance(self.output_retries, bool)
+            or not isinstance(self.output_retries, int)
+            or self.output_retries < 0
+        ):
+            raise ConfigError(
+                f"output_retries must be a non-negative integer, got {self.output_retries!r}"
+            )
+        if self.reasoning not in THINKING_LEVELS:
+            raise ConfigError(f"reasoning must be one of {THINKING_LEVELS}, got {self.reasoning!r}")
         if self.convert_to_llm is None:
             raise ConfigError(
                 "convert_to_llm must be a function (messages) -> list[Message], got None "
                 "(leave it out to keep user, assistant and tool-result messages)"
             )
+        check_compaction(self.compaction)
+        check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
         for f in fields(self):
             if f.name in _HOOK_ARITY and getattr(self, f.name) is not None:
                 hook_arity(f.name, getattr(self, f.name))

@@ -13,6 +13,7 @@ AgentCoreError
 │   ├── MissingApiKeyError              no API key given and none in the environment
 │   └── MissingExtraError (ImportError) the provider SDK extra is not installed
 ├── ToolError                           raised by a tool to report a failure to the model
+├── OutputValidationError (ValueError)  a typed answer does not match its type
 └── SessionError (agentcore.sessions)   a stored session cannot be used
     ├── SessionNotFoundError (LookupError)
     ├── SessionLockedError              another process is writing the session
@@ -34,6 +35,7 @@ __all__ = [
     "MissingExtraError",
     "ModelError",
     "ModelNotFoundError",
+    "OutputValidationError",
     "ToolDefinitionError",
     "ToolError",
     "UnknownApiError",
@@ -87,6 +89,44 @@ class MissingExtraError(ModelError, ImportError):
 
 class ToolError(AgentCoreError):
     """Raised by a tool to report a failure; its text becomes the error result."""
+
+
+class OutputValidationError(AgentCoreError, ValueError):
+    """A typed answer that does not match its type (see `agentcore.OutputSpec.validate`).
+
+    Attributes:
+        problems: one line per failing path, `path: what is wrong` (`root` for the whole).
+        received: the data that was validated.
+
+    The text lists the problems and quotes what was received (clipped), so that it can be
+    sent to the model as it is.
+    """
+
+    def __init__(self, problems: list[str], received: object = None) -> None:
+        self.problems = list(problems)
+        self.received = received
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        import json
+
+        shown = self.problems[:_MAX_PROBLEMS]
+        lines = [f"  - {clip(p, 500)}" for p in shown]
+        if len(self.problems) > len(shown):
+            lines.append(f"  - … and {len(self.problems) - len(shown)} more problems")
+        received = self.received
+        if isinstance(received, str):
+            quoted = received
+        else:
+            try:
+                quoted = json.dumps(received, ensure_ascii=False, default=repr)
+            except (TypeError, ValueError, RecursionError):
+                quoted = repr(received)
+        listed = "\n".join(lines)
+        return f"The answer does not match the expected type:\n{listed}\nReceived: {clip(quoted)}"
+
+
+_MAX_PROBLEMS = 50
 
 
 # --- quoting received text ------------------------------------------------------------------

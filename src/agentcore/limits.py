@@ -5,7 +5,9 @@ sets `max_turns=100`). They are checked after each turn, once `turn_end`, `prepa
 `should_stop_after_turn` are done and before the queues are polled; a run that has reached one
 ends there (queued messages stay queued), and `AgentEndEvent.limit` (also `EventStream.limit`
 and `AgentState.limit`) says which one ended it. Timeouts (`request_timeout`, `idle_timeout`,
-`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md.
+`tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md. A typed
+run (`output_type`) also ends with the `output_retries` limit when its answers keep failing
+validation (see docs/typed-answers.md).
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 """The Agent's default `idle_timeout` in seconds (reasoning models may be silent for minutes)."""
 
 
-LimitKind: TypeAlias = Literal["max_turns", "input_tokens", "output_tokens", "cost"]
-"""Which bound ended a run."""
+LimitKind: TypeAlias = Literal[
+    "max_turns", "input_tokens", "output_tokens", "cost", "output_retries"
+]
+"""Which bound ended a run (`output_retries`: a typed run's answers kept failing validation)."""
 
 
 def _check(name: str, value: float | None, *, integer: bool) -> None:
@@ -90,19 +94,28 @@ class LimitReached:
     """The bound that ended a run.
 
     Attributes:
-        kind: `max_turns`, `input_tokens`, `output_tokens` or `cost`.
+        kind: `max_turns`, `input_tokens`, `output_tokens`, `cost` or `output_retries`.
         limit: the configured bound.
-        used: what the run had used when it was checked (turns, tokens or USD).
+        used: what the run had used when it was checked (turns, tokens, USD, or invalid
+            answers).
+        errors: for `output_retries`, what was wrong with each invalid answer, oldest first.
     """
 
     kind: LimitKind
     limit: float
     used: float
+    errors: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """A sentence for people: `max_turns reached: 3 of 3 turns`."""
         used, limit = _amount(self.kind, self.used), _amount(self.kind, self.limit)
         if self.kind == "max_turns":
             return f"max_turns reached: {used} of {limit} turns"
+        if self.kind == "output_retries":
+            last = f"; the last one: {self.errors[-1]}" if self.errors else ""
+            return (
+                f"output_retries reached: {used} invalid final answers, {limit} "
+                f"{'retry' if self.limit == 1 else 'retries'} allowed{last}"
+            )
         unit = "" if self.kind == "cost" else " tokens"
         return f"{self.kind} limit reached: {used}{unit} used of {limit}"

@@ -156,6 +156,9 @@ class AgentTool:
             (for old argument formats); returning None keeps them.
         timeout: seconds one call may run (None: the run's `tool_timeout`, if any); a call that
             takes longer is cancelled and gets an error result naming the timeout.
+        requires_approval: True to make every call wait for a person's decision instead of
+            running, or a function `(args) -> bool` of the validated arguments deciding per call
+            (see docs/approvals.md).
 
     Raises:
         ToolDefinitionError: an invalid name, schema or execute function.
@@ -172,6 +175,7 @@ class AgentTool:
         execution_mode: ToolExecutionMode | None = None,
         prepare_arguments: Callable[[Any], Any] | None = None,
         timeout: float | None = None,
+        requires_approval: bool | Callable[[Any], bool] = False,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolDefinitionError(
@@ -198,7 +202,13 @@ class AgentTool:
                 f"tool {name!r}: timeout must be a positive number of seconds or None, "
                 f"got {timeout!r}"
             )
+        if not isinstance(requires_approval, bool) and not callable(requires_approval):
+            raise ToolDefinitionError(
+                f"tool {name!r}: requires_approval must be True, False or a function (args) -> "
+                f"bool, got {type(requires_approval).__name__}"
+            )
         self.name = name
+        self.requires_approval = requires_approval
         self.label = label or name
         self.timeout = timeout
         self.description = description
@@ -324,6 +334,7 @@ def _build_tool(
     label: str | None,
     execution_mode: ToolExecutionMode | None,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> AgentTool:
     import pydantic
 
@@ -390,6 +401,7 @@ def _build_tool(
             label=label,
             execution_mode=execution_mode,
             timeout=timeout,
+            requires_approval=requires_approval,
         )
 
     def execute_sync(
@@ -405,6 +417,7 @@ def _build_tool(
         label=label,
         execution_mode=execution_mode,
         timeout=timeout,
+        requires_approval=requires_approval,
     )
 
 
@@ -418,6 +431,7 @@ def tool(
     label: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -428,6 +442,7 @@ def tool(
     label: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an `AgentTool` from a typed function, with or without arguments.
 
@@ -440,6 +455,7 @@ def tool(
     tuples, dataclasses and Pydantic models included; see docs/tools.md) and sent as JSON text,
     with the JSON value as `details`. A value that cannot be JSON (bytes, NaN, a cycle, an
     unknown object) gives an error result naming its type and path, never a repr.
+    `requires_approval` makes calls wait for a decision (see `AgentTool`).
 
     ```python
     @tool
@@ -449,9 +465,9 @@ def tool(
     ```
     """
     if fn is not None:
-        return _build_tool(fn, name, description, label, execution_mode, timeout)
+        return _build_tool(fn, name, description, label, execution_mode, timeout, requires_approval)
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
-        return _build_tool(f, name, description, label, execution_mode, timeout)
+        return _build_tool(f, name, description, label, execution_mode, timeout, requires_approval)
 
     return decorate

@@ -18,6 +18,7 @@ from agentcore.llm import (
     get_models,
     get_providers,
     register_model,
+    unregister_model,
 )
 from agentcore.llm._env import ENV_KEYS
 from agentcore.llm.model import BedrockCompat
@@ -124,6 +125,30 @@ def test_register_model() -> None:
     assert get_model("my-vllm-test", "my-llama") is custom
     assert "my-vllm-test" in get_providers()
     assert custom in get_models("my-vllm-test")
+
+
+def test_unregister_model_removes_a_registered_model_and_its_empty_provider() -> None:
+    custom = register_model(Model(id="m1", api="faux", provider="my-unregister-test"))
+    register_model(Model(id="m2", api="faux", provider="my-unregister-test"))
+    assert unregister_model("my-unregister-test", "m1") is custom
+    assert [m.id for m in get_models("my-unregister-test")] == ["m2"]
+    unregister_model("my-unregister-test", "m2")
+    assert "my-unregister-test" not in get_providers()
+    with pytest.raises(ModelNotFoundError, match="my-unregister-test"):
+        get_models("my-unregister-test")
+    with pytest.raises(ModelNotFoundError, match="cannot unregister model 'm2'"):
+        unregister_model("my-unregister-test", "m2")
+
+
+def test_a_shipped_model_replaced_and_unregistered_can_be_put_back() -> None:
+    shipped = get_model("openai", "gpt-4o")
+    register_model(Model(id="gpt-4o", api="faux", provider="openai"))
+    replaced = unregister_model("openai", "gpt-4o")
+    assert replaced.api == "faux"
+    with pytest.raises(ModelNotFoundError):
+        get_model("openai", "gpt-4o")
+    register_model(shipped)
+    assert get_model("openai", "gpt-4o") is shipped
 
 
 def test_a_reserved_adapter_whose_module_is_missing_is_an_unknown_api(

@@ -91,3 +91,15 @@ def test_xhigh_in_the_catalogue() -> None:
     assert {m.id for m in get_models("openai") if supports_xhigh(m)} == {"gpt-5.2"}
     assert {m.id for m in get_models("anthropic") if supports_xhigh(m)} == {"claude-opus-4-6"}
     assert not any(supports_xhigh(m) for m in get_models("google"))
+
+
+def test_one_list_of_thinking_levels_and_their_public_homes() -> None:
+    from typing import get_args
+
+    import agentcore
+    from agentcore import llm
+
+    assert llm.THINKING_LEVELS == ("off", "minimal", "low", "medium", "high", "xhigh")
+    assert get_args(llm.ThinkingLevel) == llm.THINKING_LEVELS
+    assert agentcore.ThinkingLevel is llm.ThinkingLevel
+    assert agentcore.StreamFn is llm.StreamFn

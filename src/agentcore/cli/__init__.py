@@ -4,9 +4,11 @@
 agentcore chat [options]             interactive conversation
 agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
+agentcore sessions list|show|rm      the saved chat sessions
 ```
 
-`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`).
+`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
+`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`).
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
@@ -27,9 +29,11 @@ from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from ._args import Parsed, parse_args
 from ._chat import chat
+from ._conversation import SessionOptions
 from ._json import JsonLinesWriter
 from ._mcp import mcp_servers
 from ._models import list_models
+from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
@@ -46,15 +50,21 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._sessions_cmd import sessions_command
+from ._shell import shell_tool
 from ._trace import Tracing, tracing
 
 __all__ = ["main"]
 
 
 def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
-    model = resolve_model(parsed.model, stream_fn=stream_fn)
+    # a resumed chat uses its session's model unless --model is given: it is checked then
+    resuming = parsed.continue_last or parsed.session is not None
+    check = not resuming or "model" in parsed.given
+    model = resolve_model(parsed.model, stream_fn=stream_fn, check=check)
     try:
         tools = builtin_tools(parsed.root) if parsed.tools else []
+        tools += [shell_tool(parsed.root)] if parsed.shell else []
     except NotADirectoryError as exc:
         raise CommandError(str(exc)) from None
     return Settings(
@@ -71,6 +81,7 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         request_timeout=parsed.request_timeout,
         idle_timeout=parsed.idle_timeout,
         max_retries=parsed.max_retries,
+        output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
     )
 
 
@@ -98,8 +109,9 @@ async def _run(
         prompt = await anyio.to_thread.run_sync(stdin.read, abandon_on_cancel=True)
     if not prompt.strip():
         raise CommandError("the prompt is empty")
-    renderer = Renderer(stdout, make_styler(stderr))
-    sink = JsonLinesWriter(stdout) if parsed.json else renderer
+    typed = settings.output_type is not None  # then stdout is for the value: text to stderr
+    renderer = Renderer(stderr if typed else stdout, make_styler(stderr))
+    sink = watch = AnswerWatch(JsonLinesWriter(stdout) if parsed.json else renderer)
     interrupts = Interrupts()
     added: list[AgentMessage] = []
     limit = None
@@ -118,6 +130,8 @@ async def _run(
         renderer.notice("(stopped)")
     elif code == EXIT_LIMIT and limit is not None:
         write_notice(stderr, limit_notice(limit))
+    elif typed:
+        return watch.finish(code, stdout, stderr, json_mode=parsed.json)
     return code
 
 
@@ -130,6 +144,14 @@ async def _main(
 ) -> int:
     if parsed.command == "models":
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
+    if parsed.command == "sessions":
+        return sessions_command(
+            parsed.action or "list",
+            parsed.session_ids,
+            parsed.sessions_dir,
+            stdout,
+            make_styler(stderr),
+        )
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
@@ -141,6 +163,12 @@ async def _main(
                     stdout=stdout,
                     stderr=stderr,
                     trace=trace,
+                    sessions=SessionOptions(
+                        directory=parsed.sessions_dir,
+                        continue_last=parsed.continue_last,
+                        session=parsed.session,
+                        given=parsed.given,
+                    ),
                 )
             return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
 

@@ -1,4 +1,4 @@
-"""The command line: `agentcore chat|run|models` and the options they share.
+"""The command line: `agentcore chat|run|models|sessions` and the options they share.
 
 Parsing never calls `sys.exit` and never touches the process's own streams: help and errors are
 written to the streams `main` was given, and the outcome comes back as a `Parsed` or an exit code.
@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO, get_args
+from typing import TextIO
 
 from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
@@ -20,14 +20,15 @@ from ..limits import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 )
+from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
+from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
 
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 """The model used when neither `--model` nor `AGENTCORE_MODEL` names one."""
 
-THINKING_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
 
 _DESCRIPTION = """\
 Run LLM agents from a terminal: chat interactively, run one prompt, or list the models.
@@ -70,6 +71,14 @@ class Parsed:
     max_retries: int = 3
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    output_schema: str | None = None
+    shell: bool = False
+    given: frozenset[str] = frozenset()  # of model, system, thinking: given on the command line
+    continue_last: bool = False  # chat --continue
+    session: str | None = None  # chat --session ID
+    sessions_dir: str | None = None  # chat/sessions --sessions-dir DIR
+    action: str | None = None  # sessions list|show|rm
+    session_ids: tuple[str, ...] = ()  # sessions show|rm ID...
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -214,21 +223,18 @@ def _temperature(text: str) -> float:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    default_model = os.environ.get("AGENTCORE_MODEL") or DEFAULT_MODEL
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("model and run options")
     group.add_argument(
         "-m",
         "--model",
-        default=default_model,
         metavar="PROVIDER/ID",
         help=f"the model (default: $AGENTCORE_MODEL, else {DEFAULT_MODEL})",
     )
-    group.add_argument("-s", "--system", default="", metavar="TEXT", help="the system prompt")
+    group.add_argument("-s", "--system", metavar="TEXT", help="the system prompt")
     group.add_argument(
         "--thinking",
         choices=THINKING_LEVELS,
-        default="off",
         help="how much the model should reason before answering (default: off)",
     )
     group.add_argument(
@@ -272,12 +278,19 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
+    chat = commands.add_parser(
         "chat",
         parents=[common],
         help="chat interactively (/exit, /reset, /model PROVIDER/ID, /help)",
-        description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits.",
+        description="Chat with a model. Ctrl-C stops the current answer, Ctrl-D or /exit quits. "
+        "Every chat is saved as a session (see 'agentcore sessions').",
     )
+    chat.add_argument(
+        "--shell",
+        action="store_true",
+        help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
+    )
+    add_session_options(chat)
     run = commands.add_parser(
         "run",
         parents=[common],
@@ -287,11 +300,18 @@ def _build_parser() -> argparse.ArgumentParser:
         "(--max-turns, --max-cost, --max-*-tokens) ended the run.",
     )
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    run.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file: the answer must be JSON that validates against it; only the "
+        "validated value is printed on stdout (see docs/typed-answers.md)",
+    )
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
     models.add_argument("provider", nargs="?", help="only this provider's models")
     models.add_argument("--json", action="store_true", help="one JSON object per model")
+    add_sessions_command(commands)
     return parser
 
 
@@ -308,11 +328,14 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         return exc.code if isinstance(exc.code, int) else 2
     if ns.command == "models":
         return Parsed(command="models", provider=ns.provider, json=ns.json)
+    if ns.command == "sessions":
+        return Parsed(command="sessions", **sessions_fields(ns))
+    given = frozenset(n for n in ("model", "system", "thinking") if getattr(ns, n) is not None)
     return Parsed(
         command=ns.command,
-        model=ns.model,
-        system=ns.system,
-        thinking=ns.thinking,
+        model=ns.model or os.environ.get("AGENTCORE_MODEL") or DEFAULT_MODEL,
+        system=ns.system or "",
+        thinking=ns.thinking or "off",
         tools=ns.tools,
         root=ns.root,
         json=ns.json,
@@ -329,4 +352,10 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         max_retries=ns.max_retries,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        output_schema=getattr(ns, "output_schema", None),
+        shell=getattr(ns, "shell", False),
+        given=given,
+        continue_last=getattr(ns, "continue_last", False),
+        session=getattr(ns, "session", None),
+        sessions_dir=getattr(ns, "sessions_dir", None),
     )

@@ -113,7 +113,12 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out["tool_results"] = [_message(m) for m in event.tool_results]
         case "agent_end":
             out["messages"] = [_message(m) for m in event.messages]
-            out["limit"] = _value(event.limit)  # {"kind", "limit", "used"}, or null
+            limit = _value(event.limit)  # {"kind", "limit", "used"}, or null
+            if isinstance(limit, dict) and not limit.get("errors"):
+                del limit["errors"]  # only output_retries has errors to list
+            out["limit"] = limit
+            if event.output is not None:  # run --output-schema: the validated answer
+                out["output"] = _value(event.output)
     return out
 
 

@@ -97,6 +97,7 @@ class Settings:
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
     prepare_next_turn: Callable[..., Any] | None = None  # e.g. refreshing --mcp servers' tools
+    output_type: Any = None  # run --output-schema: an OutputSpec
 
     def bounds(self) -> dict[str, Any]:
         """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
@@ -117,15 +118,17 @@ class Settings:
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             prepare_next_turn=self.prepare_next_turn,
+            output_type=self.output_type,
             **self.bounds(),
         )
 
 
-def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
+def resolve_model(ref: str, *, stream_fn: StreamFn | None = None, check: bool = True) -> Model:
     """The catalogue model for `"provider/id"`, checked to be usable before anything is sent.
 
     With the default stream function, the model's adapter, SDK and API key must be available;
-    a custom `stream_fn` is trusted to serve the model itself.
+    a custom `stream_fn` is trusted to serve the model itself. `check=False` skips that check
+    (for a model that may not be used: a resumed chat session brings its own).
 
     Raises:
         CommandError: (exit code 2) naming what is wrong and how to fix it.
@@ -136,7 +139,7 @@ def resolve_model(ref: str, *, stream_fn: StreamFn | None = None) -> Model:
         raise CommandError(str(exc)) from None
     try:
         model = get_model(provider, model_id)
-        if stream_fn is None:
+        if stream_fn is None and check:
             check_model(model)
     except AgentCoreError as exc:
         raise CommandError(str(exc)) from None
@@ -163,7 +166,8 @@ class Interrupts:
         finally:
             self._abort, self._aborting = None, False
 
-    def _on_interrupt(self) -> None:
+    def interrupt(self) -> None:
+        """What a Ctrl-C does (also called by a front end that reads the key itself)."""
         if self._abort is not None and not self._aborting:
             self._aborting = True
             self._abort()
@@ -189,7 +193,7 @@ class Interrupts:
 
                 async def pump() -> None:
                     async for _ in signals:
-                        self._on_interrupt()
+                        self.interrupt()
 
                 group.start_soon(pump)
                 try:
@@ -259,7 +263,8 @@ _FLAGS = {
 
 def limit_notice(limit: LimitReached) -> str:
     """What to tell the user when a bound ended the run, and which option sets it."""
-    return f"the run stopped: {limit} (set with {_FLAGS[limit.kind]})"
+    flag = _FLAGS.get(limit.kind)
+    return f"the run stopped: {limit}" + (f" (set with {flag})" if flag else "")
 
 
 class GuardedOutput:

@@ -46,11 +46,15 @@ from .events import (
 from .events import (
     ToolCallStartEvent as ToolCallStartEvent,
 )
+from .fallback import with_fallbacks as with_fallbacks
 from .model import (
     AzureOpenAI as AzureOpenAI,
 )
 from .model import (
     BedrockCompat as BedrockCompat,
+)
+from .model import (
+    GoogleCompat as GoogleCompat,
 )
 from .model import (
     InputKind as InputKind,
@@ -88,6 +92,9 @@ from .models import (
 from .models import (
     register_model as register_model,
 )
+from .models import (
+    unregister_model as unregister_model,
+)
 from .overflow import is_context_overflow as is_context_overflow
 from .registry import (
     ApiProvider as ApiProvider,
@@ -117,6 +124,9 @@ from .registry import (
     unregister_api_providers as unregister_api_providers,
 )
 from .stream import AssistantMessageEventStream as AssistantMessageEventStream
+from .types import (
+    THINKING_LEVELS as THINKING_LEVELS,
+)
 from .types import (
     CacheRetention as CacheRetention,
 )
@@ -164,6 +174,7 @@ __all__ = [
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "GoogleCompat",
     "InputKind",
     "MessageBuilder",
     "Model",
@@ -177,6 +188,7 @@ __all__ = [
     "StartEvent",
     "StreamFn",
     "StreamOptions",
+    "THINKING_LEVELS",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
@@ -210,4 +222,6 @@ __all__ = [
     "stream",
     "stream_simple",
     "unregister_api_providers",
+    "unregister_model",
+    "with_fallbacks",
 ]

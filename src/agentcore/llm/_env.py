@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from ..errors import MissingApiKeyError
+from ._profiles import on_local_server
 
 if TYPE_CHECKING:
     from .model import Model
@@ -38,7 +38,6 @@ _FALLBACK_KEYS: dict[str, tuple[str, ...]] = {"google": ("GOOGLE_API_KEY",)}
 """Further variables read when the main one is unset."""
 
 _KEYLESS_PROVIDERS = frozenset({"local", "faux", "ollama", "llama.cpp", "lmstudio", "vllm"})
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 NO_KEY_PLACEHOLDER = "not-needed"
 """The key sent to servers that need none (the SDKs insist on some value)."""
@@ -57,8 +56,7 @@ def get_env_api_key(provider: str) -> str | None:
 def _needs_no_key(model: Model) -> bool:
     if model.provider in _KEYLESS_PROVIDERS:
         return True
-    host = urlsplit(model.base_url).hostname if model.base_url else None
-    return host is not None and host.lower() in _LOCAL_HOSTS
+    return on_local_server(model)
 
 
 def resolve_api_key(model: Model, options: StreamOptions) -> str:

@@ -1,15 +1,16 @@
 """The life of one request, alike in every adapter: its attempts, its timeouts, its log, and
 the secrets kept out of its texts.
 
-* `Request` holds a request's model, options and secrets; `open_stream` builds its event stream
-  so that every terminal error text is redacted (`_redact`) on its way out.
+* `Request` holds a request's model, options and secrets (kept out of every text: `_redact`).
 * `send_with_retries` makes the attempts, up to the first event: each bounded by
   `request_timeout`, retried up to `max_retries` times, each failure logged.
-* `next_item` reads every later event under the abort signal and `idle_timeout`. The timer sits
-  where events come out of the SSE parser, so keep-alive comments and blank lines never reset
-  it.
 * `open_event_stream` turns a response of the openai or anthropic SDK into parsed events: it
   reports the response, refuses a body that is not an event stream, and reads the first event.
+* `release` closes what a request opened, within one bounded wait (`CLOSE_TIMEOUT`).
+
+The driver (`_driver`) runs these in the same order for every adapter, and reads the events after
+the first under the abort signal and `idle_timeout`: the timer sits where events come out of the
+SSE parser, so keep-alive comments and blank lines never reset it.
 
 Log records go to the `agentcore.llm` logger: each failed attempt (INFO; WARNING for a timeout and
 for giving up) and each idle timeout (WARNING); their texts are redacted too.
@@ -22,7 +23,7 @@ Whoever reads a request's stream may watch its retries: `watch_retries(observer)
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -30,26 +31,24 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ..abort import cancel_on_abort
-from ._adapter import fallback_message, is_aborted, report_response
-from ._failures import EmptyStream, MalformedEvent, NotEventStream, StreamIdle, seconds
+from ._adapter import report_response
+from ._failures import EmptyStream, MalformedEvent, NotEventStream, seconds
 from ._http import check_event_stream, finish_iterator, is_transport_error, json_events, sse_data
 from ._redact import redact, secret_values
 from ._retry import RequestAborted, RequestTimedOut, RetryInfo, retry_request
-from .stream import AssistantMessageEventStream
 
 if TYPE_CHECKING:
-    from .events import AssistantMessageEvent
     from .model import Model
     from .types import StreamOptions
 
 __all__ = [
+    "CLOSE_TIMEOUT",
     "OpenedStream",
     "Request",
     "RetryObserver",
     "logger",
-    "next_item",
     "open_event_stream",
-    "open_stream",
+    "release",
     "send_with_retries",
     "watch_retries",
 ]
@@ -61,6 +60,10 @@ logger = logging.getLogger("agentcore.llm")
 stderr unless the application configures logging)."""
 
 _NO_ITEM: Any = object()
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds the release of a request's response and client may take in all, however it ended: a
+server or proxy that never lets go of the connection cannot hang the caller."""
 
 
 class RetryObserver(Protocol):
@@ -103,18 +106,6 @@ class Request:
         """Log `text` (redacted) about this request to the `agentcore.llm` logger."""
         if logger.isEnabledFor(level):
             logger.log(level, "%s: %s", self.label, self.redact(text))
-
-
-def open_stream(
-    request: Request, events: AsyncIterator[AssistantMessageEvent]
-) -> AssistantMessageEventStream:
-    """The stream of a provider's events for `request`: its terminal error text redacted,
-    whatever produced it."""
-    return AssistantMessageEventStream(
-        events,
-        fallback=fallback_message(request.model),
-        redact=request.redact if request.secrets else None,
-    )
 
 
 def _retry_info(
@@ -180,39 +171,33 @@ async def send_with_retries(
     raise RequestAborted()  # the abort cancelled the send
 
 
-async def next_item(iterator: AsyncIterator[T], request: Request) -> T | None:
-    """The next event of an answer that is streaming, or None at its end.
+async def release(
+    request: Request,
+    closers: Iterable[Callable[[], Awaitable[None]] | None],
+    *,
+    timeout: float = CLOSE_TIMEOUT,  # noqa: ASYNC109 (bounds a teardown)
+) -> None:
+    """Call each closer in turn (None is skipped), shielded from cancellation, all within ONE
+    bounded wait: `timeout` seconds from now for all of them together.
 
-    Raises:
-        RequestAborted: the abort signal fired (also when an item arrived at the same moment).
-        StreamIdle: nothing arrived within `idle_timeout`.
-        Exception: what reading raised (a lost connection, malformed data).
+    A closer still running at the deadline is abandoned, and a later one gets only its
+    synchronous part (it is cancelled at its first wait); a closer's failure is logged and does
+    not stop the others. Nothing is raised: the answer is already decided.
     """
-    options = request.options
-    signal = options.signal
-    idle = anyio.CancelScope(
-        deadline=anyio.current_time() + options.idle_timeout
-        if options.idle_timeout is not None
-        else float("inf")
-    )
-    item: Any = _NO_ITEM
-    with cancel_on_abort(signal) as abort_scope:
-        try:
-            with idle:
-                item = await anext(iterator)
-        except StopAsyncIteration:
-            item = None
-        except Exception:
-            if not idle.cancel_called:
-                raise  # a failure of its own, not one the timer caused
-    if abort_scope.cancelled_caught or is_aborted(signal):
-        raise RequestAborted()
-    if item is _NO_ITEM:
-        timeout = options.idle_timeout or 0.0
-        failure = StreamIdle(timeout)
-        request.log(logging.WARNING, f"{failure}; ending the answer")
-        raise failure
-    return item  # type: ignore[no-any-return]
+    deadline = anyio.current_time() + timeout
+    for close in closers:
+        if close is None:
+            continue
+        with anyio.CancelScope(shield=True, deadline=deadline) as scope:
+            try:
+                await close()
+            except Exception as exc:
+                request.log(logging.INFO, f"releasing the connection failed: {exc!r}")
+        if scope.cancelled_caught:
+            request.log(
+                logging.WARNING,
+                f"releasing the connection took longer than {seconds(timeout)} s; abandoned",
+            )
 
 
 @dataclass(slots=True)
@@ -254,8 +239,7 @@ async def open_event_stream(
         if first is _NO_ITEM:
             raise EmptyStream()
     except BaseException:
-        with anyio.CancelScope(shield=True):
-            await opened.aclose()
+        await release(request, (opened.aclose,))
         raise
     opened.first = first
     return opened

@@ -6,9 +6,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .types import ThinkingBudgets
+
 __all__ = [
     "AzureOpenAI",
     "BedrockCompat",
+    "GoogleCompat",
     "InputKind",
     "Model",
     "ModelCost",
@@ -100,6 +103,41 @@ class BedrockCompat:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GoogleCompat:
+    """What a model behind the Gemini APIs takes, as data (`Model.compat` of a
+    `google-generative-ai` model; the catalogue states it for its Gemini entries).
+
+    A model built by hand without one gets it from its id, by the rules of
+    `agentcore.llm._profiles` (Gemini 3, 2.5 Pro/Flash/Flash-Lite, Claude and gpt-oss on Vertex).
+
+    Attributes:
+        thinking_budgets: the token budget per thinking level of a model that takes a budget
+            (None: let the model decide, a dynamic budget); a request's own budgets win.
+        min_thinking_budget: the least budget the model takes: thinking cannot be turned off
+            below it (Gemini 2.5 Pro: 128), 0 when it can.
+        thinking_levels: the Gemini thinking levels of a model that takes a level: `all`
+            (MINIMAL, LOW, MEDIUM, HIGH) or `low_high` (only LOW and HIGH: Gemini 3 Pro).
+        requires_thought_signatures: every replayed function call must carry a thought
+            signature (a call without one gets the skip-validation sentinel): Gemini 3.
+        images_in_function_response: tool-result images go inside the function response
+            rather than in a user turn after the results: Gemini 3.
+        requires_tool_call_id: function calls and responses carry their ids, which must be
+            letters and digits (Claude and gpt-oss served on Vertex AI).
+    """
+
+    thinking_budgets: ThinkingBudgets | None = None
+    min_thinking_budget: int = 0
+    thinking_levels: Literal["all", "low_high"] = "all"
+    requires_thought_signatures: bool = False
+    images_in_function_response: bool = False
+    requires_tool_call_id: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.thinking_budgets, Mapping):  # from the catalogue's JSON
+            object.__setattr__(self, "thinking_budgets", ThinkingBudgets(**self.thinking_budgets))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AzureOpenAI:
     """How a model is reached through Azure OpenAI (`Model.cloud`), for the
     `openai-completions` and `openai-responses` APIs.
@@ -173,7 +211,8 @@ class Model:
         max_tokens: the maximum output tokens.
         headers: extra HTTP headers for every request.
         compat: per-API quirks (for `openai-completions`: an `OpenAICompletionsCompat`; for
-            `bedrock-converse-stream`: a `BedrockCompat`).
+            `bedrock-converse-stream`: a `BedrockCompat`; for `google-generative-ai`: a
+            `GoogleCompat`).
         cloud: the cloud the model is reached through (`AzureOpenAI`, `VertexAI`), with its
             deployment, project or credentials; None: the API's own service. A model of the
             `azure-openai`, `google-vertex` or `google-vertex-anthropic` provider without one

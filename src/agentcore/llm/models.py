@@ -1,7 +1,8 @@
 """The model catalogue: curated models shipped as package data, plus any you register.
 
 `get_model("anthropic", "claude-sonnet-4-5")` looks a model up; `register_model(Model(...))` adds
-your own (any OpenAI-compatible server). `calculate_cost(model, usage)` prices a usage.
+your own (any OpenAI-compatible server) and `unregister_model(provider, id)` removes one again.
+`calculate_cost(model, usage)` prices a usage.
 """
 
 from __future__ import annotations
@@ -14,9 +15,16 @@ from typing import Any
 
 from ..errors import ModelNotFoundError
 from ..messages import Cost, Usage
-from .model import BedrockCompat, Model, ModelCost, OpenAICompletionsCompat
+from .model import BedrockCompat, GoogleCompat, Model, ModelCost, OpenAICompletionsCompat
 
-__all__ = ["calculate_cost", "get_model", "get_models", "get_providers", "register_model"]
+__all__ = [
+    "calculate_cost",
+    "get_model",
+    "get_models",
+    "get_providers",
+    "register_model",
+    "unregister_model",
+]
 
 _lock = threading.Lock()
 _catalogue: dict[str, dict[str, Model]] | None = None
@@ -24,6 +32,7 @@ _catalogue: dict[str, dict[str, Model]] | None = None
 _COMPAT_TYPES: dict[str, type[Any]] = {
     "openai-completions": OpenAICompletionsCompat,
     "bedrock-converse-stream": BedrockCompat,
+    "google-generative-ai": GoogleCompat,
 }
 
 
@@ -94,6 +103,27 @@ def register_model(model: Model) -> Model:
     catalogue = _load()
     with _lock:
         catalogue.setdefault(model.provider, {})[model.id] = model
+    return model
+
+
+def unregister_model(provider: str, model_id: str) -> Model:
+    """Remove a model from the catalogue (one you registered, or a shipped one) and return it; a
+    provider left without models is no longer listed. To put back a shipped model you replaced,
+    register the returned one again.
+
+    Raises:
+        ModelNotFoundError: the catalogue has no such model.
+    """
+    catalogue = _load()
+    with _lock:
+        models = catalogue.get(provider)
+        model = models.pop(model_id, None) if models is not None else None
+        if models is not None and not models:
+            del catalogue[provider]
+    if model is None:
+        raise ModelNotFoundError(
+            f"cannot unregister model {model_id!r} of provider {provider!r}: not in the catalogue"
+        )
     return model
 
 

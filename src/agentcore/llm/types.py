@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from ..messages import Message
 
@@ -22,6 +22,7 @@ __all__ = [
     "SimpleStreamOptions",
     "StreamOptions",
     "ThinkingBudgets",
+    "THINKING_LEVELS",
     "ThinkingLevel",
     "Tool",
     "Transport",
@@ -29,6 +30,9 @@ __all__ = [
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 """How hard the model should think; each provider maps it to its own knob ("off" sends none)."""
+
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+"""Every `ThinkingLevel`, from least to most thinking: the one list to check or offer them from."""
 
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 """How long prompt-cache entries should live, where the API lets us say ("none": no caching)."""

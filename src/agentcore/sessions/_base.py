@@ -33,13 +33,20 @@ import threading
 import uuid
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
+from ..approvals import (
+    APPROVAL_ROLES,
+    INTERRUPTED_APPROVED_CALL,
+    ApprovalRequest,
+    ApprovedCallStarted,
+)
 from ..errors import AgentCoreError, MessageFormatError, ModelNotFoundError
 from ..llm.model import (
     BedrockCompat,
+    GoogleCompat,
     Model,
     ModelCost,
     OpenAICompletionsCompat,
@@ -83,6 +90,8 @@ INTERRUPTED_TOOL_RESULT = (
     "Tool call was not completed: the run was interrupted before its result was recorded."
 )
 """The text of the synthetic error result `repair_transcript` gives an unanswered tool call."""
+
+_BATCH_ROLES = frozenset({"tool_result", *APPROVAL_ROLES})
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # matched whole (fullmatch): no trailing newline
 _LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
@@ -192,10 +201,14 @@ def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessa
     a model again. Returns the repaired list and the number of results added.
 
     A process killed while tools ran leaves an assistant message whose tool calls have no (or not
-    all) results. Each missing result is inserted right after the results that did arrive, saying
-    the run was interrupted. Calls of an `error` or `aborted` message were never run and are not
-    sent to models again, so they are left alone. The repair is deterministic: the synthetic
-    results carry the assistant message's timestamp.
+    all) results. Each missing result is inserted right after the results that did arrive (and
+    the approval messages among them), saying the run was interrupted. Calls of an `error` or
+    `aborted` message were never run and are not sent to models again, so they are left alone.
+    So are calls with an `ApprovalRequest` (see `agentcore.approvals`): waiting for a decision,
+    or decided, their next run answers them. But an approved call that had started
+    (`ApprovedCallStarted`) gets a result saying it may or may not have completed: it is never
+    run twice. The repair is deterministic: the synthetic results carry the assistant message's
+    timestamp.
     """
     out: list[AgentMessage] = []
     added = 0
@@ -211,22 +224,33 @@ def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessa
         if not calls:
             continue
         answered: set[str] = set()
-        while i < n and getattr(messages[i], "role", None) == "tool_result":
-            answered.add(getattr(messages[i], "tool_call_id", ""))
-            out.append(messages[i])
+        requested: set[str] = set()
+        started: set[str] = set()
+        while i < n and getattr(messages[i], "role", None) in _BATCH_ROLES:
+            follower = messages[i]
+            call_id = getattr(follower, "tool_call_id", "")
+            if isinstance(follower, ApprovalRequest):
+                requested.add(call_id)
+            elif isinstance(follower, ApprovedCallStarted):
+                started.add(call_id)
+            elif follower.role == "tool_result":
+                answered.add(call_id)
+            out.append(follower)
             i += 1
         for call in calls:
-            if call.id not in answered:
-                out.append(
-                    ToolResultMessage(
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        content=[TextContent(text=INTERRUPTED_TOOL_RESULT)],
-                        is_error=True,
-                        timestamp=message.timestamp,
-                    )
+            if call.id in answered or (call.id in requested and call.id not in started):
+                continue
+            text = INTERRUPTED_APPROVED_CALL if call.id in started else INTERRUPTED_TOOL_RESULT
+            out.append(
+                ToolResultMessage(
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    content=[TextContent(text=text)],
+                    is_error=True,
+                    timestamp=message.timestamp,
                 )
-                added += 1
+            )
+            added += 1
     return out, added
 
 
@@ -234,6 +258,8 @@ def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessa
 
 
 def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):  # e.g. GoogleCompat's budgets
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -256,9 +282,12 @@ def without_credentials(url: str) -> str:
 
 
 # The compat classes a session stores, by the `kind` it writes for each.
-_COMPAT_CLASSES: dict[object, type[OpenAICompletionsCompat] | type[BedrockCompat]] = {
+_COMPAT_CLASSES: dict[
+    object, type[OpenAICompletionsCompat] | type[BedrockCompat] | type[GoogleCompat]
+] = {
     "openai-completions": OpenAICompletionsCompat,
     "bedrock-converse-stream": BedrockCompat,
+    "google-generative-ai": GoogleCompat,
 }
 _COMPAT_KINDS = {cls: kind for kind, cls in _COMPAT_CLASSES.items()}
 

@@ -14,11 +14,9 @@ The body is plain JSON (so `on_payload` can see and replace all of it):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
-from urllib.parse import urlsplit
 
 from ...messages import (
     AssistantMessage,
@@ -31,6 +29,7 @@ from ...messages import (
     UserMessage,
 )
 from .._adapter import merged_headers
+from .._profiles import on_api_service, thinking_control
 from ..model import Model
 from ..thinking import adjust_max_tokens_for_thinking, supports_xhigh
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
@@ -58,7 +57,6 @@ _EFFORTS: dict[ThinkingLevel, Effort] = {
     "high": "high",
     "xhigh": "high",
 }
-_CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?:-\d{8})?(?:$|[-@:])")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,24 +78,11 @@ class AnthropicOptions(StreamOptions):
 # --- thinking levels --------------------------------------------------------------------------
 
 
-def _claude_version(model: Model) -> tuple[str, int, int] | None:
-    match = _CLAUDE_VERSION.search(model.id.lower())
-    if match is None:
-        return None
-    return match.group(1), int(match.group(2)), int(match.group(3) or 0)
-
-
 def supports_adaptive_thinking(model: Model) -> bool:
     """Whether the model takes `thinking={"type": "adaptive"}`: Claude Opus/Sonnet 4.6 and later,
     and every Claude 5 model (the catalogue's `thinking_control` says so; the id rule serves
     models built by hand)."""
-    if model.thinking_control is not None:
-        return model.thinking_control == "adaptive"
-    version = _claude_version(model)
-    if version is None:
-        return False
-    family, major, minor = version
-    return major >= 5 or (family in ("opus", "sonnet") and (major, minor) >= (4, 6))
+    return thinking_control(model) == "adaptive"
 
 
 def thinking_options(model: Model, options: SimpleStreamOptions) -> dict[str, Any]:
@@ -127,8 +112,7 @@ def thinking_options(model: Model, options: SimpleStreamOptions) -> dict[str, An
 def _cache_control(model: Model, retention: str) -> dict[str, str] | None:
     if retention == "none":
         return None
-    host = urlsplit(model.base_url).hostname if model.base_url else "api.anthropic.com"
-    if retention == "long" and host == "api.anthropic.com":
+    if retention == "long" and on_api_service(model):  # only Anthropic's own service
         return {"type": "ephemeral", "ttl": "1h"}
     return {"type": "ephemeral"}
 

@@ -17,21 +17,17 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ...errors import MissingApiKeyError
-from .._adapter import fallback_message
 from .._http import ssl_context
 from .._redact import secret_values
 from ..model import AzureOpenAI
-from ..stream import AssistantMessageEventStream
 
 if TYPE_CHECKING:
     from .._request import Request
-    from ..events import AssistantMessageEvent
     from ..model import Model, TokenProvider
     from ..types import StreamOptions
 
@@ -44,7 +40,6 @@ __all__ = [
     "azure_settings",
     "deployment",
     "fetch_token",
-    "open_redacted_stream",
 ]
 
 AZURE_PROVIDER = "azure-openai"
@@ -194,13 +189,3 @@ def deployment(model: Model, settings: AzureOpenAI) -> str:
     """The deployment a request goes to: the body's `model` (the Azure client routes Chat
     Completions by it; the v1 API reads it as the model)."""
     return settings.deployment or model.id
-
-
-def open_redacted_stream(
-    request: Request, events: AsyncIterator[AssistantMessageEvent]
-) -> AssistantMessageEventStream:
-    """Like `open_stream`, redacting even when the request has no secret yet: a token fetched
-    later joins them (`add_secret`)."""
-    return AssistantMessageEventStream(
-        events, fallback=fallback_message(request.model), redact=request.redact
-    )

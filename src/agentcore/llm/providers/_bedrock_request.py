@@ -38,6 +38,7 @@ from ...messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .._profiles import bedrock_compat
 from ..model import BedrockCompat, Model
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, SimpleStreamOptions, StreamOptions
@@ -64,17 +65,9 @@ _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 
 
 def compat_of(model: Model) -> BedrockCompat:
-    """The model's `BedrockCompat` (the catalogue's Bedrock entries carry one). Only a model built
-    by hand without one falls back to reading the model: one whose prices include prompt caching
-    takes cache points, and an Anthropic reasoning model (`anthropic.` in its id, as in every
-    Bedrock id or inference profile of Claude) takes Anthropic's thinking settings."""
-    if isinstance(model.compat, BedrockCompat):
-        return model.compat
-    anthropic = model.reasoning and "anthropic." in model.id
-    return BedrockCompat(
-        thinking="anthropic" if anthropic else "none",
-        cache_points=model.cost.cache_read > 0 or model.cost.cache_write > 0,
-    )
+    """The model's `BedrockCompat` (the catalogue's Bedrock entries carry one; a model built by
+    hand without one gets it by the rule of `_profiles.bedrock_compat`)."""
+    return bedrock_compat(model)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

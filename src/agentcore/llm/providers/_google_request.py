@@ -26,6 +26,7 @@ from ...messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .._profiles import google_compat, thinking_control
 from ..model import Model
 from ..thinking import budget_for, clamp_level
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
@@ -44,23 +45,8 @@ SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
 
-# Thinking budgets per level (minimal, low, medium, high) for the Gemini 2.5 models that take one.
-_BUDGETS_25: tuple[tuple[str, ThinkingBudgets], ...] = (
-    ("2.5-flash-lite", ThinkingBudgets(minimal=512, low=2048, medium=8192, high=24576)),
-    ("2.5-pro", ThinkingBudgets(minimal=128, low=2048, medium=8192, high=32768)),
-    ("2.5-flash", ThinkingBudgets(minimal=128, low=2048, medium=8192, high=24576)),
-)
 _DYNAMIC_BUDGET = -1
 """Lets the model decide how long to think (models without a known budget range)."""
-
-
-def _is_gemini3(model_id: str) -> bool:
-    return re.search(r"gemini-3(?:[.\-]|$)", model_id.lower()) is not None
-
-
-def _requires_tool_call_id(model_id: str) -> bool:
-    """Models served through Gemini APIs that match tool results to calls by id."""
-    return model_id.startswith(("claude-", "gpt-oss-"))
 
 
 def _valid_signature(signature: str | None) -> bool:
@@ -79,22 +65,16 @@ def thinking_config(
     """
     if not model.reasoning:
         return None
-    model_id = model.id.lower()
-    # the catalogue says whether the model takes a thinking level; hand-made models: the id rule
-    takes_level = (
-        model.thinking_control == "level"
-        if model.thinking_control is not None
-        else _is_gemini3(model_id)
-    )
+    compat = google_compat(model)  # the catalogue's facts (hand-made models: from the id)
+    takes_level = thinking_control(model) == "level"
+    low_high = compat.thinking_levels == "low_high"
     if level is None or level == "off":
         if takes_level:
-            return {"thinking_level": "LOW" if "pro" in model_id else "MINIMAL"}
-        if "2.5-pro" in model_id:  # cannot think less than 128 tokens
-            return {"thinking_budget": 128}
-        return {"thinking_budget": 0}
+            return {"thinking_level": "LOW" if low_high else "MINIMAL"}
+        return {"thinking_budget": compat.min_thinking_budget}  # 0 turns thinking off
     level = clamp_level(level, supports_xhigh=False)
     if takes_level:
-        if "pro" in model_id:
+        if low_high:
             gemini_level = "LOW" if level in ("minimal", "low") else "HIGH"
         else:
             gemini_level = level.upper()
@@ -102,7 +82,7 @@ def thinking_config(
     if budgets is not None:
         budget = budget_for(level, budgets)
     else:
-        defaults = next((b for marker, b in _BUDGETS_25 if marker in model_id), None)
+        defaults = compat.thinking_budgets
         budget = budget_for(level, defaults) if defaults is not None else _DYNAMIC_BUDGET
     return {"include_thoughts": True, "thinking_budget": budget}
 
@@ -142,12 +122,12 @@ def _model_content(message: AssistantMessage, model: Model) -> dict[str, Any] | 
                 part["thought_signature"] = block.thinking_signature
         else:
             call: dict[str, Any] = {"name": block.name, "args": block.arguments}
-            if _requires_tool_call_id(model.id):
+            if google_compat(model).requires_tool_call_id:
                 call["id"] = block.id
             part = {"function_call": call}
             if _valid_signature(block.thought_signature):
                 part["thought_signature"] = block.thought_signature
-            elif _is_gemini3(model.id):
+            elif google_compat(model).requires_thought_signatures:
                 part["thought_signature"] = SKIP_THOUGHT_SIGNATURE
         parts.append(part)
     return {"role": "model", "parts": parts} if parts else None
@@ -169,9 +149,9 @@ def _function_response(
         "name": message.tool_name,
         "response": {"error": value} if message.is_error else {"output": value},
     }
-    if _requires_tool_call_id(model.id):
+    if google_compat(model).requires_tool_call_id:
         response["id"] = message.tool_call_id
-    if image_parts and _is_gemini3(model.id):
+    if image_parts and google_compat(model).images_in_function_response:
         response["parts"] = image_parts
     else:
         images.extend(image_parts)
@@ -180,7 +160,7 @@ def _function_response(
 
 def build_contents(messages: Sequence[Message], model: Model) -> list[dict[str, Any]]:
     """The transcript as Gemini `contents` (after the cross-provider conversion)."""
-    normalize = normalize_id_alnum if _requires_tool_call_id(model.id) else None
+    normalize = normalize_id_alnum if google_compat(model).requires_tool_call_id else None
     contents: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []  # tool-result images waiting for the end of the results
     results: dict[str, Any] | None = None  # the user turn gathering consecutive tool results
@@ -233,6 +213,9 @@ def build_payload(
         config["tools"] = _tools(context.tools)
     if thinking is not None:
         config["thinking_config"] = thinking
+    if options.output_schema is not None:  # native structured output (the full JSON Schema)
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = dict(options.output_schema.schema)
     return {
         "model": model.id,
         "contents": build_contents(context.messages, model),

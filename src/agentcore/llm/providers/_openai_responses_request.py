@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from ...messages import (
     AssistantMessage,
@@ -27,6 +26,7 @@ from ...messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .._profiles import on_api_service
 from ..model import Model
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, StreamOptions, Tool
@@ -225,12 +225,6 @@ def _tool(tool: Tool) -> dict[str, Any]:
     }
 
 
-def _is_openai_host(base_url: str) -> bool:
-    if not base_url:
-        return True  # the SDK's default endpoint
-    return urlsplit(base_url).hostname == "api.openai.com"
-
-
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The request body for `POST /responses` (before `on_payload`)."""
     messages = transform_messages(context.messages, model, normalize_tool_call_id)
@@ -252,10 +246,21 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         payload["tools"] = [_tool(t) for t in context.tools]
     if options.session_id and options.cache_retention != "none":
         payload["prompt_cache_key"] = options.session_id
-        if options.cache_retention == "long" and _is_openai_host(model.base_url):
+        if options.cache_retention == "long" and on_api_service(model):
             payload["prompt_cache_retention"] = "24h"
     if options.metadata:
         payload["metadata"] = dict(options.metadata)
+    output = options.output_schema
+    if output is not None:  # native structured output
+        text_format: dict[str, Any] = {
+            "type": "json_schema",
+            "name": output.name,
+            "schema": dict(output.schema),
+            "strict": output.strict,
+        }
+        if output.description:
+            text_format["description"] = output.description
+        payload["text"] = {"format": text_format}
     if model.reasoning:
         effort = getattr(options, "reasoning_effort", None)
         summary = getattr(options, "reasoning_summary", None)

@@ -18,32 +18,22 @@ plain JSON objects, are fed to a `MessageBuilder`:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
-import anyio
-
 from .._adapter import (
-    ABORTED,
     apply_on_payload,
     get_field,
-    is_aborted,
     priced_usage,
     report_response,
     stream_option_fields,
 )
+from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
 from .._http import ssl_context
-from .._request import (
-    OpenedStream,
-    Request,
-    next_item,
-    open_event_stream,
-    open_stream,
-    send_with_retries,
-)
-from .._retry import RequestAborted, RetryInfo
+from .._request import OpenedStream, Request, open_event_stream, release
+from .._retry import RetryInfo
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
@@ -65,7 +55,6 @@ from ._anthropic_request import (
     supports_adaptive_thinking,
     thinking_options,
 )
-from ._azure import open_redacted_stream
 from ._vertex import VertexAccess, fetch_vertex_access, vertex_settings
 
 __all__ = [
@@ -247,30 +236,6 @@ class _Translator:
         return []
 
 
-async def _open(sdk: Any, client: Any, payload: Any, request: Request) -> OpenedStream:
-    """One attempt: send the request and read its first event, so that whatever fails before any
-    output (an error status, a dropped connection, an `error` event first thing) can be retried.
-    """
-    try:
-        response = await client.post(
-            "/v1/messages",
-            body=payload,
-            cast_to=sdk.types.Message,
-            stream=True,
-            stream_cls=sdk.AsyncStream[object],
-        )
-    except sdk.APIStatusError as exc:
-        await report_response(request.options, request.model, exc.status_code, exc.response.headers)
-        raise
-    # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
-    opened = await open_event_stream(response.response, request, skip=_is_ping)
-    if isinstance(opened.first, Mapping) and opened.first.get("type") == "error":
-        with anyio.CancelScope(shield=True):
-            await opened.aclose()
-        raise _ErrorEvent(opened.first)
-    return opened
-
-
 async def _vertex_client(
     sdk: Any, model: Model, access: VertexAccess, headers: dict[str, str]
 ) -> Any:
@@ -289,76 +254,91 @@ async def _vertex_client(
     )
 
 
-async def _events(
-    sdk: Any, api_key: str, request: Request, context: Context, vertex: VertexAI | None = None
-) -> AsyncIterator[AssistantMessageEvent]:
-    model, options = request.model, request.options
-    builder = MessageBuilder(model)
-    translator = _Translator(model, builder)
-    signal = options.signal
-    if is_aborted(signal):  # nothing is called for a request aborted before it began
-        yield builder.error("aborted", ABORTED)
-        return
-    client: Any = None
-    opened: OpenedStream | None = None
-    started = False
-    try:
-        payload = await apply_on_payload(build_payload(model, context, options), options, model)
-        headers = request_headers(model, options, payload)
-        if vertex is not None:
-            access = await fetch_vertex_access(vertex, request, claude=True)
-            client = await _vertex_client(sdk, model, access, headers)
-        else:
-            client = await sdk_client(sdk.AsyncAnthropic, sdk, api_key, model.base_url, headers)
-        opened = await send_with_retries(
-            lambda: _open(sdk, client, payload, request),
-            request,
-            lambda exc: _classify(sdk, exc),
-            lambda exc: _failure_text(sdk, exc, started=False),
-        )
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
-        event: Any = opened.first
-        yield builder.start()
-        started = True
-        while True:
-            if isinstance(event, Mapping) and event.get("type") == "error":
-                raise _ErrorEvent(event)
-            for out in translator.feed(event):
-                yield out
-            if translator.finished:
-                break
-            event = await next_item(opened.events, request)
-            if event is None:
-                yield builder.error("error", _TRUNCATED)
-                return
-    except RequestAborted:
-        yield builder.error("aborted", ABORTED)
-        return
-    except Exception as exc:
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-        else:
-            yield builder.error("error", _failure_text(sdk, exc, started=started))
-        return
-    finally:
-        with anyio.CancelScope(shield=True):
-            if opened is not None:
-                await opened.aclose()
-            if client is not None:
-                await client.close()
+class _Wire(Wire):
+    """The Messages wire, on the anthropic SDK (or its Vertex AI client)."""
 
-    for out in builder.close_open_blocks():
-        yield out
-    reason = translator.stop_reason
-    mapped = _STOP_REASONS.get(reason or "end_turn")
-    if mapped is not None:
-        yield builder.done(mapped)
-    elif reason == "refusal":
-        yield builder.error("error", "the model refused to answer (stop_reason=refusal)")
-    else:
-        yield builder.error("error", f"the model stopped with an unknown stop_reason {reason!r}")
+    def __init__(
+        self, request: Request, context: Context, sdk: Any, api_key: str, vertex: VertexAI | None
+    ) -> None:
+        super().__init__(request)
+        self.context = context
+        self.sdk = sdk
+        self.api_key = api_key
+        self.vertex = vertex
+        self.translator = _Translator(request.model, self.builder)
+        self.client: Any = None
+        self.payload: Any = None
+
+    async def prepare(self) -> None:
+        model, options, sdk = self.request.model, self.request.options, self.sdk
+        self.payload = await apply_on_payload(
+            build_payload(model, self.context, options), options, model
+        )
+        headers = request_headers(model, options, self.payload)
+        if self.vertex is not None:
+            access = await fetch_vertex_access(self.vertex, self.request, claude=True)
+            self.client = await _vertex_client(sdk, model, access, headers)
+        else:
+            self.client = await sdk_client(
+                sdk.AsyncAnthropic, sdk, self.api_key, model.base_url, headers
+            )
+
+    async def send(self) -> OpenedStream:
+        """One attempt: send the request and read its first event, so that whatever fails before
+        any output (an error status, a dropped connection, an `error` event first thing) can be
+        retried."""
+        sdk, request = self.sdk, self.request
+        try:
+            response = await self.client.post(
+                "/v1/messages",
+                body=self.payload,
+                cast_to=sdk.types.Message,
+                stream=True,
+                stream_cls=sdk.AsyncStream[object],
+            )
+        except sdk.APIStatusError as exc:
+            await report_response(
+                request.options, request.model, exc.status_code, exc.response.headers
+            )
+            raise
+        # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+        opened = await open_event_stream(response.response, request, skip=_is_ping)
+        if isinstance(opened.first, Mapping) and opened.first.get("type") == "error":
+            await release(request, (opened.aclose,))
+            raise _ErrorEvent(opened.first)
+        return opened
+
+    def classify(self, exc: BaseException) -> RetryInfo | None:
+        return _classify(self.sdk, exc)
+
+    def describe(self, exc: BaseException, *, started: bool) -> str:
+        return _failure_text(self.sdk, exc, started=started)
+
+    def feed(self, item: Any) -> list[AssistantMessageEvent]:
+        if isinstance(item, Mapping) and item.get("type") == "error":
+            raise _ErrorEvent(item)
+        events = self.translator.feed(item)
+        self.finished = self.translator.finished
+        return events
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        builder = self.builder
+        if not self.finished:
+            raise AnswerFailed(_TRUNCATED)
+        events = builder.close_open_blocks()
+        reason = self.translator.stop_reason
+        mapped = _STOP_REASONS.get(reason or "end_turn")
+        if mapped is not None:
+            events.append(builder.done(mapped))
+        elif reason == "refusal":
+            raise AnswerFailed("the model refused to answer (stop_reason=refusal)")
+        else:
+            raise AnswerFailed(f"the model stopped with an unknown stop_reason {reason!r}")
+        return events
+
+    async def release(self) -> None:
+        if self.client is not None:
+            await self.client.close()
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -379,10 +359,10 @@ def stream(
     vertex = vertex_settings(model)
     if vertex is not None:  # the token is fetched once the request is under way
         request = Request(model, options, options.api_key)
-        return open_redacted_stream(request, _events(sdk, "", request, context, vertex))
+        return open_driven(_Wire(request, context, sdk, "", vertex), always_redact=True)
     api_key = resolve_api_key(model, options)
     request = Request(model, options, api_key)
-    return open_stream(request, _events(sdk, api_key, request, context))
+    return open_driven(_Wire(request, context, sdk, api_key, None))
 
 
 def stream_simple(

@@ -23,25 +23,23 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from ...errors import clip
 from .._adapter import (
-    ABORTED,
     apply_on_payload,
     as_int,
-    fallback_message,
-    is_aborted,
     merged_headers,
     priced_usage,
     report_response,
     stream_option_fields,
 )
+from .._driver import AnswerFailed, Wire, open_driven
 from .._failures import PREVIEW_CHARS, EmptyStream, MalformedEvent, NotEventStream, truncated_text
 from .._redact import secret_values
-from .._request import Request, next_item, send_with_retries
-from .._retry import RequestAborted
+from .._request import Request
+from .._retry import RetryInfo
 from ..builder import MessageBuilder
 from ..events import (
     AssistantMessageEvent,
@@ -255,6 +253,10 @@ class _Opened:
         self.events = events
         self.first = first
 
+    async def aclose(self) -> None:
+        """Close the response (its reading thread wakes up)."""
+        self.events.close()
+
 
 async def _read_preview(events: SdkEvents) -> str:
     raw = events.raw
@@ -299,25 +301,29 @@ async def _open(sdk: Sdk, client: Any, payload: Any, request: Request) -> _Opene
     return _Opened(events, first)
 
 
-async def _events(
-    sdk: Sdk, request: Request, context: Context, headers: Mapping[str, str]
-) -> AsyncIterator[AssistantMessageEvent]:
-    model, options = request.model, request.options
-    extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
-    builder = MessageBuilder(model)
-    translator = _Translator(model, builder)
-    signal = options.signal
-    if is_aborted(signal):  # nothing is called for a request aborted before it began
-        yield builder.error("aborted", ABORTED)
-        return
-    client: Any = None
-    opened: _Opened | None = None
-    started = False
-    try:
-        payload = await apply_on_payload(build_payload(model, context, options), options, model)
+class _Wire(Wire):
+    """The Converse wire, on boto3 (every call into it in a worker thread)."""
 
-        client, found = await in_thread(
-            lambda: make_client(sdk, model, extra, headers), lambda made: made[0].close()
+    def __init__(
+        self, sdk: Sdk, request: Request, context: Context, headers: Mapping[str, str]
+    ) -> None:
+        super().__init__(request)
+        self.sdk = sdk
+        self.context = context
+        self.headers = headers
+        self.translator = _Translator(request.model, self.builder)
+        self.client: Any = None
+        self.payload: Any = None
+
+    async def prepare(self) -> None:
+        request, sdk = self.request, self.sdk
+        model, options = request.model, request.options
+        extra = options if isinstance(options, BedrockOptions) else BedrockOptions()
+        self.payload = await apply_on_payload(
+            build_payload(model, self.context, options), options, model
+        )
+        self.client, found = await in_thread(
+            lambda: make_client(sdk, model, extra, self.headers), lambda made: made[0].close()
         )
         # the chain's credentials join the secrets ("key" marks each value as one)
         request.secrets = tuple(
@@ -326,56 +332,37 @@ async def _events(
                 key=lambda v: (-len(v), v),
             )
         )
-        opened = await send_with_retries(
-            lambda: _open(sdk, client, payload, request),
-            request,
-            lambda exc: classify(sdk, exc),
-            lambda exc: failure_text(sdk, exc, started=False),
-        )
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
-        event: Any = opened.first
-        yield builder.start()
-        started = True
-        while True:
-            for out in translator.feed(event):
-                yield out
-            event = await next_item(opened.events, request)
-            if event is None:
-                break
-        if translator.stop_reason is None:
-            yield builder.error("error", _TRUNCATED)
-            return
-    except RequestAborted:
-        yield builder.error("aborted", ABORTED)
-        return
-    except NoRegion as exc:
-        yield builder.error("error", str(exc))
-        return
-    except Exception as exc:
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-        else:
-            yield builder.error("error", failure_text(sdk, exc, started=started))
-        return
-    finally:
-        if opened is not None:
-            opened.events.close()
-        if client is not None:
-            client.close()  # closes the connection pool: no I/O worth a thread
 
-    for out in builder.close_open_blocks():
-        yield out
-    reason = translator.stop_reason
-    mapped = _STOP_REASONS.get(reason or "end_turn")
-    if mapped is not None:
-        yield builder.done(mapped)
-    else:
-        failed = _FAILED_STOPS.get(reason or "")
-        yield builder.error(
-            "error", failed or f"the model stopped with an unknown stopReason {reason!r}"
-        )
+    async def send(self) -> _Opened:
+        return await _open(self.sdk, self.client, self.payload, self.request)
+
+    def classify(self, exc: BaseException) -> RetryInfo | None:
+        return classify(self.sdk, exc)
+
+    def describe(self, exc: BaseException, *, started: bool) -> str:
+        if isinstance(exc, NoRegion):
+            return str(exc)
+        return failure_text(self.sdk, exc, started=started)
+
+    def feed(self, item: Any) -> list[AssistantMessageEvent]:
+        return self.translator.feed(item)
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        builder = self.builder
+        reason = self.translator.stop_reason
+        if reason is None:
+            raise AnswerFailed(_TRUNCATED)
+        events = builder.close_open_blocks()
+        mapped = _STOP_REASONS.get(reason)
+        if mapped is None:
+            failed = _FAILED_STOPS.get(reason)
+            raise AnswerFailed(failed or f"the model stopped with an unknown stopReason {reason!r}")
+        events.append(builder.done(mapped))
+        return events
+
+    async def release(self) -> None:
+        if self.client is not None:
+            self.client.close()  # closes the connection pool: no I/O worth a thread
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -408,11 +395,8 @@ def stream(
     headers = merged_headers(model, options)
     request = Request(model, options, None)
     request.secrets = secret_values(None, headers, *({"key": v} for v in _known_secrets(extra)))
-    return AssistantMessageEventStream(
-        _events(sdk, request, context, headers),
-        fallback=fallback_message(model),
-        redact=request.redact,  # always: the chain's credentials are known only later
-    )
+    # always redacted: the chain's credentials are known only once the request is under way
+    return open_driven(_Wire(sdk, request, context, headers), always_redact=True)
 
 
 def stream_simple(

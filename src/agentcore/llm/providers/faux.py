@@ -91,7 +91,9 @@ class FauxProvider:
         tokens_per_second: pace the stream (None streams as fast as the consumer reads).
         latency: seconds to wait before the first event of each answer.
         seed: seed of the chunk-size generator.
-        context_window, max_tokens, reasoning, input, cost: fields of `model`.
+        context_window, max_tokens, reasoning, input, cost, structured_output: fields of
+            `model` (`structured_output=True` makes typed runs use the native mode; the faux
+            provider streams its script whatever `output_schema` says).
     """
 
     def __init__(
@@ -109,6 +111,7 @@ class FauxProvider:
         reasoning: bool = True,
         input: tuple[str, ...] = ("text", "image"),
         cost: ModelCost | None = None,
+        structured_output: bool | None = None,
     ) -> None:
         self.provider_id = provider or f"faux-{next(_ids)}"
         self.model = Model(
@@ -121,6 +124,7 @@ class FauxProvider:
             context_window=context_window,
             max_tokens=max_tokens,
             cost=cost or ModelCost(),
+            structured_output=structured_output,
         )
         sizes = (chunk_chars,) if isinstance(chunk_chars, int) else chunk_chars
         if len(sizes) not in (1, 2) or min(sizes) < 1 or sizes[0] > sizes[-1]:

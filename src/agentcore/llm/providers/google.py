@@ -28,32 +28,30 @@ import json
 import re
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-import anyio
 import httpx
 import pydantic
 
 from ...messages import Usage
 from .._adapter import (
-    ABORTED,
     apply_on_payload,
     as_int,
     connection_text,
     exception_text,
-    is_aborted,
     merged_headers,
     priced_usage,
     report_response,
 )
+from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import EmptyStream, malformed_json_text, truncated_text
 from .._http import CanonicalEventBody, check_event_stream, finish_iterator, ssl_context
-from .._request import Request, next_item, open_stream, send_with_retries
-from .._retry import RequestAborted, RetryInfo, is_retryable_status, parse_retry_after
+from .._request import Request
+from .._retry import RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
@@ -61,7 +59,6 @@ from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..types import Context, SimpleStreamOptions, StreamOptions
-from ._azure import open_redacted_stream
 from ._google_request import (
     SKIP_THOUGHT_SIGNATURE,
     build_contents,
@@ -351,104 +348,94 @@ def _on_response(request: Request) -> Callable[[httpx.Response], Awaitable[None]
     return on_response
 
 
-async def _events(
-    genai: ModuleType,
-    request: Request,
-    context: Context,
-    api_key: str | None,
-    thinking: dict[str, Any] | None,
-    vertex: VertexAI | None = None,
-) -> AsyncIterator[AssistantMessageEvent]:
-    model, options = request.model, request.options
-    builder = MessageBuilder(model)
-    errors: ModuleType = genai.errors
-    signal = options.signal
-    if is_aborted(signal):  # nothing is called for a request aborted before it began
-        yield builder.error("aborted", ABORTED)
-        return
-    streams: list[Any] = []  # every SDK stream opened, closed at the end
-    http: httpx.AsyncClient | None = None
-    client: Any = None
-    try:
-        opened: tuple[Any, Any] | None = None
+@dataclass(slots=True)
+class _Opened:
+    """An SDK stream whose first chunk has been read."""
+
+    events: Any
+    first: Any
+
+    async def aclose(self) -> None:
+        await finish_iterator(self.events)
+
+
+class _Wire(Wire):
+    """The Gemini wire, on the google-genai SDK (the Gemini API or Vertex AI)."""
+
+    def __init__(
+        self,
+        genai: ModuleType,
+        request: Request,
+        context: Context,
+        api_key: str | None,
+        thinking: dict[str, Any] | None,
+        vertex: VertexAI | None = None,
+    ) -> None:
+        super().__init__(request)
+        self.genai = genai
+        self.errors: ModuleType = genai.errors
+        self.context = context
+        self.api_key = api_key
+        self.thinking = thinking
+        self.vertex = vertex
+        self.translator = _Translator(self.builder, request.model)
+        self.streams: list[Any] = []  # every SDK stream opened, closed at the end
+        self.http: httpx.AsyncClient | None = None
+        self.client: Any = None
+        self.arguments: tuple[str, list[Any], Any] | None = None
+
+    async def prepare(self) -> None:
+        genai, request = self.genai, self.request
+        model, options = request.model, request.options
+        self.arguments = await _request(genai, model, self.context, options, self.thinking)
+        tls = await ssl_context()
+        self.http = httpx.AsyncClient(
+            verify=tls,
+            # the shared parser reads the body as it arrives, so it must not be compressed
+            headers={"accept-encoding": "identity"},
+            event_hooks={"response": [_on_response(request)]},
+        )
+        if self.vertex is not None:
+            access = await fetch_vertex_access(self.vertex, request, claude=False)
+            self.client = _vertex_client(genai, model, options, access, self.http, tls)
+        else:
+            self.client = _client(genai, model, options, self.api_key or "", self.http, tls)
+
+    async def send(self) -> _Opened:
+        assert self.arguments is not None
+        model_id, contents, config = self.arguments
+        # the SDK sends the request when its stream is first read
+        sdk_stream = await self.client.aio.models.generate_content_stream(
+            model=model_id, contents=contents, config=config
+        )
+        self.streams.append(sdk_stream)
+        first = await anext(sdk_stream, None)
+        if first is None:
+            raise EmptyStream()
+        return _Opened(sdk_stream, first)
+
+    def classify(self, exc: BaseException) -> RetryInfo | None:
+        return _classify(self.errors, exc)
+
+    def describe(self, exc: BaseException, *, started: bool) -> str:
+        return _describe(exc, self.errors, streaming=started)
+
+    def feed(self, item: Any) -> list[AssistantMessageEvent]:
         try:
-            model_id, contents, config = await _request(genai, model, context, options, thinking)
-            tls = await ssl_context()
-            http = httpx.AsyncClient(
-                verify=tls,
-                # the shared parser reads the body as it arrives, so it must not be compressed
-                headers={"accept-encoding": "identity"},
-                event_hooks={"response": [_on_response(request)]},
-            )
-            if vertex is not None:
-                access = await fetch_vertex_access(vertex, request, claude=False)
-                client = _vertex_client(genai, model, options, access, http, tls)
-            else:
-                client = _client(genai, model, options, api_key or "", http, tls)
+            return self.translator.feed(item)
+        except Exception as exc:  # a chunk the translation does not expect
+            raise AnswerFailed(f"unexpected Gemini response: {exc!r}") from exc
 
-            async def send() -> tuple[Any, Any]:
-                # the SDK sends the request when its stream is first read
-                sdk_stream = await client.aio.models.generate_content_stream(
-                    model=model_id, contents=contents, config=config
-                )
-                streams.append(sdk_stream)
-                first = await anext(sdk_stream, None)
-                if first is None:
-                    raise EmptyStream()
-                return sdk_stream, first
+    def finish(self) -> list[AssistantMessageEvent]:
+        return self.translator.finish()
 
-            opened = await send_with_retries(
-                send,
-                request,
-                lambda exc: _classify(errors, exc),
-                lambda exc: _describe(exc, errors, streaming=False),
-            )
-        except RequestAborted:
-            pass
-        except Exception as exc:
-            if not is_aborted(signal):
-                yield builder.error("error", _describe(exc, errors, streaming=False))
-                return
-        if opened is None or is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
-
-        sdk_stream, chunk = opened
-        translator = _Translator(builder, model)
-        yield builder.start()
-        while chunk is not None:
-            try:
-                events = translator.feed(chunk)
-            except Exception as exc:  # a chunk the translation does not expect
-                yield builder.error("error", f"unexpected Gemini response: {exc!r}")
-                return
-            for event in events:
-                yield event
-            try:
-                chunk = await next_item(sdk_stream, request)
-            except RequestAborted:
-                yield builder.error("aborted", ABORTED)
-                return
-            except Exception as exc:
-                if is_aborted(signal):
-                    yield builder.error("aborted", ABORTED)
-                else:
-                    yield builder.error("error", _describe(exc, errors, streaming=True))
-                return
-        for event in translator.finish():
-            yield event
-    finally:
-        await _close(client, streams, http)
-
-
-async def _close(client: Any, streams: list[Any], http: httpx.AsyncClient | None) -> None:
-    with anyio.CancelScope(shield=True):
-        for sdk_stream in streams:  # the SDK's generators, unwound rather than left suspended
+    async def release(self) -> None:
+        if self.client is not None:
+            self.client.close()  # the sync httpx client the SDK made for itself
+        for sdk_stream in self.streams:  # the SDK's generators, unwound, not left suspended
             await finish_iterator(sdk_stream)
-        if http is not None:
-            await http.aclose()
-    if client is not None:
-        client.close()  # the sync httpx client the SDK made for itself
+        if self.http is not None:
+            await self.http.aclose()
 
 
 # --- entry points -------------------------------------------------------------------------------
@@ -461,11 +448,11 @@ def _start(
     vertex = vertex_settings(model)
     if vertex is not None:  # the token is fetched once the request is under way
         request = Request(model, options, options.api_key)
-        events = _events(genai, request, context, None, thinking, vertex)
-        return open_redacted_stream(request, events)
+        wire = _Wire(genai, request, context, None, thinking, vertex)
+        return open_driven(wire, always_redact=True)
     api_key = resolve_api_key(model, options)
     request = Request(model, options, api_key)
-    return open_stream(request, _events(genai, request, context, api_key, thinking))
+    return open_driven(_Wire(genai, request, context, api_key, thinking))
 
 
 def stream(

@@ -3,7 +3,8 @@
 Serves OpenAI and every server that speaks its Chat Completions wire format: llama.cpp's
 llama-server, vLLM, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, xAI, Mistral, Together,
 Cerebras, ... Their differences are flags on the model's `OpenAICompletionsCompat`, never URL
-checks (the one exception: `prompt_cache_key`, which only OpenAI itself accepts).
+checks (`prompt_cache_key`, which only OpenAI itself accepts, follows the API's profile:
+`_profiles.on_api_service`).
 
 The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
 429/5xx/connection failures before any output); the event stream is read with `sse_data` (the
@@ -26,11 +27,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
-from urllib.parse import urlsplit
-
-import anyio
 
 from ...messages import (
     AssistantMessage,
@@ -43,27 +41,20 @@ from ...messages import (
     UserMessage,
 )
 from .._adapter import (
-    ABORTED,
     apply_on_payload,
     as_int,
     exception_text,
     get_field,
-    is_aborted,
     merged_headers,
     priced_usage,
     report_response,
 )
+from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
-from .._request import (
-    OpenedStream,
-    Request,
-    next_item,
-    open_event_stream,
-    open_stream,
-    send_with_retries,
-)
-from .._retry import RequestAborted
+from .._profiles import on_api_service
+from .._request import OpenedStream, Request, open_event_stream
+from .._retry import RetryInfo
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
@@ -83,14 +74,8 @@ from ..transform import (
     sanitize_surrogates,
     transform_messages,
 )
-from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
-from ._azure import (
-    azure_api_key,
-    azure_client,
-    azure_settings,
-    deployment,
-    open_redacted_stream,
-)
+from ..types import Context, OutputSchema, SimpleStreamOptions, StreamOptions, ThinkingLevel
+from ._azure import azure_api_key, azure_client, azure_settings, deployment
 
 __all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
 
@@ -105,10 +90,6 @@ def _compat(model: Model) -> OpenAICompletionsCompat:
 
 
 _DEFAULT_COMPAT = OpenAICompletionsCompat()
-
-
-def _is_openai(model: Model) -> bool:
-    return urlsplit(model.base_url or "https://api.openai.com").hostname == "api.openai.com"
 
 
 # --- request ----------------------------------------------------------------------------------
@@ -258,13 +239,27 @@ def build_payload(
     if reasoning and reasoning != "off" and model.reasoning and compat.supports_reasoning_effort:
         level = clamp_level(reasoning, supports_xhigh(model))
         payload["reasoning_effort"] = compat.reasoning_effort_map.get(level, level)
-    if options.session_id and options.cache_retention != "none" and _is_openai(model):
+    if options.session_id and options.cache_retention != "none" and on_api_service(model):
         payload["prompt_cache_key"] = options.session_id
         if options.cache_retention == "long":
             payload["prompt_cache_retention"] = "24h"
     if options.metadata and isinstance(options.metadata.get("user_id"), str):
         payload["user"] = options.metadata["user_id"]
+    if options.output_schema is not None:
+        payload["response_format"] = response_format(options.output_schema)
     return payload
+
+
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """Native structured output: Chat Completions' `response_format` (also llama.cpp's)."""
+    schema: dict[str, Any] = {
+        "name": output.name,
+        "schema": dict(output.schema),
+        "strict": output.strict,
+    }
+    if output.description:
+        schema["description"] = output.description
+    return {"type": "json_schema", "json_schema": schema}
 
 
 # --- response ---------------------------------------------------------------------------------
@@ -302,9 +297,11 @@ def _stream_error(chunk: Any) -> str | None:
 class _Translator:
     """Feeds chunks to a `MessageBuilder` and returns the events to yield."""
 
-    def __init__(self, model: Model, compat: OpenAICompletionsCompat) -> None:
+    def __init__(
+        self, model: Model, compat: OpenAICompletionsCompat, builder: MessageBuilder
+    ) -> None:
         self.model = model
-        self.builder = MessageBuilder(model)
+        self.builder = builder
         self.fields = (
             (compat.thinking_format, *(f for f in _REASONING_FIELDS if f != compat.thinking_format))
             if compat.thinking_format != "none"
@@ -420,117 +417,96 @@ class _Translator:
 # --- the stream -------------------------------------------------------------------------------
 
 
-async def _send(sdk: Any, client: Any, payload: Any, request: Request) -> OpenedStream:
-    """One attempt: send the request and read the first event of its answer."""
-    try:
-        opened = await client.post(
-            "/chat/completions",
-            cast_to=object,
-            body=payload,
-            stream=True,
-            stream_cls=sdk.AsyncStream[object],
-        )
-    except sdk.APIStatusError as exc:
-        await report_response(request.options, request.model, exc.status_code, exc.response.headers)
-        raise
-    # the body is read here rather than by the SDK, whose reader leaves generators suspended
-    return await open_event_stream(opened.response, request)
+class _Wire(Wire):
+    """The Chat Completions wire, on the openai SDK (or its Azure client)."""
 
+    def __init__(
+        self,
+        request: Request,
+        context: Context,
+        *,
+        reasoning: ThinkingLevel | None,
+        sdk: Any,
+        api_key: str | None,
+        azure: AzureOpenAI | None,
+    ) -> None:
+        super().__init__(request)
+        self.context = context
+        self.reasoning = reasoning
+        self.sdk = sdk
+        self.api_key = api_key
+        self.azure = azure
+        self.translator = _Translator(request.model, _compat(request.model), self.builder)
+        self.client: Any = None
+        self.payload: Any = None
 
-async def _events(
-    request: Request,
-    context: Context,
-    *,
-    reasoning: ThinkingLevel | None,
-    sdk: Any,
-    api_key: str | None,
-    azure: AzureOpenAI | None,
-) -> AsyncIterator[AssistantMessageEvent]:
-    model, options = request.model, request.options
-    translator = _Translator(model, _compat(model))
-    builder = translator.builder
-    signal = options.signal
-    if is_aborted(signal):  # nothing is called for a request aborted before it began
-        yield builder.error("aborted", ABORTED)
-        return
-    client: Any = None
-    opened: OpenedStream | None = None
-    started = False
-    try:
-        payload = build_payload(model, context, options, reasoning=reasoning)
+    async def prepare(self) -> None:
+        model, options, azure, sdk = self.request.model, self.request.options, self.azure, self.sdk
+        payload = build_payload(model, self.context, options, reasoning=self.reasoning)
         if azure is not None:
             payload["model"] = deployment(model, azure)
-        payload = await apply_on_payload(payload, options, model)
+        self.payload = await apply_on_payload(payload, options, model)
         headers = merged_headers(model, options)
         if azure is not None:
-            client = await azure_client(
-                sdk, model, azure, request, api_key, headers, responses=False
+            self.client = await azure_client(
+                sdk, model, azure, self.request, self.api_key, headers, responses=False
             )
         else:
-            client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key or "", model.base_url, headers)
-        opened = await send_with_retries(
-            lambda: _send(sdk, client, payload, request),
-            request,
-            lambda exc: classify_sdk_error(sdk, exc),
-            lambda exc: sdk_failure_text(sdk, exc, started=False),
-        )
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
-
-        yield builder.start()
-        started = True
-        chunk: Any = opened.first
-        failure: str | None = None
-        while chunk is not None:
-            failure = _stream_error(chunk)
-            if failure is not None:
-                break
-            try:
-                events = translator.feed(chunk)
-            except Exception as exc:  # an unexpected chunk shape
-                failure = f"malformed chunk from the server: {exception_text(exc)}"
-                break
-            for event in events:
-                yield event
-            try:
-                chunk = await next_item(opened.events, request)
-            except RequestAborted:
-                raise
-            except Exception as exc:  # a lost connection, malformed JSON, a silent server
-                failure = sdk_failure_text(sdk, exc, started=True)
-                break
-
-        if failure is None and translator.finish_reason is None:
-            failure = truncated_text("finish_reason")
-        if failure is not None:
-            yield builder.error("error", failure)
-            return
-        for event in translator.finish():
-            yield event
-        reason = _map_finish(str(translator.finish_reason))
-        if reason is None:
-            yield builder.error(
-                "error",
-                f"the provider stopped the answer (finish_reason: {translator.finish_reason})",
+            self.client = await sdk_client(
+                sdk.AsyncOpenAI, sdk, self.api_key or "", model.base_url, headers
             )
-            return
+
+    async def send(self) -> OpenedStream:
+        sdk, request = self.sdk, self.request
+        try:
+            opened = await self.client.post(
+                "/chat/completions",
+                cast_to=object,
+                body=self.payload,
+                stream=True,
+                stream_cls=sdk.AsyncStream[object],
+            )
+        except sdk.APIStatusError as exc:
+            await report_response(
+                request.options, request.model, exc.status_code, exc.response.headers
+            )
+            raise
+        # the body is read here rather than by the SDK, whose reader leaves generators suspended
+        return await open_event_stream(opened.response, request)
+
+    def classify(self, exc: BaseException) -> RetryInfo | None:
+        return classify_sdk_error(self.sdk, exc)
+
+    def describe(self, exc: BaseException, *, started: bool) -> str:
+        return sdk_failure_text(self.sdk, exc, started=started)
+
+    def feed(self, item: Any) -> list[AssistantMessageEvent]:
+        failure = _stream_error(item)
+        if failure is not None:
+            raise AnswerFailed(failure)
+        try:
+            return self.translator.feed(item)
+        except Exception as exc:  # an unexpected chunk shape
+            raise AnswerFailed(f"malformed chunk from the server: {exception_text(exc)}") from exc
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        translator, builder = self.translator, self.builder
+        if translator.finish_reason is None:
+            raise AnswerFailed(truncated_text("finish_reason"))
+        events = translator.finish()
+        reason = _map_finish(translator.finish_reason)
+        if reason is None:
+            raise AnswerFailed(
+                f"the provider stopped the answer (finish_reason: {translator.finish_reason})"
+            )
         if reason == "stop" and translator.calls:
             reason = "tool_use"
-        yield builder.done(reason)
-    except RequestAborted:
-        yield builder.error("aborted", ABORTED)
-    except Exception as exc:  # a failing hook, an unserialisable context, a final failure
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-        else:
-            yield builder.error("error", sdk_failure_text(sdk, exc, started=started))
-    finally:
-        with anyio.CancelScope(shield=True):  # release the connection even when cancelled
-            if opened is not None:
-                await opened.aclose()
-            if client is not None:
-                await client.close()
+        events.append(builder.done(reason))
+        return events
+
+    async def release(self) -> None:
+        if self.client is not None:
+            await self.client.close()
 
 
 def _open(
@@ -540,8 +516,8 @@ def _open(
     azure = azure_settings(model)
     api_key = azure_api_key(model, options, azure) if azure else resolve_api_key(model, options)
     request = Request(model, options, api_key)
-    events = _events(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key, azure=azure)
-    return open_redacted_stream(request, events) if azure else open_stream(request, events)
+    wire = _Wire(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key, azure=azure)
+    return open_driven(wire, always_redact=azure is not None)
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:

@@ -24,35 +24,25 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, cast
 
-import anyio
-
 from ...messages import Usage
 from .._adapter import (
-    ABORTED,
     apply_on_payload,
     as_int,
-    is_aborted,
     merged_headers,
     priced_usage,
     report_response,
     stream_option_fields,
 )
+from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
-from .._request import (
-    OpenedStream,
-    Request,
-    next_item,
-    open_event_stream,
-    open_stream,
-    send_with_retries,
-)
-from .._retry import RequestAborted
+from .._request import OpenedStream, Request, open_event_stream
+from .._retry import RetryInfo
 from .._sdk import (
     api_error_text,
     classify_sdk_error,
@@ -72,13 +62,7 @@ from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..thinking import clamp_level, supports_xhigh
 from ..types import Context, SimpleStreamOptions, StreamOptions
-from ._azure import (
-    azure_api_key,
-    azure_client,
-    azure_settings,
-    deployment,
-    open_redacted_stream,
-)
+from ._azure import azure_api_key, azure_client, azure_settings, deployment
 from ._openai_responses_request import (
     OpenAIResponsesOptions,
     ReasoningEffort,
@@ -100,7 +84,6 @@ __all__ = [
 
 API = "openai-responses"
 _TRUNCATED = truncated_text("response.completed, response.incomplete or response.failed event")
-_CLOSE_TIMEOUT = 5.0
 
 # -- the response ---------------------------------------------------------------------------
 
@@ -396,79 +379,74 @@ async def _send(
     return await open_event_stream(raw.http_response, request)
 
 
-async def _events(
-    sdk: ModuleType,
-    api_key: str | None,
-    request: Request,
-    context: Context,
-    azure: AzureOpenAI | None = None,
-) -> AsyncIterator[AssistantMessageEvent]:
-    model, options = request.model, request.options
-    builder = MessageBuilder(model)
-    signal = options.signal
-    if is_aborted(signal):  # nothing is called for a request aborted before it began
-        yield builder.error("aborted", ABORTED)
-        return
-    client: Any = None
-    opened: OpenedStream | None = None
-    started = False
-    try:
-        payload = build_payload(model, context, options)
+class _Wire(Wire):
+    """The Responses wire, on the openai SDK (or its Azure client)."""
+
+    def __init__(
+        self,
+        request: Request,
+        context: Context,
+        sdk: ModuleType,
+        api_key: str | None,
+        azure: AzureOpenAI | None = None,
+    ) -> None:
+        super().__init__(request)
+        self.context = context
+        self.sdk = sdk
+        self.api_key = api_key
+        self.azure = azure
+        self.translator = _Translator(request.model, self.builder)
+        self.client: Any = None
+        self.known: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
+
+    async def prepare(self) -> None:
+        model, options, azure, sdk = self.request.model, self.request.options, self.azure, self.sdk
+        payload = build_payload(model, self.context, options)
         if azure is not None:
             payload["model"] = deployment(model, azure)
         payload = await apply_on_payload(payload, options, model)
         headers = merged_headers(model, options)
         if azure is not None:
-            client = await azure_client(
-                sdk, model, azure, request, api_key, headers, responses=True
+            self.client = await azure_client(
+                sdk, model, azure, self.request, self.api_key, headers, responses=True
             )
         else:
-            client = await sdk_client(sdk.AsyncOpenAI, sdk, api_key or "", model.base_url, headers)
-        params = _create_params(type(client.responses).create)
-        known = {k: v for k, v in payload.items() if k in params}
-        extra = {k: v for k, v in payload.items() if k not in params}
-        known["stream"] = True
+            self.client = await sdk_client(
+                sdk.AsyncOpenAI, sdk, self.api_key or "", model.base_url, headers
+            )
+        params = _create_params(type(self.client.responses).create)
+        self.known = {k: v for k, v in payload.items() if k in params}
+        self.extra = {k: v for k, v in payload.items() if k not in params}
+        self.known["stream"] = True
 
-        opened = await send_with_retries(
-            lambda: _send(sdk, client, known, extra, request),
-            request,
-            lambda exc: classify_sdk_error(sdk, exc),
-            lambda exc: _failure_text(sdk, exc, started=False),
-        )
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-            return
-        translator = _Translator(model, builder)
-        yield builder.start()
-        started = True
-        data: Any = opened.first
-        while True:
-            if data is None:
-                yield builder.error("error", _TRUNCATED)
-                return
-            for event in translator.handle(data):
-                yield event
-            outcome = translator.outcome
-            if outcome is not None:
-                if outcome.reason == "error":
-                    yield builder.error("error", outcome.error or "the response failed")
-                else:
-                    yield builder.done(outcome.reason)
-                return
-            data = await next_item(opened.events, request)
-    except RequestAborted:
-        yield builder.error("aborted", ABORTED)
-    except Exception as exc:
-        if is_aborted(signal):
-            yield builder.error("aborted", ABORTED)
-        else:
-            yield builder.error("error", _failure_text(sdk, exc, started=started))
-    finally:
-        with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
-            if opened is not None:
-                await opened.aclose()
-            if client is not None:
-                await client.close()
+    async def send(self) -> OpenedStream:
+        return await _send(self.sdk, self.client, self.known, self.extra, self.request)
+
+    def classify(self, exc: BaseException) -> RetryInfo | None:
+        return classify_sdk_error(self.sdk, exc)
+
+    def describe(self, exc: BaseException, *, started: bool) -> str:
+        return _failure_text(self.sdk, exc, started=started)
+
+    @property
+    def finished(self) -> bool:  # type: ignore[override]
+        return self.translator.outcome is not None
+
+    def feed(self, item: Any) -> Iterator[AssistantMessageEvent]:
+        return self.translator.handle(item)
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        outcome = self.translator.outcome
+        if outcome is None:
+            raise AnswerFailed(_TRUNCATED)
+        if outcome.reason == "error":
+            raise AnswerFailed(outcome.error or "the response failed")
+        return [self.builder.done(outcome.reason)]
+
+    async def release(self) -> None:
+        if self.client is not None:
+            await self.client.close()
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -490,10 +468,10 @@ def stream(
     if azure is None:
         key = resolve_api_key(model, options)
         request = Request(model, options, key)
-        return open_stream(request, _events(sdk, key, request, context))
+        return open_driven(_Wire(request, context, sdk, key))
     api_key = azure_api_key(model, options, azure)
     request = Request(model, options, api_key)
-    return open_redacted_stream(request, _events(sdk, api_key, request, context, azure))
+    return open_driven(_Wire(request, context, sdk, api_key, azure), always_redact=True)
 
 
 def stream_simple(

@@ -1,0 +1,126 @@
+"""`/approve` and `/deny` in `agentcore chat`: deciding the tool calls that wait for approval.
+
+A run that reaches a call needing approval (e.g. the `shell` tool of `--shell`) stops with the
+call waiting; `pending_notice` lists the waiting calls for the person at the terminal. Then:
+
+```
+/approve [ID]           run the call (ID may be left out when exactly one waits)
+/deny [ID] [REASON]     refuse it; the model is told, with the reason
+```
+
+Each decision is recorded at once (`Agent.approve`/`Agent.deny`); once no call waits any more,
+`decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
+which runs the approved calls and gives the model every result. Sending a new message instead
+denies the waiting calls (see `Agent.prompt`).
+
+How the chat uses it: for an input line where `is_approval_command(line)`, call
+`decide(agent, line)`, show `outcome.text` (as an error when `outcome.is_error`), and when
+`outcome.ready` run `await agent.continue_()` the way a prompt is run (interrupts, rendering);
+after every run, show `pending_notice(agent)` when it is not None; add `HELP` to `/help`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..agent import Agent
+from ..approvals import ApprovalRequest
+from ..errors import AgentCoreError
+
+__all__ = ["COMMANDS", "HELP", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
+
+COMMANDS = ("/approve", "/deny")
+"""The commands this module handles."""
+
+HELP = """\
+  /approve [ID]       run the tool call waiting for approval (ID: when several wait)
+  /deny [ID] [REASON] refuse it; the model is told why"""
+"""Lines for the chat's /help."""
+
+_ARGS_LIMIT = 300
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """What a `/approve` or `/deny` line did.
+
+    Attributes:
+        text: what to tell the person (one or more lines).
+        is_error: the line was refused (nothing was decided).
+        ready: no call waits any more: continue the run now (`agent.continue_()`).
+    """
+
+    text: str
+    is_error: bool = False
+    ready: bool = False
+
+
+def is_approval_command(line: str) -> bool:
+    """Whether `line` is a `/approve` or `/deny` command."""
+    return line.split(maxsplit=1)[0] in COMMANDS if line.strip() else False
+
+
+def _describe(request: ApprovalRequest) -> str:
+    args = request.arguments
+    if request.tool_name == "shell" and set(args) == {"command"}:
+        shown = f"$ {args['command']}"
+    else:
+        shown = json.dumps(args, ensure_ascii=False)
+    if len(shown) > _ARGS_LIMIT:
+        shown = shown[:_ARGS_LIMIT] + "…"
+    reason = f"  ({request.reason})" if request.reason else ""
+    return f"  {request.tool_call_id}  {request.tool_name}: {shown}{reason}"
+
+
+def pending_notice(agent: Agent) -> str | None:
+    """The calls waiting for approval and how to decide them, or None when none waits."""
+    waiting = agent.state.pending_approvals
+    if not waiting:
+        return None
+    one = len(waiting) == 1
+    lines = ["waiting for approval:" if one else f"{len(waiting)} calls wait for approval:"]
+    lines += [_describe(r) for r in waiting]
+    if one:
+        lines.append("/approve runs it, /deny [REASON] refuses it")
+    else:
+        lines.append("/approve ID runs one, /deny ID [REASON] refuses one")
+    return "\n".join(lines)
+
+
+def decide(agent: Agent, line: str) -> CommandOutcome:
+    """Carry out one `/approve [ID]` or `/deny [ID] [REASON]` line on an idle agent."""
+    name, _, rest = line.strip().partition(" ")
+    rest = rest.strip()
+    waiting = agent.state.pending_approvals
+    if not waiting:
+        return CommandOutcome("no tool call waits for approval", is_error=True)
+    ids = [r.tool_call_id for r in waiting]
+    first, _, after = rest.partition(" ")
+    if first in ids:
+        call_id, extra = first, after.strip()
+    elif len(ids) == 1:
+        call_id, extra = ids[0], rest
+    else:
+        return CommandOutcome(
+            f"{len(ids)} calls wait: say which, e.g. {name} {ids[0]}\n{pending_notice(agent)}",
+            is_error=True,
+        )
+    request = waiting[ids.index(call_id)]
+    try:
+        if name == "/approve":
+            if extra:
+                what = "/approve takes one call id" if first in ids else "unknown call id"
+                text = f"{what}: {extra!r}; waiting: {', '.join(ids)}"
+                return CommandOutcome(text, is_error=True)
+            agent.approve(call_id)
+            text = f"approved {request.tool_name} ({call_id})"
+        else:
+            agent.deny(call_id, extra or None)
+            text = f"denied {request.tool_name} ({call_id})"
+    except AgentCoreError as exc:
+        return CommandOutcome(str(exc), is_error=True)
+    left = agent.state.pending_approvals
+    if left:
+        return CommandOutcome(f"{text}\n{pending_notice(agent)}")
+    return CommandOutcome(text, ready=True)

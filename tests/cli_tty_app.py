@@ -1,0 +1,87 @@
+"""`agentcore chat` on a scripted faux model, for the terminal tests (run in a pseudo-terminal).
+
+`python cli_tty_app.py [chat options...]` registers the faux provider `faux-tty/faux-1` and runs
+`agentcore chat` with it. The model answers each prompt by what it says:
+- `markdown`: an answer in Markdown (a heading, bold, code, a list);
+- `endless`: a very long answer, streamed slowly (to stop with Ctrl-C);
+- `long`: 800 words (5 seconds of streaming), then the `seen:` line;
+- `hold`: waits until a line can be read from the FIFO named by $TTY_GATE, then answers `held`;
+- `tool`: calls the MCP test server's `wait` tool (it waits 30 s or until stopped);
+- `think`: thinks (two lines), then answers `thought`;
+- `fail`: fails with the error `the model fell over`;
+- anything else: `echo: <the prompt>`;
+each answer but `endless` ends with a line `seen: ...` listing every user message of the request.
+With $CLI_TTY_NO_PROMPT_TOOLKIT set, prompt_toolkit cannot be imported (as if not installed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+
+from agentcore.cli import main
+from agentcore.llm import register_model
+from agentcore.messages import AssistantMessage, UserMessage
+from agentcore.testing import (
+    FauxCall,
+    FauxProvider,
+    faux_error,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
+
+MARKDOWN = """\
+# Big Title
+
+Some **bold words** and `inline code`.
+
+```python
+print("hello")
+```
+
+- first item
+- second item"""
+
+
+def _text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(getattr(b, "text", "") for b in message.content)
+
+
+async def answer(call: FauxCall) -> AssistantMessage:
+    users = [_text(m) for m in call.context.messages if isinstance(m, UserMessage)]
+    last = call.context.messages[-1]
+    seen = "\n\nseen: " + " | ".join(users)
+    if not isinstance(last, UserMessage):  # after a tool result
+        return faux_text("tool done" + seen)
+    prompt = _text(last)
+    if prompt == "markdown":
+        return faux_text(MARKDOWN + seen)
+    if prompt == "long":
+        return faux_text("word " * 800 + seen)
+    if prompt == "endless":
+        return faux_text("word " * 20_000)
+    if prompt == "hold":
+        gate = Path(os.environ["TTY_GATE"])
+        await anyio.to_thread.run_sync(gate.read_text)  # until the test writes to it
+        return faux_text("held" + seen)
+    if prompt == "think":
+        return faux_thinking("Let me see.\nYes, that is it.", "thought" + seen)
+    if prompt == "fail":
+        return faux_error("the model fell over")
+    if prompt == "tool":
+        return faux_tool_call("wait", {"key": "k", "steps": 1})
+    return faux_text(f"echo: {prompt}" + seen)
+
+
+if __name__ == "__main__":
+    if os.environ.get("CLI_TTY_NO_PROMPT_TOOLKIT"):
+        sys.modules["prompt_toolkit"] = None  # type: ignore[assignment]
+    faux = FauxProvider([answer] * 1000, provider="faux-tty", chunk_chars=4, tokens_per_second=200)
+    register_model(faux.model)
+    sys.exit(main(["chat", "--model", "faux-tty/faux-1", *sys.argv[1:]]))

@@ -1,0 +1,153 @@
+"""The import contract of DESIGN section 1, read from the source (every import statement, those
+inside functions and under `TYPE_CHECKING` included):
+
+* shared (`messages`, `errors`, `abort`) imports nothing above it;
+* the model layer (`agentcore.llm` and its providers) never imports the agent layer;
+* the library never imports the CLI;
+* the CLI and the integrations (`cli`, `mcp`, `tracing`, `web`, `temporal`) use only public names:
+  no private module (`agentcore._loop`, `agentcore.llm._env`) and no private name
+  (`from agentcore.abort import _x`) outside their own package;
+* the core never imports an integration.
+
+Each rule is also checked against a made-up module that breaks it, so that a rule which can no
+longer fail is noticed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+SHARED = ("agentcore.messages", "agentcore.errors", "agentcore.abort")
+MODEL = "agentcore.llm"
+CLI = "agentcore.cli"
+INTEGRATIONS = ("agentcore.mcp", "agentcore.temporal", "agentcore.tracing", "agentcore.web")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module (and the name taken from it, for `from m import name`)."""
+
+    module: str
+    name: str | None
+    line: int
+
+
+def _under(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str) -> bool:
+    base = SRC.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def imports_of(module: str, source: str, *, is_package: bool) -> list[Import]:
+    """The `agentcore` imports of a module's source, relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [Import(a.name, None, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                if _is_module(submodule):  # `from agentcore.llm import models`
+                    found.append(Import(submodule, None, node.lineno))
+                else:
+                    found.append(Import(target, alias.name, node.lineno))
+    return [i for i in found if _under(i.module, "agentcore")]
+
+
+def violations(module: str, imports: list[Import]) -> list[str]:
+    """Every import of `module` that breaks a layer rule, in words."""
+    out: list[str] = []
+    for imp in imports:
+        target, where = imp.module, f"{module}:{imp.line} imports {imp.module}"
+        if imp.name is not None:
+            where += f".{imp.name}"
+        if _under(module, *SHARED) and not _under(target, *SHARED):
+            out.append(f"shared layer: {where}")
+        if _under(module, MODEL) and not _under(target, MODEL, *SHARED):
+            out.append(f"model layer imports above it: {where}")
+        if not _under(module, CLI) and _under(target, CLI):
+            out.append(f"library imports the CLI: {where}")
+        own = next((p for p in (CLI, *INTEGRATIONS) if _under(module, p)), None)
+        if own is not None and not _under(target, own):
+            private_module = any(part.startswith("_") for part in target.split(".")[1:])
+            private_name = (
+                imp.name is not None and imp.name.startswith("_") and not imp.name.endswith("__")
+            )
+            if private_module or private_name:
+                out.append(f"{own} uses a private name: {where}")
+        if own is None and _under(target, *INTEGRATIONS):
+            out.append(f"core imports an integration: {where}")
+    return out
+
+
+def _all_modules() -> list[tuple[str, Path]]:
+    return sorted((_module_name(p), p) for p in (SRC / "agentcore").rglob("*.py"))
+
+
+def test_the_layers_hold_in_the_source() -> None:
+    broken = []
+    modules = _all_modules()
+    assert len(modules) > 50  # the walk found the package
+    for module, path in modules:
+        package = path.name == "__init__.py"
+        broken += violations(
+            module, imports_of(module, path.read_text("utf-8"), is_package=package)
+        )
+    assert broken == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "rule"),
+    [
+        ("agentcore.messages._types", "from ..llm import Model", "shared layer"),
+        ("agentcore.errors", "import agentcore.events", "shared layer"),
+        ("agentcore.llm.providers.faux", "from ...config import AgentLoopConfig", "model layer"),
+        ("agentcore.llm.stream", "from agentcore import agent_loop", "model layer"),
+        ("agentcore.agent", "from .cli import main", "library imports the CLI"),
+        ("agentcore.cli._run", "from .._loop import agent_loop", "agentcore.cli uses a private"),
+        ("agentcore.cli._run", "from ..llm import _env", "agentcore.cli uses a private"),
+        ("agentcore.mcp._client", "from ..abort import _threadsafe_caller", "agentcore.mcp uses"),
+        ("agentcore.tracing._otel", "import agentcore.llm._request", "agentcore.tracing uses"),
+        ("agentcore._loop", "from .tracing import tracer", "core imports an integration"),
+        ("agentcore.llm.registry", "def f():\n    import agentcore.web", "model layer"),
+    ],
+)
+def test_each_rule_can_fail(module: str, source: str, rule: str) -> None:
+    found = violations(module, imports_of(module, source, is_package=False))
+    assert any(rule in v for v in found), found
+
+
+def test_what_the_rules_allow() -> None:
+    allowed = [
+        ("agentcore.llm.builder", "from ..messages import AssistantMessage"),
+        ("agentcore.llm.models", "from ..errors import ModelNotFoundError"),
+        ("agentcore.llm._driver", "from ..abort import _threadsafe_caller"),  # not an integration
+        ("agentcore.cli._run", "from agentcore.llm import get_model"),
+        ("agentcore.mcp._server", "from ._tools import as_tool"),  # its own private module
+        ("agentcore.tracing", "from agentcore import Agent"),
+        ("agentcore.mcp._server", "from agentcore import __version__"),
+    ]
+    for module, source in allowed:
+        assert violations(module, imports_of(module, source, is_package=False)) == [], source
