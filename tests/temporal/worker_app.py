@@ -44,6 +44,15 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     "loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in range(1, 9)]
     + [faux_text("looped")],
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
+    "approval": [
+        faux_message(
+            "Paying.",
+            ToolCall(id="a1", name="pay", arguments={"amount": 20}),
+            ToolCall(id="a2", name="pay", arguments={"amount": 5000}),
+            ToolCall(id="a3", name="record", arguments={"note": "asked"}),
+        ),
+        faux_text("Paid what was approved."),
+    ],
 }
 """Each script's answers, by model name."""
 
@@ -149,10 +158,21 @@ async def charge(amount: int, tool_call_id: str) -> str:
     return f"charged {amount}"
 
 
+@tool(requires_approval=True)
+async def pay(amount: int, tool_call_id: str) -> str:
+    """Pay an amount (only once a person approved).
+
+    Args:
+        amount: how much.
+    """
+    _append("effects", f"{_run_id()} {tool_call_id} paid {amount}")
+    return f"paid {amount}"
+
+
 _providers = {name: scripted_provider(name) for name in [*SCRIPTS, *SLOW_MODELS]}
 
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
-tools: list[AgentTool | DurableTool] = [add, record, slow, DurableTool(charge, retry=False)]
-local_tools: list[AgentTool] = [add, record, slow, charge]
+tools: list[AgentTool | DurableTool] = [add, record, slow, DurableTool(charge, retry=False), pay]
+local_tools: list[AgentTool] = [add, record, slow, charge, pay]
 
 __all__ = ["AgentMessage", "local_tools", "models", "scripted_provider", "tools"]

@@ -18,8 +18,8 @@ messages = await run.result()
 - `create_worker` builds a worker serving models and tools registered by name (`DurableTool` for
   a tool that must not run twice); `python -m agentcore.temporal worker --module ...` runs one.
 - `start_run` starts a run (`RunOptions` for its options) and returns a `DurableRun`, which
-  follows its events, reads its transcript, steers it, aborts it and waits for its result
-  (`RunOutcome`); `get_run` finds a run again by its id.
+  follows its events, reads its transcript, steers it, approves or denies its waiting calls,
+  aborts it and waits for its result (`RunOutcome`); `get_run` finds a run again by its id.
 - `AgentWorkflow` is the workflow, `workflow_runner` the sandbox it runs in (for a `Replayer`).
 
 Everything here needs the Temporal SDK: `pip install 'agentcore[temporal]'`. `import

@@ -29,10 +29,11 @@ from ..tools import AgentTool, AgentToolResult
 from ._codec import result_to_json
 from ._sdk import activity, exceptions
 
-__all__ = ["Activities", "DurableTool", "MODEL_ACTIVITY", "TOOL_ACTIVITY"]
+__all__ = ["DESCRIBE_ACTIVITY", "MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]
 
 MODEL_ACTIVITY = "agentcore.model"
 TOOL_ACTIVITY = "agentcore.tool"
+DESCRIBE_ACTIVITY = "agentcore.describe"
 
 NOT_RETRIED = (
     "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
@@ -125,7 +126,20 @@ class Activities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for `temporalio.worker.Worker(activities=...)`."""
-        return [self.model, self.tool]
+        return [self.model, self.tool, self.describe]
+
+    # -- what the workflow must know of the tools ----------------------------------------
+
+    @activity.defn(name=DESCRIBE_ACTIVITY)
+    async def describe(self, names: list[str]) -> dict[str, Any]:
+        """Which of these tools need approval (a tool whose `requires_approval` is a function
+        counts as needing it for every call: the workflow cannot call it)."""
+        flags = {}
+        for name in names:
+            entry = self.tools.get(name)
+            if entry is not None:
+                flags[name] = entry.tool.requires_approval is not False
+        return {"requires_approval": flags}
 
     # -- the model request ---------------------------------------------------------------
 

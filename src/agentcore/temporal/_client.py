@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from ..approvals import ApprovalRequest
 from ..errors import ConfigError
 from ..events import AgentEvent
 from ..limits import LimitReached
@@ -121,6 +122,35 @@ class DurableRun:
     async def follow_up(self, message: str | AgentMessage | Sequence[AgentMessage]) -> None:
         """Queue follow-up messages: sent when the run would otherwise stop."""
         await self.handle.signal("follow_up", messages_to_json(_messages(message, "message")))
+
+    async def pending_approvals(self) -> list[ApprovalRequest]:
+        """The tool calls waiting for a decision (empty while the run is busy or done)."""
+        requests = messages_from_json(await self.handle.query("pending_approvals"))
+        return [r for r in requests if isinstance(r, ApprovalRequest)]
+
+    async def approve(self, tool_call_id: str, *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve a waiting call, as requested or with edited `arguments`; once every waiting
+        call is decided, the run carries the decisions out and goes on.
+
+        Raises:
+            ConfigError: no call with this id waits for a decision.
+        """
+        await self._decide({"tool_call_id": tool_call_id, "approved": True, "arguments": arguments})
+
+    async def deny(self, tool_call_id: str, reason: str | None = None) -> None:
+        """Deny a waiting call: it gets an error result with `reason`.
+
+        Raises:
+            ConfigError: no call with this id waits for a decision.
+        """
+        await self._decide({"tool_call_id": tool_call_id, "approved": False, "reason": reason})
+
+    async def _decide(self, decision: dict[str, Any]) -> None:
+        try:
+            await self.handle.execute_update("decide", decision)
+        except temporal_client.WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            raise ConfigError(str(getattr(cause, "message", None) or cause or exc)) from exc
 
     async def abort(self) -> None:
         """Abort the run (cancel its workflow): running steps are cancelled, every tool call

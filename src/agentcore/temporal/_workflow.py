@@ -34,9 +34,10 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401
 
 from .. import run_agent_loop, run_agent_loop_continue
+from ..approvals import ApprovalDecision, ApprovalRequest, pending_approvals
 from ..abort import AbortController, AbortSignal
 from ..config import AgentContext, PrepareNextTurnContext
-from ..events import AgentEndEvent, AgentEvent
+from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..limits import LimitReached
 from ..llm import (
     AssistantMessageEventStream,
@@ -49,7 +50,7 @@ from ..llm import (
 )
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from ._activities import MODEL_ACTIVITY, TOOL_ACTIVITY
+from ._activities import DESCRIBE_ACTIVITY, MODEL_ACTIVITY, TOOL_ACTIVITY
 from ._codec import (
     RunOptions,
     event_to_json,
@@ -63,6 +64,7 @@ __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]
 
 WORKFLOW_NAME = "agentcore.AgentWorkflow"
 ABORTED = "request was aborted"
+ABORTED_WHILE_WAITING = "the run was aborted while the call waited for approval"
 EVENTS_PER_QUERY = 500
 
 
@@ -141,6 +143,8 @@ class AgentWorkflow:
         self._terminate: dict[str, bool] = {}
         self._limit: LimitReached | None = None
         self._previous_run: str | None = None  # the run this one continues, if any
+        self._waiting = False  # the loop stopped for approvals: decisions are taken
+        self._unannounced: list[AgentMessage] = []  # decisions, published in the next turn
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -178,9 +182,16 @@ class AgentWorkflow:
             self._queues[kind].extendleft(reversed(messages_from_json(state.get(kind, []))))
         name = data["model"]
         model = Model(id=name, name=name, api="temporal", provider="temporal")
-        tools = [self._stand_in(tool_name) for tool_name in data["tools"]]
+        approval = state.get("requires_approval")
+        if approval is None:
+            approval = await self._describe(data["tools"])
+        data = {**data, "state": {**state, "requires_approval": approval}}
+        tools = [self._stand_in(n, approval.get(n, False)) for n in data["tools"]]
         signal = self._controller.signal
         prompts = messages_from_json(data["prompts"])
+        if self._pending():  # continued as new while calls waited
+            self._waiting = True
+            await self._wait_for_decisions()
         while True:
             config = options.loop_config(
                 model,
@@ -202,12 +213,79 @@ class AgentWorkflow:
             if not self._next_segment:
                 break
             self._next_segment = False
-            prompts = self._take("steering") or self._take("follow_up")
+            if self._waiting:
+                await self._wait_for_decisions()
+                prompts = []  # the next segment carries the decisions out
+            else:
+                prompts = self._take("steering") or self._take("follow_up")
         return {
             "messages": messages_to_json(self._transcript[self._new_from :]),
             "limit": None if self._limit is None else event_to_json(self._events[-1])["limit"],
             "unsent": {k: messages_to_json(list(q)) for k, q in self._queues.items()},
         }
+
+    async def _describe(self, names: list[str]) -> dict[str, bool]:
+        """Ask a worker which tools need approval (once per run: it is in the history)."""
+        if not names:
+            return {}
+        data = await workflow.execute_activity(
+            DESCRIBE_ACTIVITY,
+            names,
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=common.RetryPolicy(maximum_attempts=self._options.max_retries + 1),
+        )
+        flags: dict[str, bool] = data["requires_approval"]
+        return flags
+
+    # -- approvals -------------------------------------------------------------------------
+
+    def _pending(self) -> list[ApprovalRequest]:
+        return pending_approvals(self._transcript)
+
+    async def _wait_for_decisions(self) -> None:
+        """Wait, for days if need be, until every waiting call is decided (or the run is
+        aborted: the calls still waiting are then denied, and the next segment gives every
+        call its result without asking the model)."""
+        signal = self._controller.signal
+        await workflow.wait_condition(lambda: not self._pending() or signal.aborted)
+        for request in self._pending():
+            self._record(ApprovalDecision.deny(request, ABORTED_WHILE_WAITING))
+        self._waiting = False
+
+    def _record(self, decision: ApprovalDecision) -> None:
+        self._transcript.append(decision)
+        self._unannounced.append(decision)
+
+    @workflow.update(name="decide")
+    def decide(self, decision: dict[str, Any]) -> None:
+        """Record a decision on a waiting call: `{"tool_call_id", "approved", "arguments"
+        (edited ones, or None), "reason"}`. The run goes on once every call is decided."""
+        with message_clock(_now_ms):
+            request = next(
+                r for r in self._pending() if r.tool_call_id == decision["tool_call_id"]
+            )
+            if decision["approved"]:
+                message = ApprovalDecision.approve(request, decision.get("arguments"))
+            else:
+                message = ApprovalDecision.deny(request, decision.get("reason"))
+        self._record(message)
+
+    @decide.validator
+    def _check_decision(self, decision: dict[str, Any]) -> None:
+        call_id = decision.get("tool_call_id") if isinstance(decision, dict) else None
+        waiting = [r.tool_call_id for r in self._pending()] if self._waiting else []
+        if call_id not in waiting:
+            raise ValueError(
+                f"no tool call {call_id!r} waits for a decision (waiting: {waiting or 'none'})"
+            )
+        arguments = decision.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ValueError(f"arguments must be a JSON object or None, got {arguments!r}")
+
+    @workflow.query(name="pending_approvals")
+    def waiting_calls(self) -> list[dict[str, Any]]:
+        """The calls waiting for a decision (JSON form; empty while the run is busy)."""
+        return messages_to_json(list(self._pending())) if self._waiting else []
 
     def _next_input(self, data: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -215,6 +293,7 @@ class AgentWorkflow:
             "messages": messages_to_json(self._transcript),
             "prompts": [],
             "state": {
+                "requires_approval": data["state"]["requires_approval"],
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -239,11 +318,22 @@ class AgentWorkflow:
             if self._started:
                 return
             self._started = True
+        elif event.type == "turn_start" and self._unannounced:
+            # the decisions taken while the run waited open the turn that carries them out
+            self._events.append(event)
+            for message in self._unannounced:
+                self._events.append(MessageStartEvent(message=message))
+                self._events.append(MessageEndEvent(message=message))
+            self._unannounced = []
+            return
         elif event.type == "message_end":
             self._transcript.append(event.message)
         elif event.type == "agent_end":
             assert isinstance(event, AgentEndEvent)
             if self._continuing:
+                return
+            if event.pending_approvals:  # wait for the decisions, then go on: one run
+                self._waiting = self._next_segment = True
                 return
             if self._more_to_do(event):
                 self._next_segment = True
@@ -397,7 +487,7 @@ class AgentWorkflow:
         else:
             yield DoneEvent(reason=message.stop_reason, message=message)
 
-    def _stand_in(self, name: str) -> AgentTool:
+    def _stand_in(self, name: str, requires_approval: bool) -> AgentTool:
         """The workflow's side of a tool registered on the workers under `name`: it accepts any
         arguments object (the worker validates them against the real schema) and runs there."""
 
@@ -437,4 +527,5 @@ class AgentWorkflow:
             description=f"{name} (runs on a worker)",
             parameters={"type": "object"},
             execute=execute,
+            requires_approval=requires_approval,
         )
