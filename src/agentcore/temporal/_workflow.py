@@ -34,8 +34,8 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401
 
 from .. import run_agent_loop, run_agent_loop_continue
-from ..approvals import ApprovalDecision, ApprovalRequest, pending_approvals
 from ..abort import AbortController, AbortSignal
+from ..approvals import ApprovalDecision, ApprovalRequest, pending_approvals
 from ..config import AgentContext, PrepareNextTurnContext
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..limits import LimitReached
@@ -261,9 +261,7 @@ class AgentWorkflow:
         """Record a decision on a waiting call: `{"tool_call_id", "approved", "arguments"
         (edited ones, or None), "reason"}`. The run goes on once every call is decided."""
         with message_clock(_now_ms):
-            request = next(
-                r for r in self._pending() if r.tool_call_id == decision["tool_call_id"]
-            )
+            request = next(r for r in self._pending() if r.tool_call_id == decision["tool_call_id"])
             if decision["approved"]:
                 message = ApprovalDecision.approve(request, decision.get("arguments"))
             else:
