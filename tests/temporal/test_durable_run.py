@@ -5,11 +5,14 @@ cancellation, continue-as-new, and replay of the recorded histories."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Replayer
+from temporalio.workflow import NondeterminismError
 
 from agentcore import (
     AgentContext,
@@ -212,3 +215,27 @@ async def test_watching_a_terminated_run_ends(
     events = [e async for e in run.events()]  # returns although agent_end never comes
     assert events[0].type == "agent_start"
     assert events[-1].type == "tool_execution_start"
+
+
+@workflow.defn(name="agentcore.AgentWorkflow", sandboxed=False)
+class Impostor:
+    """Not the agent workflow: it calls a tool where the real one asked a worker about tools."""
+
+    @workflow.run
+    async def run(self, data: dict[str, Any]) -> None:
+        await workflow.execute_activity(
+            "agentcore.tool", {}, start_to_close_timeout=timedelta(seconds=1)
+        )
+
+
+async def test_the_replayer_catches_a_workflow_that_does_not_replay(
+    client: Client, workers: Workers, run_id: str
+) -> None:
+    run = await start_run(
+        client, "hi", id=run_id, task_queue=TASK_QUEUE, model="tools", tools=["add"]
+    )
+    await run.result()
+    await replay(client, run_id)  # the real workflow replays its history
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    with pytest.raises(NondeterminismError):
+        await Replayer(workflows=[Impostor]).replay_workflow(history)

@@ -4,6 +4,8 @@ a tool registered with retry=False is not run twice, and the events stay well fo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from temporalio.client import Client
 
@@ -20,10 +22,10 @@ FAST = RunOptions(heartbeat_timeout=2.0)
 
 
 @pytest.fixture
-def two_workers(workers: Workers) -> Workers:
+def two_workers(workers: Workers) -> Iterator[Workers]:
     """The session's pool with two workers alive before and after the test."""
     workers.ensure(2)
-    yield workers  # type: ignore[misc]
+    yield workers
     workers.ensure(2)
 
 

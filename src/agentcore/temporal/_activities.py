@@ -29,11 +29,10 @@ from ..tools import AgentTool, AgentToolResult
 from ._codec import result_to_json
 from ._sdk import activity, exceptions
 
-__all__ = ["DESCRIBE_ACTIVITY", "MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]
+__all__ = ["MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]
 
 MODEL_ACTIVITY = "agentcore.model"
 TOOL_ACTIVITY = "agentcore.tool"
-DESCRIBE_ACTIVITY = "agentcore.describe"
 
 NOT_RETRIED = (
     "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
@@ -126,26 +125,16 @@ class Activities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for `temporalio.worker.Worker(activities=...)`."""
-        return [self.model, self.tool, self.describe]
-
-    # -- what the workflow must know of the tools ----------------------------------------
-
-    @activity.defn(name=DESCRIBE_ACTIVITY)
-    async def describe(self, names: list[str]) -> dict[str, Any]:
-        """Which of these tools need approval (a tool whose `requires_approval` is a function
-        counts as needing it for every call: the workflow cannot call it)."""
-        flags = {}
-        for name in names:
-            entry = self.tools.get(name)
-            if entry is not None:
-                flags[name] = entry.tool.requires_approval is not False
-        return {"requires_approval": flags}
+        return [self.model, self.tool]
 
     # -- the model request ---------------------------------------------------------------
 
     @activity.defn(name=MODEL_ACTIVITY)
     async def model(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Send one request with the registered model and return its final message."""
+        """Send one request with the registered model; returns its final message, and which of
+        the run's tools need approval (the workflow learns it from the first answer, before any
+        call can run; a `requires_approval` that is a function counts as True: the workflow
+        cannot call it)."""
         name = payload["model"]
         model = self.models.get(name)
         if model is None:
@@ -156,6 +145,7 @@ class Activities:
                 non_retryable=True,
             )
         tools = []
+        approval: dict[str, bool] = {}
         for tool_name in payload["tools"]:
             entry = self.tools.get(tool_name)
             if entry is None:
@@ -166,6 +156,7 @@ class Activities:
                     non_retryable=True,
                 )
             tools.append(entry.tool.llm_tool)
+            approval[tool_name] = entry.tool.requires_approval is not False
         messages: list[Message] = [from_json(m) for m in payload["messages"]]
         context = Context(system_prompt=payload["system_prompt"], messages=messages, tools=tools)
         opts = payload["options"]
@@ -194,7 +185,7 @@ class Activities:
         except BaseException:
             controller.abort("the activity was cancelled")
             raise
-        return to_json(final)
+        return {"message": to_json(final), "requires_approval": approval}
 
     # -- the tool call -------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ from ..llm import (
 )
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from ._activities import DESCRIBE_ACTIVITY, MODEL_ACTIVITY, TOOL_ACTIVITY
+from ._activities import MODEL_ACTIVITY, TOOL_ACTIVITY
 from ._codec import (
     RunOptions,
     event_to_json,
@@ -145,6 +145,7 @@ class AgentWorkflow:
         self._previous_run: str | None = None  # the run this one continues, if any
         self._waiting = False  # the loop stopped for approvals: decisions are taken
         self._unannounced: list[AgentMessage] = []  # decisions, published in the next turn
+        self._approval: dict[str, bool] = {}  # which tools need approval (from the workers)
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -182,11 +183,8 @@ class AgentWorkflow:
             self._queues[kind].extendleft(reversed(messages_from_json(state.get(kind, []))))
         name = data["model"]
         model = Model(id=name, name=name, api="temporal", provider="temporal")
-        approval = state.get("requires_approval")
-        if approval is None:
-            approval = await self._describe(data["tools"])
-        data = {**data, "state": {**state, "requires_approval": approval}}
-        tools = [self._stand_in(n, approval.get(n, False)) for n in data["tools"]]
+        self._approval = dict(state.get("requires_approval", {}))
+        tools = [self._stand_in(tool_name) for tool_name in data["tools"]]
         signal = self._controller.signal
         prompts = messages_from_json(data["prompts"])
         if self._pending():  # continued as new while calls waited
@@ -223,19 +221,6 @@ class AgentWorkflow:
             "limit": None if self._limit is None else event_to_json(self._events[-1])["limit"],
             "unsent": {k: messages_to_json(list(q)) for k, q in self._queues.items()},
         }
-
-    async def _describe(self, names: list[str]) -> dict[str, bool]:
-        """Ask a worker which tools need approval (once per run: it is in the history)."""
-        if not names:
-            return {}
-        data = await workflow.execute_activity(
-            DESCRIBE_ACTIVITY,
-            names,
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=common.RetryPolicy(maximum_attempts=self._options.max_retries + 1),
-        )
-        flags: dict[str, bool] = data["requires_approval"]
-        return flags
 
     # -- approvals -------------------------------------------------------------------------
 
@@ -291,7 +276,7 @@ class AgentWorkflow:
             "messages": messages_to_json(self._transcript),
             "prompts": [],
             "state": {
-                "requires_approval": data["state"]["requires_approval"],
+                "requires_approval": self._approval,
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -466,9 +451,10 @@ class AgentWorkflow:
         try:
             finished, data = await _unless_aborted(handle, signal)
             if finished:
-                answer = from_json(data)
+                answer = from_json(data["message"])
                 assert isinstance(answer, AssistantMessage)
                 message = answer
+                self._approval.update(data["requires_approval"])
         except exceptions.ActivityError as exc:
             message = replace(
                 partial,
@@ -485,7 +471,7 @@ class AgentWorkflow:
         else:
             yield DoneEvent(reason=message.stop_reason, message=message)
 
-    def _stand_in(self, name: str, requires_approval: bool) -> AgentTool:
+    def _stand_in(self, name: str) -> AgentTool:
         """The workflow's side of a tool registered on the workers under `name`: it accepts any
         arguments object (the worker validates them against the real schema) and runs there."""
 
@@ -525,5 +511,6 @@ class AgentWorkflow:
             description=f"{name} (runs on a worker)",
             parameters={"type": "object"},
             execute=execute,
-            requires_approval=requires_approval,
+            # read per call: the workers tell with every answer which tools need approval
+            requires_approval=lambda _args: self._approval.get(name, False),
         )
