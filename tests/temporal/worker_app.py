@@ -13,6 +13,7 @@ execution), so that a test can count side effects across worker processes.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -61,7 +62,8 @@ SLOW_MODELS = {"slow-stream": [faux_text("a long and slowly streamed answer " * 
 
 
 def _effects() -> Path:
-    path = Path(os.environ.get("AGENTCORE_TEMPORAL_TEST_DIR", "."))
+    default = Path(tempfile.gettempdir()) / "agentcore-temporal-effects"  # in-process runs
+    path = Path(os.environ.get("AGENTCORE_TEMPORAL_TEST_DIR", default))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
