@@ -17,7 +17,11 @@ are cancelled, every tool call still gets its one result, and the workflow compl
 messages so far (a transcript that can be continued). Steering and follow-up messages arrive as
 signals into the queues the loop polls. Past the history limit the run stops at the end of a
 turn whose tool results need an answer, and continues as new with the transcript; the events
-of one run form one well-nested sequence across these segments.
+of one run form one well-nested sequence across these segments. A run that stops for approvals
+waits in the workflow for the decisions (the `decide` update), then goes on the same way.
+
+This module uses asyncio directly, unlike the rest of the library: a workflow runs on Temporal's
+own asyncio loop, and the cancellation of its activity handles follows asyncio's rules.
 """
 
 from __future__ import annotations
