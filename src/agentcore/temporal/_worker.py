@@ -127,13 +127,19 @@ async def _serve(args: argparse.Namespace) -> None:
         max_concurrent_activities=args.max_activities,
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=args.sticky_timeout),
     )
+    stopping = anyio.Event()
     async with anyio.create_task_group() as group:
 
         async def stop_on_signal() -> None:
+            # the first SIGTERM or Ctrl-C shuts down gracefully (running activities finish);
+            # a second one stops at once
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:
-                    await worker.shutdown()
-                    return
+                    if stopping.is_set():
+                        group.cancel_scope.cancel()
+                        return
+                    stopping.set()
+                    group.start_soon(worker.shutdown)
 
         group.start_soon(stop_on_signal)
         print(
@@ -150,7 +156,8 @@ def _tool_names(tools: Sequence[AgentTool | DurableTool]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m agentcore.temporal worker ...`: run one worker until SIGTERM or Ctrl-C."""
+    """`python -m agentcore.temporal worker ...`: run one worker until SIGTERM or Ctrl-C (a
+    second one stops it at once, without waiting for running activities)."""
     parser = argparse.ArgumentParser(prog="python -m agentcore.temporal")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("worker", help="run a worker for agent workflows")
