@@ -30,7 +30,6 @@ import contextlib
 import inspect
 import logging
 import math
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -44,7 +43,7 @@ import anyio.to_thread
 from ._approval_check import await_approval, request_approvals
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
-from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
+from .abort import AbortSignal, _loop_check, _threadsafe_caller, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -190,7 +189,7 @@ class _Batch:
     updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
-    loop_thread: int = field(default_factory=threading.get_ident)
+    on_loop: Callable[[], bool] = field(default_factory=_loop_check)
     call_soon: Callable[[Callable[[], Any]], None] | None = None
 
     # -- updates -------------------------------------------------------------------------
@@ -201,7 +200,7 @@ class _Batch:
         call_soon = self.call_soon
 
         def on_update(partial: AgentToolResult) -> None:
-            if threading.get_ident() == self.loop_thread:
+            if self.on_loop():
                 self.enqueue(item, partial)
                 return
             try:  # an anyio worker thread (a sync tool): hand over and wait, keeping the order

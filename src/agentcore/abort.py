@@ -45,17 +45,41 @@ def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
 
         return call_trio
 
+    on_loop = _loop_check()
     import asyncio
 
     loop = asyncio.get_running_loop()
 
     def call_asyncio(fn: Callable[[], Any]) -> None:
-        if threading.get_ident() == loop_thread:
+        if on_loop():
             fn()
         elif not loop.is_closed():
             loop.call_soon_threadsafe(_run_as_asyncio, fn)
 
     return call_asyncio
+
+
+def _loop_check() -> Callable[[], bool]:
+    """A function telling whether its caller runs on the current event loop.
+
+    Under asyncio that is "this thread is running that loop now", not "this is the thread that
+    made the check": a loop may move between threads (Temporal runs each activation of a
+    workflow's loop on a thread of a pool).
+    """
+    if sniffio.current_async_library() == "trio":
+        loop_thread = threading.get_ident()
+        return lambda: threading.get_ident() == loop_thread
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+
+    def on_loop() -> bool:
+        try:
+            return asyncio.get_running_loop() is loop
+        except RuntimeError:
+            return False
+
+    return on_loop
 
 
 def _run_as_asyncio(fn: Callable[[], Any]) -> None:

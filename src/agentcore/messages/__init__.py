@@ -29,6 +29,7 @@ from ._types import ToolResultMessage as ToolResultMessage
 from ._types import Usage as Usage
 from ._types import UserContent as UserContent
 from ._types import UserMessage as UserMessage
+from ._types import message_clock as message_clock
 from ._types import now_ms as now_ms
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "from_json",
+    "message_clock",
     "now_ms",
     "register_message_type",
     "to_json",

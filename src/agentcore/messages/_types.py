@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "message_clock",
     "now_ms",
     "AgentMessage",
     "AssistantContent",
@@ -29,9 +33,32 @@ StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"
 """Why an answer ended: finished, hit the output limit, called tools, failed, or was aborted."""
 
 
+_clock: ContextVar[Callable[[], int] | None] = ContextVar("agentcore_message_clock", default=None)
+
+
 def now_ms() -> int:
-    """The current time as integer milliseconds since the epoch."""
+    """The current time as integer milliseconds since the epoch (the clock of `message_clock`
+    when one is in effect)."""
+    clock = _clock.get()
+    if clock is not None:
+        return clock()
     return time.time_ns() // 1_000_000
+
+
+@contextmanager
+def message_clock(clock: Callable[[], int]) -> Iterator[None]:
+    """Within the block (in this task and the tasks it starts), `now_ms` and so the default
+    `timestamp` of every new message read `clock()` (integer milliseconds since the epoch)
+    instead of the system clock.
+
+    A durable workflow replays its code and must build the same messages every time: it sets
+    the workflow's deterministic clock here (see `agentcore.temporal`).
+    """
+    token = _clock.set(clock)
+    try:
+        yield
+    finally:
+        _clock.reset(token)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

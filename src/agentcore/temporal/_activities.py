@@ -1,0 +1,264 @@
+"""The worker side: one model request and one tool call, each as a Temporal activity.
+
+Models and tools are registered on the worker by name; the workflow sends names, the transcript
+and the arguments, never a model object, a function or an API key. A provider reads its key on the
+worker (from the environment, or the `get_api_key` the worker was given).
+
+While an activity runs it heartbeats, per streamed event and every third of the heartbeat timeout
+in between, so a worker that dies is noticed within that timeout and the activity is retried on
+another worker. When the workflow cancels an activity (an abort), the next heartbeat brings the
+cancellation: the run's `AbortSignal` fires, a model stream ends aborted, a tool is cancelled.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ..abort import AbortController
+from ..errors import ConfigError
+from ..llm import Context, Model, SimpleStreamOptions, stream_simple
+from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
+from ..tools import AgentTool, AgentToolResult
+from ._codec import result_to_json
+from ._sdk import activity, exceptions
+
+__all__ = ["MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]
+
+MODEL_ACTIVITY = "agentcore.model"
+TOOL_ACTIVITY = "agentcore.tool"
+
+NOT_RETRIED = (
+    "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
+    "registered with retry=False, so it runs at most once."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DurableTool:
+    """A tool as a worker registers it, with how its activity may be retried.
+
+    Attributes:
+        tool: the tool.
+        retry: False for a tool that must run at most once (a payment, an email): if its worker
+            dies while it runs, the call gets an error result saying so instead of running
+            again. True (the default) runs it again on another worker, so such a tool should be
+            idempotent. A call that finished is never run again either way: its result is in the
+            workflow's history.
+    """
+
+    tool: AgentTool
+    retry: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool, AgentTool):
+            raise ConfigError(
+                f"DurableTool.tool must be an AgentTool (use @tool), got {type(self.tool).__name__}"
+            )
+
+
+def _error(text: str) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=text)], is_error=True)
+
+
+def _text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+@asynccontextmanager
+async def _heartbeating(interval: float) -> AsyncIterator[None]:
+    """Heartbeat every `interval` seconds while the block runs."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await anyio.sleep(interval)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(beat)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
+def _interval(payload: Mapping[str, Any]) -> float:
+    return max(float(payload.get("heartbeat_timeout", 30.0)) / 3, 0.05)
+
+
+class Activities:
+    """The model and tool activities of one worker, over its registered models and tools.
+
+    Args:
+        models: the models this worker serves, by the name runs use.
+        tools: the tools this worker serves (`AgentTool`, or `DurableTool` to say how it is
+            retried), registered under their names.
+        get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Model],
+        tools: Sequence[AgentTool | DurableTool],
+        get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+    ) -> None:
+        self.models: dict[str, Model] = {}
+        for name, model in models.items():
+            if not isinstance(model, Model):
+                raise ConfigError(
+                    f"models[{name!r}] must be an agentcore.llm.Model, got {type(model).__name__}"
+                )
+            self.models[name] = model
+        self.tools: dict[str, DurableTool] = {}
+        for entry in tools:
+            entry = entry if isinstance(entry, DurableTool) else DurableTool(entry)
+            if entry.tool.name in self.tools:
+                raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
+            self.tools[entry.tool.name] = entry
+        self.get_api_key = get_api_key
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The activity functions, for `temporalio.worker.Worker(activities=...)`."""
+        return [self.model, self.tool]
+
+    # -- the model request ---------------------------------------------------------------
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def model(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one request with the registered model; returns its final message, and which of
+        the run's tools need approval (the workflow learns it from the first answer, before any
+        call can run; a `requires_approval` that is a function counts as True: the workflow
+        cannot call it)."""
+        name = payload["model"]
+        model = self.models.get(name)
+        if model is None:
+            raise exceptions.ApplicationError(
+                f"no model named {name!r} is registered on this worker "
+                f"(registered: {sorted(self.models) or 'none'})",
+                type="UnknownModel",
+                non_retryable=True,
+            )
+        tools = []
+        approval: dict[str, bool] = {}
+        for tool_name in payload["tools"]:
+            entry = self.tools.get(tool_name)
+            if entry is None:
+                raise exceptions.ApplicationError(
+                    f"no tool named {tool_name!r} is registered on this worker "
+                    f"(registered: {sorted(self.tools) or 'none'})",
+                    type="UnknownTool",
+                    non_retryable=True,
+                )
+            tools.append(entry.tool.llm_tool)
+            approval[tool_name] = entry.tool.requires_approval is not False
+        messages: list[Message] = [from_json(m) for m in payload["messages"]]
+        context = Context(system_prompt=payload["system_prompt"], messages=messages, tools=tools)
+        opts = payload["options"]
+        controller = AbortController()
+        api_key = None
+        if self.get_api_key is not None:
+            key = self.get_api_key(model.provider)
+            api_key = await key if inspect.isawaitable(key) else key
+        options = SimpleStreamOptions(
+            signal=controller.signal,
+            api_key=api_key,
+            reasoning=None if opts["reasoning"] == "off" else opts["reasoning"],
+            temperature=opts["temperature"],
+            max_tokens=opts["max_tokens"],
+            session_id=opts["session_id"],
+            request_timeout=opts["request_timeout"],
+            idle_timeout=opts["idle_timeout"],
+            max_retries=opts["max_retries"],
+        )
+        try:
+            async with _heartbeating(_interval(opts)):
+                stream = stream_simple(model, context, options)
+                async for _event in stream:
+                    activity.heartbeat()
+                final: AssistantMessage = await stream.result()
+        except BaseException:
+            controller.abort("the activity was cancelled")
+            raise
+        return {"message": to_json(final), "requires_approval": approval}
+
+    # -- the tool call -------------------------------------------------------------------
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def tool(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call: prepare and validate the arguments, execute, check the value.
+
+        Every failure is an error result for the model, worded as in an in-process run.
+        """
+        name = payload["tool"]
+        entry = self.tools.get(name)
+        updates: list[AgentToolResult] = []
+        if entry is None:
+            result = _error(f"Tool {name} not found")
+        elif activity.info().attempt > 1 and not entry.retry:
+            result = _error(NOT_RETRIED.format(name=name))
+        else:
+            result = await self._call(entry.tool, payload, updates)
+        try:
+            data = result_to_json(result)
+        except Exception as exc:
+            data = result_to_json(
+                _error(f"tool {name!r} returned details that are not JSON: {exc}")
+            )
+        data["updates"] = [result_to_json(u) for u in updates]
+        return data
+
+    async def _call(
+        self, tool: AgentTool, payload: dict[str, Any], updates: list[AgentToolResult]
+    ) -> AgentToolResult:
+        raw = payload["arguments"]
+        try:
+            prepared = tool.prepare_arguments(raw)
+            args = tool.validator.validate(raw if prepared is None else prepared)
+        except Exception as exc:
+            return _error(_text(exc))
+        timeout = tool.timeout if tool.timeout is not None else payload.get("timeout")
+        controller = AbortController()
+        call_id = payload["call_id"]
+
+        async def execute() -> Any:
+            if tool.is_async():
+                value = tool.execute(call_id, args, controller.signal, updates.append)
+            else:
+                value = await anyio.to_thread.run_sync(
+                    tool.execute,
+                    call_id,
+                    args,
+                    controller.signal,
+                    updates.append,
+                    abandon_on_cancel=True,
+                )
+            if inspect.isawaitable(value):
+                value = await value
+            return value
+
+        value: Any = None
+        try:
+            async with _heartbeating(_interval(payload)):
+                with anyio.move_on_after(timeout) as deadline:
+                    value = await execute()
+        except Exception as exc:
+            return _error(_text(exc))
+        except BaseException:
+            controller.abort("the activity was cancelled")
+            raise
+        if deadline.cancelled_caught:
+            controller.abort("timed out")
+            assert timeout is not None
+            return _error(f"Tool {tool.name!r} timed out after {timeout:g} s.")
+        if not isinstance(value, AgentToolResult):
+            return _error(
+                f"tool {tool.name!r} returned {type(value).__name__}; expected AgentToolResult "
+                "(use @tool to return plain values)"
+            )
+        return value

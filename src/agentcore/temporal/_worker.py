@@ -1,0 +1,193 @@
+"""Workers: the process that runs agent workflows and the model and tool activities.
+
+`create_worker` builds a `temporalio.worker.Worker` for one task queue from models and tools
+registered by name. `workflow_runner` is the sandbox the workflow runs in: Temporal's, with
+agentcore and the libraries it uses passed through (they are deterministic as the loop uses them,
+and importing them once per worker instead of once per workflow keeps workflows cheap).
+
+`python -m agentcore.temporal worker --module mypkg.agents ...` runs one worker from the command
+line; the module names what it serves in `models` (a dict) and `tools` (a list).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import anyio
+
+from ..errors import ConfigError
+from ..llm import Model
+from ..tools import AgentTool
+from ._activities import Activities, DurableTool
+from ._sdk import client as temporal_client
+from ._sdk import worker as temporal_worker
+from ._workflow import AgentWorkflow
+
+__all__ = ["create_worker", "main", "workflow_runner"]
+
+PASSED_THROUGH = (
+    "agentcore",
+    "anyio",
+    "sniffio",
+    "pydantic",
+    "pydantic_core",
+    "jiter",
+    "jsonschema",
+    "jsonschema_specifications",
+    "referencing",
+    "rpds",
+    "httpx",
+    "httpcore",
+    "annotated_types",
+    "typing_inspection",
+)
+"""Modules the workflow sandbox takes from the worker instead of importing them afresh."""
+
+
+def workflow_runner() -> Any:
+    """The sandboxed workflow runner agent workflows need (also for a `Replayer`)."""
+    sandbox = temporal_worker.workflow_sandbox
+    restrictions = sandbox.SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    return sandbox.SandboxedWorkflowRunner(restrictions=restrictions)
+
+
+def create_worker(
+    client: temporal_client.Client,
+    *,
+    task_queue: str,
+    models: Mapping[str, Model] | None = None,
+    tools: Sequence[AgentTool | DurableTool] = (),
+    get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+    **options: Any,
+) -> temporal_worker.Worker:
+    """A worker that runs agent workflows and serves these models and tools on `task_queue`.
+
+    Run as many as you like, on any machines, against one Temporal cluster: each polls the task
+    queue, and a run goes on on whichever worker is alive. Every worker of a task queue should
+    serve the same models and tools.
+
+    Args:
+        client: a connected `temporalio.client.Client`.
+        task_queue: the queue runs are started on.
+        models: the models served, by the name runs use (`start_run(model=...)`). A provider
+            reads its API key on the worker, from the environment or `get_api_key`; keys never
+            enter a workflow's history.
+        tools: the tools served, by their names (`start_run(tools=[...])`); `DurableTool(tool,
+            retry=False)` for one that must not run twice.
+        get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+        options: more `temporalio.worker.Worker` options (`max_concurrent_activities`, ...).
+
+    Raises:
+        ConfigError: a model or tool of the wrong type, or a tool name used twice.
+    """
+    if not isinstance(task_queue, str) or not task_queue:
+        raise ConfigError(f"task_queue must be a non-empty string, got {task_queue!r}")
+    activities = Activities(models or {}, tools, get_api_key)
+    options.setdefault("workflow_runner", workflow_runner())
+    return temporal_worker.Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[AgentWorkflow],
+        activities=activities.all(),
+        **options,
+    )
+
+
+def _load(names: Sequence[str]) -> tuple[dict[str, Model], list[AgentTool | DurableTool]]:
+    models: dict[str, Model] = {}
+    tools: list[AgentTool | DurableTool] = []
+    for name in names:
+        module = importlib.import_module(name)
+        found_models = getattr(module, "models", None)
+        found_tools = getattr(module, "tools", None)
+        if found_models is None and found_tools is None:
+            raise ConfigError(
+                f"module {name!r} defines neither `models` (a dict of name: Model) nor `tools` "
+                "(a list of AgentTool or DurableTool)"
+            )
+        models.update(found_models or {})
+        tools.extend(found_tools or ())
+    return models, tools
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    models, tools = _load(args.module)
+    client = await temporal_client.Client.connect(args.address, namespace=args.namespace)
+    worker = create_worker(
+        client,
+        task_queue=args.task_queue,
+        models=models,
+        tools=tools,
+        max_concurrent_activities=args.max_activities,
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=args.sticky_timeout),
+    )
+    stopping = anyio.Event()
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            # the first SIGTERM or Ctrl-C shuts down gracefully (running activities finish);
+            # a second one stops at once
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    if stopping.is_set():
+                        group.cancel_scope.cancel()
+                        return
+                    stopping.set()
+                    group.start_soon(worker.shutdown)
+
+        group.start_soon(stop_on_signal)
+        print(
+            f"agentcore worker: task queue {args.task_queue!r} on {args.address}, "
+            f"models {sorted(models)}, tools {sorted(_tool_names(tools))}",
+            flush=True,
+        )
+        await worker.run()
+        group.cancel_scope.cancel()
+
+
+def _tool_names(tools: Sequence[AgentTool | DurableTool]) -> list[str]:
+    return [t.tool.name if isinstance(t, DurableTool) else t.name for t in tools]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m agentcore.temporal worker ...`: run one worker until SIGTERM or Ctrl-C (a
+    second one stops it at once, without waiting for running activities)."""
+    parser = argparse.ArgumentParser(prog="python -m agentcore.temporal")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("worker", help="run a worker for agent workflows")
+    run.add_argument(
+        "--module",
+        action="append",
+        required=True,
+        help="a module defining `models` and/or `tools` to serve (repeatable)",
+    )
+    run.add_argument("--task-queue", default="agentcore", help="the task queue [agentcore]")
+    run.add_argument(
+        "--address", default="127.0.0.1:7233", help="the Temporal frontend [127.0.0.1:7233]"
+    )
+    run.add_argument("--namespace", default="default", help="the namespace [default]")
+    run.add_argument(
+        "--max-activities", type=int, default=100, help="concurrent activities at most [100]"
+    )
+    run.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a run waits for the worker that last ran it before another takes it "
+        "over (a worker that died is noticed after this) [10]",
+    )
+    args = parser.parse_args(argv)
+    try:
+        anyio.run(_serve, args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
