@@ -32,8 +32,12 @@ async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def error_text(exc: BaseException) -> str:
-    """An exception's text, or its type's name when the text is empty."""
-    text = str(exc)
+    """An exception's text, or its type's name when the text is empty or cannot be had (a
+    raising `__str__`): the failure path that uses it must not raise."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
     return text if text else type(exc).__name__
 
 
