@@ -42,6 +42,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._approval_check import await_approval, request_approvals
+from ._emit import call_hook
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
 from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
@@ -281,12 +282,12 @@ class _Batch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            hook, decision = run.config.before_tool_call, None
+            hook, decision = run.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
                     assistant_message=self.message, tool_call=call, args=args, context=run.context()
                 )
-                decision = await run.call_ctx_hook("before_tool_call", ctx)
+                decision = await call_hook(hook, ctx, run.signal)
                 if decision is not None and not isinstance(decision, BeforeToolCallResult):
                     raise TypeError(
                         f"before_tool_call returned {type(decision).__name__}; expected "
@@ -330,7 +331,7 @@ class _Batch:
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
-        hook = run.config.after_tool_call
+        hook = run.hooks.after_tool_call
         if hook is not None:
             try:
                 ctx = AfterToolCallContext(
@@ -341,7 +342,7 @@ class _Batch:
                     is_error=is_error,
                     context=run.context(),
                 )
-                change = await run.call_ctx_hook("after_tool_call", ctx)
+                change = await call_hook(hook, ctx, run.signal)
                 if change is not None:
                     if not isinstance(change, AfterToolCallResult):
                         raise TypeError(
