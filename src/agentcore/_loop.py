@@ -43,7 +43,7 @@ from anyio.abc import TaskGroup
 
 from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
-from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
+from ._emit import EmitLock, SinkError, call_hook, error_text
 from ._event_stream import EventStream
 from ._hooks import config_hooks
 from ._loop_checks import check_call, check_continue, check_prompts
@@ -71,6 +71,7 @@ from .events import (
     MessageStartEvent,
     TurnEndEvent,
     TurnStartEvent,
+    message_update,
 )
 from .limits import LimitReached
 from .llm.registry import StreamFn, call_stream_fn
@@ -418,7 +419,7 @@ class _Run:
                     if watcher is not None and not watcher.first:
                         watcher.first_event()
                     self.partial_event = event
-                    update = update_event(event)
+                    update = message_update(event)
                     if self.sync_sink:  # the hot path: one call per delta, no coroutine
                         try:
                             pending = self.emit_fn(update)
