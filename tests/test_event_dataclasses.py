@@ -21,7 +21,7 @@ from agentcore.llm.events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
-from agentcore.messages import AssistantMessage, TextContent
+from agentcore.messages import AssistantMessage, TextContent, Usage
 
 MODEL = Model(id="m-1", api="faux", provider="prov")
 
@@ -141,3 +141,15 @@ def test_every_block_event_type_is_checked() -> None:
             partial=message,
             type="text_delta",
         )
+
+
+def test_answers_share_one_frozen_zero_usage() -> None:
+    # issue 9's cheap speed item: no fresh default `Usage` (and `Cost`) per answer; sharing is
+    # safe because both are frozen, and a usage given explicitly is kept as given
+    first, second = AssistantMessage(), AssistantMessage()
+    assert first.usage is second.usage and first.usage.cost is second.usage.cost
+    assert first.usage == Usage() and first.usage.total_tokens == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.usage.input = 1  # type: ignore[misc]
+    own = Usage(input=3)
+    assert AssistantMessage(usage=own).usage is own and second.usage.input == 0

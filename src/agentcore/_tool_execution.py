@@ -45,7 +45,7 @@ from ._approval_check import await_approval, request_approvals
 from ._emit import call_hook
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
-from .abort import AbortSignal, _threadsafe_caller, cancel_on_abort
+from .abort import _NEVER_CANCELLED, AbortSignal, _threadsafe_caller, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -72,6 +72,9 @@ TRUNCATED = (
     "be incomplete. Issue the call again if it is still needed."
 )
 BLOCKED = "Tool execution was blocked."
+
+_NO_ABORT = contextlib.nullcontext(_NEVER_CANCELLED)
+"""The scope of a tool call in a run that nothing can abort: no cancel scope (reusable)."""
 
 _log = logging.getLogger("agentcore")
 
@@ -188,7 +191,7 @@ class _Call:
 class _Batch:
     run: _Run
     message: AssistantMessage
-    updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
+    updates: deque[tuple[_Call, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     loop_thread: int = field(default_factory=threading.get_ident)
@@ -220,6 +223,8 @@ class _Batch:
         if item.finished or self.closed:
             return
         item.pending_updates += 1
+        if self.updates is None:
+            self.updates = deque()
         self.updates.append((item, partial))
         if not self.pump_running:
             self.pump_running = True
@@ -227,8 +232,9 @@ class _Batch:
 
     async def pump(self) -> None:
         """Emit queued updates in order; exits when the queue is empty."""
-        while self.updates:
-            item, partial = self.updates.popleft()
+        updates = self.updates
+        while updates:
+            item, partial = updates.popleft()
             call = item.call
             await self.run.emit(
                 ToolExecutionUpdateEvent(
@@ -366,7 +372,8 @@ class _Batch:
         timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
         result: AgentToolResult | None = None
         try:
-            with cancel_on_abort(run.abort_signal) as scope:
+            signal = run.abort_signal  # None: nothing can abort the run, no scope to set up
+            with cancel_on_abort(signal) if signal is not None else _NO_ABORT as scope:
                 if timeout is None:
                     result = await self.call_tool(item)
                 else:
