@@ -531,3 +531,29 @@ def test_the_command_works_and_names_the_extra_it_needs(base_install: BaseInstal
     )
     assert refused.returncode == 2, (refused.returncode, refused.stderr)
     assert "pip install 'agentcore[openai]'" in refused.stderr
+
+
+@pytest.mark.timeout(300)
+def test_the_web_page_ships_in_the_wheel_and_agentcore_web_names_its_extra(
+    base_install: BaseInstall,
+) -> None:
+    """The page of `agentcore serve` is package data (no build step, no CDN); without the `[web]`
+    extra, `import agentcore.web` works and its names say which extra to install."""
+    names = set(zipfile.ZipFile(base_install.wheel).namelist())
+    for asset in ("index.html", "app.js", "markdown.js", "app.css", "favicon.svg"):
+        assert f"agentcore/web/static/{asset}" in names, asset
+    found = base_install.json(
+        """
+        import json
+        import agentcore.web
+        try:
+            agentcore.web.create_app
+        except Exception as exc:
+            print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        else:
+            print(json.dumps({"error": None}))
+        """
+    )
+    assert isinstance(found, dict)
+    assert found["error"] is not None and "MissingExtraError" in found["error"]
+    assert "pip install 'agentcore[web]'" in found["error"]

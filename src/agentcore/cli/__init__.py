@@ -5,6 +5,7 @@ agentcore chat [options]             interactive conversation
 agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
 agentcore sessions list|show|rm      the saved chat sessions
+agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (docs/web.md)
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
@@ -50,6 +51,7 @@ from ._run import (
     write_error,
     write_notice,
 )
+from ._serve import serve_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
@@ -155,6 +157,15 @@ async def _main(
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
+            if parsed.command == "serve":
+                return await serve_command(
+                    settings,
+                    host=parsed.host,
+                    port=parsed.port,
+                    token=parsed.token,
+                    sessions_dir=parsed.sessions_dir,
+                    stdout=stdout,
+                )
             if parsed.command == "chat":
                 return await chat(
                     settings,

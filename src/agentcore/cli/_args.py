@@ -22,6 +22,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
+from ._serve import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
@@ -79,6 +80,9 @@ class Parsed:
     sessions_dir: str | None = None  # chat/sessions --sessions-dir DIR
     action: str | None = None  # sessions list|show|rm
     session_ids: tuple[str, ...] = ()  # sessions show|rm ID...
+    host: str = "127.0.0.1"  # serve
+    port: int = 8765
+    token: str | None = None
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -306,6 +310,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="a JSON Schema file: the answer must be JSON that validates against it; only the "
         "validated value is printed on stdout (see docs/typed-answers.md)",
     )
+    serve = commands.add_parser(
+        "serve",
+        parents=[common],
+        help="serve the web chat on http://127.0.0.1:8765/ (see docs/web.md)",
+        description="Serve the web chat page and its AG-UI event streams. Listening on "
+        "anything but loopback requires a token (--token, else one is generated and printed).",
+    )
+    add_serve_arguments(serve)
     models = commands.add_parser(
         "models", help="list the model catalogue", description="List the model catalogue."
     )
@@ -358,4 +370,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         continue_last=getattr(ns, "continue_last", False),
         session=getattr(ns, "session", None),
         sessions_dir=getattr(ns, "sessions_dir", None),
+        host=getattr(ns, "host", "127.0.0.1"),
+        port=getattr(ns, "port", 8765),
+        token=getattr(ns, "token", None) or os.environ.get("AGENTCORE_TOKEN") or None,
     )

@@ -1,0 +1,53 @@
+"""A web chat for agentcore: an ASGI app streaming each session's events as AG-UI over SSE.
+
+```python
+from agentcore.llm import get_model
+from agentcore.sessions import JsonlSessionStore
+from agentcore.web import create_app
+
+app = create_app(JsonlSessionStore("chats"), model=get_model("openai", "gpt-4o-mini"))
+# uvicorn module:app, or `agentcore serve` for the ready-made server
+```
+
+- `create_app` builds the app (Starlette): the chat page, a JSON API, and per session an
+  AG-UI event stream that reconnecting clients resume with `Last-Event-ID`.
+- `AgUiTranslator` turns agentcore events into AG-UI events, for your own endpoints.
+- `serve` runs an app with uvicorn.
+
+Needs the `[web]` extra (`pip install 'agentcore[web]'`): Starlette, uvicorn and
+`ag-ui-protocol`. `import agentcore.web` works without it; its names raise `MissingExtraError`
+naming the extra. See docs/web.md.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from ._app import create_app as create_app
+    from ._guard import LOOPBACK_HOSTS as LOOPBACK_HOSTS
+    from ._server import serve as serve
+    from ._translate import AgUiTranslator as AgUiTranslator
+
+__all__ = ["LOOPBACK_HOSTS", "AgUiTranslator", "create_app", "serve"]
+
+_WHERE: dict[str, str] = {
+    "AgUiTranslator": "._translate",
+    "LOOPBACK_HOSTS": "._guard",
+    "create_app": "._app",
+    "serve": "._server",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentcore.web' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,379 @@
+"""The ASGI app: the page, the JSON API, and each session's AG-UI event stream over SSE.
+
+```
+GET  /                                  the chat page (static files under /static/)
+GET  /api/info                          default model, tools
+GET  /api/models                        the catalogue, each model with `usable` and why not
+GET  /api/sessions                      sessions, newest first
+POST /api/sessions            {model?}  a new session -> {id}
+GET  /api/sessions/{id}                 {messages, state}: the AG-UI snapshot as JSON
+GET  /api/sessions/{id}/events          the AG-UI event stream (SSE; honours Last-Event-ID)
+POST /api/sessions/{id}/prompt {text}   start a run, or steer the running one
+POST /api/sessions/{id}/abort           stop the running run
+POST /api/sessions/{id}/model {model}   switch the model (between runs)
+POST /api/sessions/{id}/branch {index}  a new session with the first `index` messages -> {id}
+POST /api/sessions/{id}/approvals/{tool_call_id} {approved, reason?, arguments?}
+POST /api/ag-ui                         the AG-UI run endpoint (RunAgentInput in, SSE out)
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import anyio
+
+from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
+from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
+from ..sessions import SessionError, SessionNotFoundError, SessionStore
+from ._agui import AgUiEndpoint
+from ._chat import Chat, model_ref
+from ._deps import applications, requests, responses, routing, staticfiles
+from ._guard import LOOPBACK_HOSTS, Guard
+from ._hub import Hub, HubSettings
+
+__all__ = ["create_app"]
+
+PING_SECONDS = 15.0
+"""An SSE comment is sent after this much silence, so proxies keep the stream open."""
+
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "Content-Security-Policy": _CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+Handler = Callable[[requests.Request], Awaitable[responses.Response]]
+
+
+class _Problem(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _error(status: int, message: str) -> responses.Response:
+    return responses.JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+
+
+def _ok(value: Any, status: int = 200) -> responses.Response:
+    return responses.JSONResponse(value, status_code=status, headers=_HEADERS)
+
+
+def _handled(fn: Handler) -> Handler:
+    async def handler(request: requests.Request) -> responses.Response:
+        try:
+            return await fn(request)
+        except _Problem as exc:
+            return _error(exc.status, str(exc))
+        except SessionNotFoundError as exc:
+            return _error(404, str(exc))
+        except AgentBusyError as exc:
+            return _error(409, str(exc))
+        except (SessionError, AgentCoreError) as exc:
+            return _error(409 if "lock" in type(exc).__name__.lower() else 400, str(exc))
+
+    return handler
+
+
+async def _body(request: requests.Request) -> Mapping[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise _Problem(400, f"the body is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _Problem(400, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _field(body: Mapping[str, Any], name: str, kind: type, *, required: bool = True) -> Any:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise _Problem(400, f"expected {name!r} to be a {kind.__name__}, got {value!r}")
+    return value
+
+
+class _Api:
+    """The request handlers, over one hub."""
+
+    def __init__(self, hub: Hub, default_model: Model, stream_fn: StreamFn | None) -> None:
+        self.hub = hub
+        self.default_model = default_model
+        self.stream_fn = stream_fn
+        self.hub_epoch = secrets.token_hex(4)
+        self._models: list[dict[str, Any]] | None = None  # SSE ids from another process are foreign
+
+    def _model(self, ref: Any) -> Model:
+        if not isinstance(ref, str) or "/" not in ref:
+            raise _Problem(400, f"expected a model as 'provider/id', got {ref!r}")
+        if ref == model_ref(self.default_model):  # also when it is not in the catalogue
+            return self.default_model
+        provider, _, model_id = ref.partition("/")
+        model = get_model(provider, model_id)
+        if self.stream_fn is None:
+            check_model(model)
+        return model
+
+    async def _chat(self, request: requests.Request) -> Chat:
+        return await self.hub.get(str(request.path_params["session_id"]))
+
+    async def info(self, request: requests.Request) -> responses.Response:
+        return _ok(
+            {
+                "version": __version__,
+                "defaultModel": model_ref(self.default_model),
+                "tools": [t.name for t in self.hub.settings.tools],
+            }
+        )
+
+    async def models(self, request: requests.Request) -> responses.Response:
+        if self._models is None:  # SDKs and keys do not come and go while serving: read once
+            self._models = await anyio.to_thread.run_sync(self._read_models)
+        return _ok(self._models)
+
+    def _read_models(self) -> list[dict[str, Any]]:
+        out = []
+        catalogue = [m for p in get_providers() for m in get_models(p)]
+        if not any(m == self.default_model for m in catalogue):  # given, not registered
+            catalogue.insert(0, self.default_model)
+        for model in catalogue:
+            reason = None
+            if self.stream_fn is None:
+                try:
+                    check_model(model)
+                except AgentCoreError as exc:
+                    reason = str(exc)
+            out.append(
+                {
+                    "ref": model_ref(model),
+                    "name": model.name,
+                    "provider": model.provider,
+                    "usable": reason is None,
+                    "reason": reason,
+                    "cost": {"input": model.cost.input, "output": model.cost.output},
+                }
+            )
+        return out
+
+    async def sessions(self, request: requests.Request) -> responses.Response:
+        return _ok(await self.hub.list())
+
+    async def create(self, request: requests.Request) -> responses.Response:
+        body = await _body(request)
+        ref = body.get("model")
+        model = self._model(ref) if ref is not None else None
+        chat = await self.hub.create(model)
+        return _ok({"id": chat.id}, 201)
+
+    async def show(self, request: requests.Request) -> responses.Response:
+        chat = await self._chat(request)
+        _seq, events = chat.snapshot()
+        return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
+
+    async def events(self, request: requests.Request) -> responses.Response:
+        chat = await self._chat(request)
+        last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
+        return responses.StreamingResponse(
+            self._stream(chat, last),
+            media_type="text/event-stream",
+            headers={**_HEADERS, "X-Accel-Buffering": "no"},
+        )
+
+    async def _stream(self, chat: Chat, last: str | None) -> AsyncIterator[str]:
+        epoch = self.hub_epoch
+        seq: int | None = None
+        if last:
+            given_epoch, _, number = last.partition(".")
+            if given_epoch == epoch and number.isdigit() and chat.log.covers(int(number)):
+                seq = int(number)
+        chat.readers += 1
+        try:
+            yield "retry: 1000\n\n"
+            while True:
+                if seq is None or not chat.log.covers(seq):  # new, or fell behind a trim
+                    seq, snapshot = chat.snapshot()
+                    for event in snapshot:
+                        yield f"id: {epoch}.{seq}\ndata: {event.model_dump_json(by_alias=True)}\n\n"
+                entries = chat.log.after(seq)
+                if entries:
+                    for n, data in entries:
+                        yield f"id: {epoch}.{n}\ndata: {data}\n\n"
+                        seq = n
+                    continue
+                before = chat.log.seq
+                await chat.log.wait(PING_SECONDS)
+                if chat.log.seq == before:
+                    yield ": ping\n\n"
+        finally:
+            chat.readers -= 1
+
+    async def prompt(self, request: requests.Request) -> responses.Response:
+        body = await _body(request)
+        text = _field(body, "text", str)
+        if not text.strip():
+            raise _Problem(400, "the prompt is empty")
+        chat = await self._chat(request)
+        return _ok({"status": chat.prompt(self.hub.task_group(), text)}, 202)
+
+    async def abort(self, request: requests.Request) -> responses.Response:
+        chat = await self._chat(request)
+        chat.agent.abort("stopped from the page")
+        return _ok({"running": chat.running})
+
+    async def set_model(self, request: requests.Request) -> responses.Response:
+        body = await _body(request)
+        model = self._model(body.get("model"))
+        chat = await self._chat(request)
+        if chat.running:
+            raise _Problem(409, "a run is going: switch the model when it has ended")
+        chat.agent.state.model = model
+        await anyio.to_thread.run_sync(_store_model, chat, model)
+        chat.publish_state()
+        return _ok({"model": model_ref(model)})
+
+    async def branch(self, request: requests.Request) -> responses.Response:
+        body = await _body(request)
+        index = _field(body, "index", int)
+        source = str(request.path_params["session_id"])
+        try:
+            chat = await self.hub.branch(source, index)
+        except IndexError as exc:
+            raise _Problem(400, str(exc)) from None
+        return _ok({"id": chat.id}, 201)
+
+    async def decide(self, request: requests.Request) -> responses.Response:
+        body = await _body(request)
+        approved = _field(body, "approved", bool)
+        chat = await self._chat(request)
+        agent = chat.agent
+        if chat.running:
+            raise _Problem(409, "a run is going: decide when it has ended")
+        call_id = str(request.path_params["tool_call_id"])
+        if approved:
+            arguments = _field(body, "arguments", dict, required=False)
+            agent.approve(call_id, arguments=arguments)
+        else:
+            reason = _field(body, "reason", str, required=False)
+            agent.deny(call_id, reason=reason)
+        chat.publish_transcript()
+        if not agent.state.pending_approvals:
+            chat.start(self.hub.task_group(), agent.continue_)
+        return _ok({"running": chat.running})
+
+
+def _store_model(chat: Chat, model: Model) -> None:
+    """Write the new model to the session now (the Agent would at its next run), so a branch
+    made before then has it too."""
+    session = chat.session
+    state = session.load(repair=False).state
+    session.update(state=dataclasses.replace(state, model=model, withheld_headers=()))
+
+
+def _page(request: requests.Request) -> responses.Response:
+    html = resources.files(__package__ or "agentcore.web").joinpath("static/index.html")
+    return responses.HTMLResponse(html.read_text(encoding="utf-8"), headers=_HEADERS)
+
+
+def create_app(
+    store: SessionStore,
+    *,
+    model: Model,
+    tools: Sequence[AgentTool] = (),
+    system_prompt: str = "",
+    stream_fn: StreamFn | None = None,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS,
+    agent_options: Mapping[str, Any] | None = None,
+    event_log_size: int = 2000,
+    max_open_sessions: int = 64,
+) -> applications.Starlette:
+    """The chat server as an ASGI app (Starlette): the page, the API, AG-UI over SSE.
+
+    Each session runs its own `Agent`, whose transcript is stored in `store` as it happens.
+
+    Args:
+        store: where sessions live (`JsonlSessionStore`, `SqliteSessionStore`, your own).
+        model: the model of new sessions (a session keeps its own once chosen).
+        tools: the tools every agent gets.
+        system_prompt: the system prompt of new sessions.
+        stream_fn: the agents' stream function (default: `agentcore.llm.stream_simple`); with
+            one given, models are not checked for SDKs and keys.
+        token: if given, every request must carry it (header `Authorization: Bearer`, or the
+            cookie set by opening `/?token=...`).
+        allowed_hosts: without a token, the `Host` names served (default: loopback names, which
+            defeats DNS rebinding); None serves any (behind your own authentication).
+        agent_options: keyword arguments for every `Agent` (bounds, hooks, ...).
+        event_log_size: events each session keeps for reconnecting clients between runs (the
+            run in progress is always kept whole).
+        max_open_sessions: sessions kept open in memory; idle ones beyond are closed.
+
+    The app's lifespan runs the agents: uvicorn runs it; when you mount the app in another
+    Starlette app, pass `lifespan=app.router.lifespan_context` to the outer one.
+    """
+    settings = HubSettings(
+        model=model,
+        tools=tuple(tools),
+        system_prompt=system_prompt,
+        stream_fn=stream_fn,
+        agent_options=dict(agent_options or {}),
+        event_log_size=event_log_size,
+        max_open=max_open_sessions,
+    )
+    hub = Hub(store, settings)
+    api = _Api(hub, model, stream_fn)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as group:
+            hub.group = group
+            try:
+                yield
+            finally:
+                hub.group = None
+                await hub.close()
+                group.cancel_scope.cancel()
+
+    def route(path: str, fn: Handler, method: str = "GET") -> routing.Route:
+        return routing.Route(path, _handled(fn), methods=[method])
+
+    s = "/api/sessions/{session_id:str}"
+    routes = [
+        routing.Route("/", _page, methods=["GET"]),
+        routing.Mount(
+            "/static",
+            staticfiles.StaticFiles(packages=[("agentcore.web", "static")]),
+            name="static",
+        ),
+        route("/api/info", api.info),
+        route("/api/models", api.models),
+        route("/api/sessions", api.sessions),
+        route("/api/sessions", api.create, "POST"),
+        route(s, api.show),
+        route(s + "/events", api.events),
+        route(s + "/prompt", api.prompt, "POST"),
+        route(s + "/abort", api.abort, "POST"),
+        route(s + "/model", api.set_model, "POST"),
+        route(s + "/branch", api.branch, "POST"),
+        route(s + "/approvals/{tool_call_id:str}", api.decide, "POST"),
+        routing.Route("/api/ag-ui", AgUiEndpoint(hub).handle, methods=["POST"]),
+    ]
+    app = applications.Starlette(routes=routes, lifespan=lifespan)
+    app.state.hub = hub
+    app.add_middleware(Guard, token=token, allowed_hosts=allowed_hosts)
+    return app

@@ -1,0 +1,185 @@
+"""The open conversations of one server, created, opened, branched and closed here.
+
+Sessions are opened on first use and stay open (holding their store write lock) while the server
+runs, up to `max_open` of them: past that, the least recently used idle one without readers is
+closed (it opens again, from the store, on its next use). Store calls run in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from .. import Agent, AgentTool
+from ..llm import Model, StreamFn
+from ..messages import UserMessage
+from ..sessions import Session, SessionInfo, SessionState, SessionStore
+from ._chat import Chat
+from ._convert import block_text
+
+__all__ = ["Hub", "HubSettings"]
+
+_log = logging.getLogger("agentcore.web")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HubSettings:
+    """How every conversation's agent is made."""
+
+    model: Model
+    tools: Sequence[AgentTool] = ()
+    system_prompt: str = ""
+    stream_fn: StreamFn | None = None
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+    event_log_size: int = 2000
+    max_open: int = 64
+
+
+class Hub:
+    """The server's conversations. `group` runs the agents' runs (the app's lifespan)."""
+
+    def __init__(self, store: SessionStore, settings: HubSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.group: anyio.abc.TaskGroup | None = None
+        self._chats: OrderedDict[str, Chat] = OrderedDict()
+        self._lock = anyio.Lock()
+
+    def task_group(self) -> anyio.abc.TaskGroup:
+        """The task group runs go in.
+
+        Raises:
+            RuntimeError: the app's lifespan is not running.
+        """
+        if self.group is None:
+            raise RuntimeError(
+                "the agentcore.web app's lifespan is not running: serve it with uvicorn (which "
+                "runs it), or when mounting it in your own app pass "
+                "lifespan=web_app.router.lifespan_context (see docs/web.md)"
+            )
+        return self.group
+
+    def _agent(self, session: Session, *, new: bool) -> Agent:
+        s = self.settings
+        state: dict[str, Any] = {"tools": list(s.tools)}
+        if new:
+            state["system_prompt"] = s.system_prompt
+        agent = Agent(state, session=session, stream_fn=s.stream_fn, **dict(s.agent_options))
+        if not (isinstance(agent.state.model, Model) and agent.state.model.id):
+            agent.state.model = s.model
+        return agent
+
+    async def _add(self, session: Session, *, new: bool) -> Chat:
+        try:
+            agent = await anyio.to_thread.run_sync(lambda: self._agent(session, new=new))
+        except BaseException:
+            session.close()
+            raise
+        chat = Chat(agent, session, self.settings.event_log_size)
+        info = await anyio.to_thread.run_sync(session.load)
+        if info.parent is not None:
+            chat.parent = {"sessionId": info.parent.session_id, "index": info.parent.index}
+        self._chats[chat.id] = chat
+        self._evict()
+        return chat
+
+    def _evict(self) -> None:
+        while len(self._chats) > self.settings.max_open:
+            victim = next(
+                (c for c in self._chats.values() if not c.running and c.readers == 0), None
+            )
+            if victim is None:
+                return
+            del self._chats[victim.id]
+            victim.close()
+
+    async def get(self, session_id: str) -> Chat:
+        """The open conversation, opened from the store if needed.
+
+        Raises:
+            SessionNotFoundError: no such session. SessionLockedError: another process has it.
+        """
+        async with self._lock:
+            chat = self._chats.get(session_id)
+            if chat is not None:
+                self._chats.move_to_end(session_id)
+                return chat
+            session = await anyio.to_thread.run_sync(self.store.open, session_id)
+            return await self._add(session, new=False)
+
+    async def create(self, model: Model | None = None, *, session_id: str | None = None) -> Chat:
+        """A new conversation (with `model`, else the default one; under `session_id`, else a
+        fresh id)."""
+        state = SessionState(
+            system_prompt=self.settings.system_prompt, model=model or self.settings.model
+        )
+        async with self._lock:
+            session = await anyio.to_thread.run_sync(
+                lambda: self.store.create(state=state, session_id=session_id)
+            )
+            return await self._add(session, new=True)
+
+    async def branch(self, session_id: str, index: int) -> Chat:
+        """A new conversation holding the first `index` messages of another.
+
+        Raises:
+            SessionNotFoundError: no such session. IndexError: `index` out of range.
+        """
+        async with self._lock:
+            session = await anyio.to_thread.run_sync(self.store.branch, session_id, index)
+            return await self._add(session, new=False)
+
+    async def list(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest sessions first, each with a title (its first prompt) and size."""
+
+        def read() -> list[dict[str, Any]]:
+            infos: list[SessionInfo] = self.store.list()[-limit:]
+            out = []
+            for info in reversed(infos):
+                try:
+                    data = self.store.load(info.id)
+                except Exception as exc:  # a damaged session is listed, not fatal
+                    _log.warning("cannot read session %s: %s", info.id, exc)
+                    title, count = "(unreadable)", 0
+                else:
+                    first = next((m for m in data.messages if isinstance(m, UserMessage)), None)
+                    title = block_text(first.content)[:80] if first else ""
+                    count = len(data.messages)
+                parent = info.parent
+                out.append(
+                    {
+                        "id": info.id,
+                        "title": title,
+                        "messages": count,
+                        "createdAt": info.created_at,
+                        "updatedAt": info.updated_at,
+                        "parent": None
+                        if parent is None
+                        else {"sessionId": parent.session_id, "index": parent.index},
+                    }
+                )
+            return out
+
+        return await anyio.to_thread.run_sync(read)
+
+    async def close(self) -> None:
+        """Stop every run (an abort: transcripts stay clean) and close every session."""
+        chats = list(self._chats.values())
+        for chat in chats:
+            chat.agent.abort("the server is shutting down")
+        with anyio.move_on_after(10):
+            for chat in chats:
+                await chat.wait_idle()
+        for chat in chats:
+            try:
+                chat.close()
+            except Exception:
+                _log.exception("closing session %s", chat.id)
+        self._chats.clear()

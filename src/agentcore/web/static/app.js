@@ -1,0 +1,455 @@
+// The agentcore chat page: reads a session's AG-UI event stream (SSE) and renders it.
+// Model text only ever reaches the page through textContent or the escaping Markdown renderer.
+"use strict";
+(function () {
+  const md = window.agentcoreMarkdown;
+  const $ = function (id) { return document.getElementById(id); };
+  const view = {
+    messages: $("messages"), prompt: $("prompt"), send: $("send"), stop: $("stop"),
+    model: $("model"), status: $("status"), sessions: $("sessions"), usage: $("session-usage"),
+  };
+  let sessionId = null;
+  let source = null;
+  let running = false;
+  let defaultModel = null;
+  let blocks = {};   // assistant message id -> {el, parts}
+  let texts = {};    // text message id -> {el, text, role}
+  let cards = {};    // tool call id -> card elements
+  let reasonings = {}; // reasoning message id -> body element
+  let pending = new Set(); // tool call ids waiting for approval
+  let totals = { tokens: 0, cost: 0 };
+  let renderQueued = new Set();
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  async function api(method, path, body) {
+    const init = { method: method, headers: {} };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    const data = await response.json().catch(function () { return {}; });
+    if (!response.ok) throw new Error(data.error || response.statusText);
+    return data;
+  }
+
+  function scrollDown() {
+    const m = view.messages;
+    if (m.scrollHeight - m.scrollTop - m.clientHeight < 160) m.scrollTop = m.scrollHeight;
+  }
+
+  function setRunning(value) {
+    running = value;
+    view.stop.disabled = !value;
+    view.send.textContent = value ? "Steer" : "Send";
+    view.status.textContent = value ? "running" : "idle";
+    view.status.className = "status" + (value ? " running" : "");
+    view.model.disabled = value;
+  }
+
+  function formatUsage(u) {
+    const cached = u.cacheRead ? " (" + u.cacheRead + " cached)" : "";
+    const input = u.input + u.cacheRead + u.cacheWrite;
+    return input + " in" + cached + " · " + u.output + " out · $" + u.cost.toFixed(4);
+  }
+
+  // -- the transcript ---------------------------------------------------------------------
+
+  function clear() {
+    view.messages.textContent = "";
+    blocks = {}; texts = {}; cards = {}; reasonings = {}; totals = { tokens: 0, cost: 0 };
+    view.usage.textContent = "";
+  }
+
+  function baseId(id) { return String(id).split(".")[0]; }
+
+  function userBubble(id, text) {
+    const bubble = el("div", "msg user");
+    bubble.dataset.messageId = id;
+    bubble.appendChild(el("span", "body", text));
+    const branch = el("button", "branch-btn", "edit in a branch");
+    branch.type = "button";
+    branch.title = "Start a new session with the messages before this one, to edit and resend it";
+    branch.addEventListener("click", function () { branchAt(id, bubble); });
+    bubble.appendChild(branch);
+    for (const q of view.messages.querySelectorAll(".msg.user.queued")) {
+      if (q.dataset.text === text) { q.remove(); break; }
+    }
+    view.messages.appendChild(bubble);
+    return bubble;
+  }
+
+  function block(id) {
+    const key = baseId(id);
+    if (!blocks[key]) {
+      const node = el("div", "msg assistant");
+      node.dataset.messageId = key;
+      view.messages.appendChild(node);
+      blocks[key] = { el: node };
+    }
+    return blocks[key].el;
+  }
+
+  function textPart(id, role) {
+    if (role === "user") {
+      texts[id] = { role: "user", text: "", el: null };
+      return;
+    }
+    const node = el("div", "text");
+    block(id).appendChild(node);
+    texts[id] = { role: "assistant", text: "", el: node };
+  }
+
+  function renderText(id) {
+    renderQueued.add(id);
+    if (renderQueued.size > 1) return;
+    requestAnimationFrame(function () {
+      for (const key of renderQueued) {
+        const part = texts[key];
+        if (part && part.el) part.el.innerHTML = md.render(part.text); // escaped by render
+      }
+      renderQueued.clear();
+      scrollDown();
+    });
+  }
+
+  function thinking(id) {
+    const details = el("details", "thinking");
+    const summary = el("summary", null, "Thinking");
+    const body = el("div", "body");
+    details.appendChild(summary);
+    details.appendChild(body);
+    block(id).appendChild(details);
+    reasonings[id] = body;
+    return body;
+  }
+
+  function card(callId, name, parentId) {
+    if (cards[callId]) return cards[callId];
+    const node = el("div", "tool-card streaming");
+    node.dataset.toolCallId = callId;
+    const head = el("div", "head");
+    head.appendChild(el("span", "badge", "tool"));
+    head.appendChild(el("span", "name", name));
+    const state = el("span", "state", "writing arguments…");
+    head.appendChild(state);
+    node.appendChild(head);
+    node.appendChild(el("div", "label", "arguments"));
+    const args = el("pre", "args");
+    node.appendChild(args);
+    const progress = el("pre", "progress");
+    const result = el("pre", "tool-result");
+    const approval = el("div", "approval");
+    approval.hidden = true;
+    node.appendChild(progress);
+    node.appendChild(approval);
+    node.appendChild(el("div", "label result-label", "result"));
+    node.appendChild(result);
+    block(parentId || ("tool-" + callId)).appendChild(node);
+    cards[callId] = { el: node, state: state, args: args, progress: progress, result: result,
+      approval: approval, argText: "" };
+    return cards[callId];
+  }
+
+  function setCard(c, cls, label) {
+    c.el.className = "tool-card " + cls;
+    c.state.textContent = label;
+  }
+
+  function prettyArgs(c) {
+    try { c.args.textContent = JSON.stringify(JSON.parse(c.argText), null, 2); }
+    catch (e) { c.args.textContent = c.argText; }
+  }
+
+  function showResult(callId, content, isError) {
+    const c = cards[callId] || card(callId, "tool", null);
+    c.result.textContent = content;
+    c.progress.textContent = "";
+    setCard(c, isError ? "error" : "done", isError ? "error" : "done");
+    c.approval.hidden = true;
+  }
+
+  function showApprovals(list) {
+    pending = new Set(list.map(function (a) { return a.toolCallId; }));
+    for (const id in cards) {
+      const c = cards[id];
+      if (!pending.has(id)) { c.approval.hidden = true; continue; }
+      const info = list.find(function (a) { return a.toolCallId === id; });
+      c.approval.textContent = "";
+      c.approval.appendChild(el("span", null, "Needs your approval" +
+        (info && info.reason ? ": " + info.reason : "")));
+      const yes = el("button", "approve", "Approve");
+      const no = el("button", "deny", "Deny");
+      yes.type = no.type = "button";
+      yes.addEventListener("click", function () { decide(id, true); });
+      no.addEventListener("click", function () { decide(id, false); });
+      c.approval.appendChild(yes);
+      c.approval.appendChild(no);
+      c.approval.hidden = false;
+      setCard(c, "waiting", "waiting for approval");
+    }
+  }
+
+  function usageLine(id, meta) {
+    const node = block(id);
+    if (meta.stopReason === "aborted") node.appendChild(el("div", "stopped", "(stopped)"));
+    if (meta.stopReason === "error" && meta.errorMessage) {
+      node.appendChild(el("div", "error-line", meta.errorMessage));
+    }
+    if (meta.usage) {
+      node.appendChild(el("div", "usage-line", meta.model + " · " + formatUsage(meta.usage)));
+      totals.tokens += meta.usage.totalTokens;
+      totals.cost += meta.usage.cost;
+      view.usage.textContent = "session: " + totals.tokens + " tokens · $" + totals.cost.toFixed(4);
+    }
+  }
+
+  function snapshot(messages) {
+    clear();
+    for (const m of messages) {
+      if (m.role === "user") {
+        const text = typeof m.content === "string" ? m.content
+          : m.content.map(function (p) { return p.text || "[image]"; }).join("");
+        userBubble(m.id, text);
+      } else if (m.role === "reasoning") {
+        thinking(m.id).textContent = m.content;
+      } else if (m.role === "assistant") {
+        block(m.id);
+        if (m.content) {
+          textPart(m.id, "assistant");
+          texts[m.id].text = m.content;
+          texts[m.id].el.innerHTML = md.render(m.content); // escaped by render
+        }
+        for (const call of m.toolCalls || []) {
+          const c = card(call.id, call.function.name, m.id);
+          c.argText = call.function.arguments;
+          prettyArgs(c);
+          setCard(c, "waiting", "no result");
+        }
+        const meta = m.metadata && m.metadata.agentcore;
+        if (meta) usageLine(m.id, meta);
+      } else if (m.role === "tool") {
+        showResult(m.toolCallId, m.content, !!m.error);
+      }
+    }
+    view.messages.scrollTop = view.messages.scrollHeight;
+  }
+
+  // -- the event stream ---------------------------------------------------------------------
+
+  const handlers = {
+    MESSAGES_SNAPSHOT: function (e) { snapshot(e.messages); },
+    STATE_SNAPSHOT: function (e) {
+      const s = e.snapshot;
+      setRunning(s.running);
+      if (s.model) selectModel(s.model);
+      showApprovals(s.pendingApprovals || []);
+      if (!s.running && pending.size) view.status.textContent = "waiting for your approval";
+    },
+    RUN_STARTED: function () { setRunning(true); },
+    RUN_FINISHED: function () { setRunning(false); loadSessions(); },
+    RUN_ERROR: function (e) {
+      setRunning(false);
+      view.messages.appendChild(el("div", "msg error-line", e.message));
+    },
+    TEXT_MESSAGE_START: function (e) { textPart(e.messageId, e.role); },
+    TEXT_MESSAGE_CONTENT: function (e) {
+      const part = texts[e.messageId];
+      if (!part) return;
+      part.text += e.delta;
+      if (part.role === "assistant") renderText(e.messageId);
+    },
+    TEXT_MESSAGE_END: function (e) {
+      const part = texts[e.messageId];
+      if (part && part.role === "user") userBubble(e.messageId, part.text);
+      scrollDown();
+    },
+    REASONING_MESSAGE_START: function (e) { thinking(e.messageId); },
+    REASONING_MESSAGE_CONTENT: function (e) {
+      const body = reasonings[e.messageId];
+      if (body) body.textContent += e.delta;
+    },
+    TOOL_CALL_START: function (e) { card(e.toolCallId, e.toolCallName, e.parentMessageId); scrollDown(); },
+    TOOL_CALL_ARGS: function (e) {
+      const c = cards[e.toolCallId];
+      if (!c) return;
+      c.argText += e.delta;
+      c.args.textContent = c.argText;
+    },
+    TOOL_CALL_END: function (e) {
+      const c = cards[e.toolCallId];
+      if (c) { prettyArgs(c); setCard(c, "waiting", "queued"); }
+    },
+    TOOL_CALL_RESULT: function (e) {
+      const meta = (e.metadata && e.metadata.agentcore) || {};
+      showResult(e.toolCallId, e.content, !!meta.isError);
+      scrollDown();
+    },
+    CUSTOM: function (e) {
+      const v = e.value || {};
+      const c = v.toolCallId ? cards[v.toolCallId] : null;
+      if (e.name === "agentcore.tool_execution_start" && c) setCard(c, "running", "running…");
+      else if (e.name === "agentcore.tool_execution_update" && c) c.progress.textContent = v.text;
+      else if (e.name === "agentcore.message_end") usageLine(v.messageId, v);
+      else if (e.name === "agentcore.steering_queued") {
+        const q = el("div", "msg user queued", v.text + "  (queued: steers the run at its next turn)");
+        q.dataset.text = v.text;
+        view.messages.appendChild(q);
+        scrollDown();
+      }
+    },
+  };
+
+  function connect() {
+    if (source) source.close();
+    source = new EventSource("api/sessions/" + encodeURIComponent(sessionId) + "/events");
+    source.onmessage = function (message) {
+      const event = JSON.parse(message.data);
+      const handle = handlers[event.type];
+      if (handle) handle(event);
+    };
+    source.onerror = function () {
+      if (source.readyState === EventSource.CLOSED) view.status.textContent = "disconnected";
+    };
+  }
+
+  async function openSession(id) {
+    sessionId = id;
+    history.replaceState(null, "", "#session=" + encodeURIComponent(id));
+    clear();
+    connect();
+    markCurrent();
+  }
+
+  function newChat() {
+    if (source) { source.close(); source = null; }
+    sessionId = null;
+    history.replaceState(null, "", location.pathname + location.search);
+    clear();
+    view.messages.appendChild(el("div", "empty", "Start a conversation below."));
+    setRunning(false);
+    if (defaultModel) selectModel(defaultModel);
+    markCurrent();
+  }
+
+  async function branchAt(id, bubble) {
+    if (!sessionId) return;
+    const index = parseInt(String(id).slice(1), 10);
+    const text = bubble.querySelector(".body").textContent;
+    const created = await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/branch",
+      { index: index });
+    await openSession(created.id);
+    view.prompt.value = text;
+    view.prompt.focus();
+    loadSessions();
+  }
+
+  async function decide(callId, approved) {
+    try {
+      await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/approvals/" +
+        encodeURIComponent(callId), { approved: approved });
+    } catch (err) { alert(err.message); }
+  }
+
+  async function send(event) {
+    event.preventDefault();
+    const text = view.prompt.value;
+    if (!text.trim()) return;
+    view.prompt.value = "";
+    try {
+      if (!sessionId) {
+        const created = await api("POST", "api/sessions", { model: view.model.value || undefined });
+        await openSession(created.id);
+        loadSessions();
+      }
+      await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/prompt", { text: text });
+    } catch (err) {
+      view.prompt.value = text;
+      view.messages.appendChild(el("div", "msg error-line", err.message));
+    }
+  }
+
+  // -- models and sessions -----------------------------------------------------------------
+
+  function selectModel(ref) {
+    if (![...view.model.options].some(function (o) { return o.value === ref; })) {
+      const option = el("option", null, ref);
+      option.value = ref;
+      view.model.appendChild(option);
+    }
+    view.model.value = ref;
+  }
+
+  async function loadModels() {
+    const info = await api("GET", "api/info");
+    defaultModel = info.defaultModel;
+    const models = await api("GET", "api/models");
+    const current = sessionId ? view.model.value : null; // a session's model may be known already
+    const groups = {};
+    view.model.textContent = "";
+    for (const m of models) {
+      if (!groups[m.provider]) {
+        groups[m.provider] = el("optgroup");
+        groups[m.provider].label = m.provider;
+        view.model.appendChild(groups[m.provider]);
+      }
+      const option = el("option", null, m.name + (m.usable ? "" : " (unavailable)"));
+      option.value = m.ref;
+      option.disabled = !m.usable;
+      if (m.reason) option.title = m.reason;
+      groups[m.provider].appendChild(option);
+    }
+    if (current) selectModel(current);
+    else if (!sessionId && defaultModel) selectModel(defaultModel);
+  }
+
+  function markCurrent() {
+    for (const li of view.sessions.children) {
+      li.classList.toggle("current", li.dataset.sessionId === sessionId);
+    }
+  }
+
+  async function loadSessions() {
+    const list = await api("GET", "api/sessions");
+    view.sessions.textContent = "";
+    for (const s of list) {
+      const li = el("li");
+      li.dataset.sessionId = s.id;
+      li.appendChild(el("span", "title", (s.parent ? "↳ " : "") + (s.title || "(empty)")));
+      const when = new Date(s.updatedAt).toLocaleString();
+      li.appendChild(el("span", "meta", when + " · " + s.messages + " messages"));
+      li.title = s.title;
+      li.addEventListener("click", function () { openSession(s.id); });
+      view.sessions.appendChild(li);
+    }
+    markCurrent();
+  }
+
+  view.model.addEventListener("change", async function () {
+    if (!sessionId) return;
+    try {
+      await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/model",
+        { model: view.model.value });
+    } catch (err) { alert(err.message); }
+  });
+  $("composer").addEventListener("submit", send);
+  view.prompt.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
+  });
+  view.stop.addEventListener("click", function () {
+    if (sessionId) api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/abort", {});
+  });
+  $("new-chat").addEventListener("click", newChat);
+
+  const match = location.hash.match(/session=([A-Za-z0-9_-]+)/);
+  if (match) openSession(match[1]); else newChat();
+  Promise.all([loadModels(), loadSessions()]).then(function () {
+    document.body.dataset.ready = "true"; // for tests: the page is set up
+  });
+})();

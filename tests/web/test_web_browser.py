@@ -1,0 +1,314 @@
+"""The chat page in a real headless Chromium (Debian's `chromium` and `chromium-driver`, installed
+by `scripts/browser`), driven with Selenium, against `agentcore serve` run as a subprocess with the
+scripted faux model (`faux_serve.py`).
+
+One conversation, step by step: a prompt streams into the page (Markdown rendered), a tool card
+shows its arguments and result, Stop aborts a long answer mid-way, a reload resumes the session,
+and an answer holding `<script>` and HTML shows as text with no script run. Each step saves a
+screenshot under `tests/artifacts/web/` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException,
+    WebDriverException,
+)
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from agentcore import Agent, tool  # noqa: E402
+from agentcore.testing import faux_text, faux_tool_call  # noqa: E402
+
+from .web_support import start_server, stop_server  # noqa: E402
+
+HERE = Path(__file__).parent
+SRC = HERE.parents[1] / "src"
+ARTIFACTS = HERE.parent / "artifacts" / "web"
+CHROMIUM = os.environ.get("AGENTCORE_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("AGENTCORE_CHROMEDRIVER", "/usr/bin/chromedriver")
+WAIT = 30.0  # seconds a step may take on a loaded machine before the test fails
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _browser_missing() -> str | None:
+    if Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists():
+        return None
+    why = os.environ.get("AGENTCORE_BROWSER_UNAVAILABLE")
+    return why or f"{CHROMIUM} or {CHROMEDRIVER} is missing: run scripts/browser ensure"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """`agentcore serve` with the faux model, on a free loopback port: its address and store."""
+    sessions = tmp_path_factory.mktemp("sessions")
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env.pop("AGENTCORE_TOKEN", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "faux_serve.py"),
+            "--port",
+            "0",
+            "--sessions-dir",
+            str(sessions),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    try:
+        assert line.startswith("agentcore serve: http://"), line
+        yield line.split(": ", 1)[1].strip(), sessions
+    finally:
+        process.terminate()
+        try:
+            process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    missing = _browser_missing()
+    if missing:
+        pytest.skip(missing)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1200,860",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
+    try:
+        driver = webdriver.Chrome(service=service, options=options)
+    except WebDriverException as exc:
+        pytest.fail(f"chromium did not start through {CHROMEDRIVER}: {exc.msg}")
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    return ARTIFACTS
+
+
+def _wait(driver: Any, condition: Any, what: str) -> Any:
+    # the page redraws a transcript from a snapshot (after a decision, a reconnect): an element
+    # read a moment before may be gone, which only means "look again"
+    wait = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(lambda d: condition(d), message=what)
+
+
+def _send(driver: Any, text: str) -> None:
+    prompt = driver.find_element(By.ID, "prompt")
+    prompt.send_keys(text)
+    driver.find_element(By.ID, "send").click()
+
+
+def _assistant_texts(driver: Any) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".msg.assistant")]
+
+
+def _ready(driver: Any) -> bool:
+    return driver.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true"
+
+
+def _idle(driver: Any) -> bool:
+    return driver.find_element(By.ID, "status").text == "idle"
+
+
+def test_a_conversation_in_the_page(browser: Any, server: tuple[str, Path], shots: Path) -> None:
+    address, _sessions = server
+    d = browser
+    d.get(address)
+    _wait(d, _ready, "the page")
+    assert d.find_element(By.ID, "model").get_attribute("value") == "faux/scripted"
+    d.save_screenshot(str(shots / "0-empty.png"))
+
+    # 1. a prompt streams into the page, Markdown rendered
+    _send(d, "Hello there")
+    _wait(d, lambda d: any("You said" in t for t in _assistant_texts(d)), "the answer")
+    _wait(d, _idle, "the run to end")
+    answer = d.find_element(By.CSS_SELECTOR, ".msg.assistant .text")
+    assert answer.find_element(By.TAG_NAME, "h1").text == "Echo"
+    assert answer.find_element(By.TAG_NAME, "em").text == "Hello there"
+    assert [li.text for li in answer.find_elements(By.TAG_NAME, "li")] == ["one", "two"]
+    usage = d.find_element(By.CSS_SELECTOR, ".msg.assistant .usage-line").text
+    assert usage.startswith("faux/scripted · ") and " out · $" in usage
+    assert "#session=" in d.current_url
+    d.save_screenshot(str(shots / "1-streamed.png"))
+
+    # 2. a tool call shows as a card with its arguments and its result
+    _send(d, "use the tool")
+    card = _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card.done"), "the tool card")[
+        0
+    ]
+    assert "calculator" in card.find_element(By.CSS_SELECTOR, ".head").text
+    assert '"expression": "6*7"' in card.find_element(By.CSS_SELECTOR, ".args").text
+    assert card.find_element(By.CSS_SELECTOR, ".tool-result").text == "6*7 = 42"
+    _wait(
+        d,
+        lambda d: any("The calculator says: 6*7 = 42." in t for t in _assistant_texts(d)),
+        "the answer after the tool",
+    )
+    _wait(d, _idle, "the run to end")
+    d.save_screenshot(str(shots / "2-tool-card.png"))
+
+    # 3. Stop aborts a long answer mid-way
+    _send(d, "a long answer please")
+    _wait(d, lambda d: "word20 " in _assistant_texts(d)[-1], "the long answer to stream")
+    assert not d.find_element(By.ID, "stop").get_attribute("disabled")
+    d.find_element(By.ID, "stop").click()
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".stopped"), "the answer to stop")
+    _wait(d, _idle, "the run to end")
+    stopped = _assistant_texts(d)[-1]
+    assert "word3999" not in stopped  # it did not run to the end
+    assert d.find_element(By.ID, "stop").get_attribute("disabled")
+    d.save_screenshot(str(shots / "3-stopped.png"))
+
+    # 4. a reload resumes the session: the same conversation, from the server
+    before = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".msg")]
+    d.refresh()
+    _wait(
+        d,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg")) == len(before),
+        "the session to reload",
+    )
+    after = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".msg")]
+    assert after == before
+    assert len(d.find_elements(By.CSS_SELECTOR, ".tool-card.done")) == 1
+    titles = [e.text for e in d.find_elements(By.CSS_SELECTOR, "#sessions li.current .title")]
+    assert titles == ["Hello there"]
+    d.save_screenshot(str(shots / "4-reloaded.png"))
+
+    # 5. model output with <script> and HTML shows as text, and nothing runs
+    _send(d, "show me some html")
+    _wait(d, lambda d: "not bold" in _assistant_texts(d)[-1], "the html answer")
+    _wait(d, _idle, "the run to end")
+    last = d.find_elements(By.CSS_SELECTOR, ".msg.assistant .text")[-1]
+    assert '<script>window.__pwned = "script"</script>' in last.text
+    assert '<img src="x" onerror="window.__pwned = \'img\'">' in last.text
+    assert "<b>not bold</b>" in last.text
+    assert last.find_elements(By.TAG_NAME, "script") == []
+    assert last.find_elements(By.TAG_NAME, "img") == []
+    assert last.find_elements(By.TAG_NAME, "b") == []
+    assert d.execute_script("return window.__pwned === undefined")
+    d.save_screenshot(str(shots / "5-html-as-text.png"))
+
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == [], errors
+
+
+def test_steering_and_branching_in_the_page(
+    browser: Any, server: tuple[str, Path], shots: Path
+) -> None:
+    address, _sessions = server
+    d = browser
+    d.get(address)
+    _wait(d, _ready, "the page")
+    d.find_element(By.ID, "new-chat").click()
+    _send(d, "a long answer please")
+    _wait(d, lambda d: "word5 " in (_assistant_texts(d) or [""])[-1], "the long answer")
+    assert d.find_element(By.ID, "send").text == "Steer"
+    _send(d, "say hello instead")
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.user.queued"), "the queued steering")
+    d.save_screenshot(str(shots / "6-steering-queued.png"))
+    d.find_element(By.ID, "stop").click()
+    _wait(d, _idle, "the run to end")
+    # the queued message survives the abort (the Agent keeps it) and runs with the next prompt
+    _send(d, "hello")
+    _wait(
+        d,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.user:not(.queued)")) == 3,
+        "the steering message to arrive",
+    )
+    _wait(d, _idle, "the run to end")
+    users = [
+        e.find_element(By.CSS_SELECTOR, ".body").text
+        for e in d.find_elements(By.CSS_SELECTOR, ".msg.user:not(.queued)")
+    ]
+    assert users == ["a long answer please", "hello", "say hello instead"]
+    # branch: edit the second prompt in a new session holding what came before it
+    first_session = d.current_url.split("#session=")[1]
+    second = d.find_elements(By.CSS_SELECTOR, ".msg.user:not(.queued)")[1]
+    d.execute_script("arguments[0].querySelector('.branch-btn').click()", second)
+    _wait(d, lambda d: d.current_url.split("#session=")[1] != first_session, "the branch to open")
+    _wait(
+        d,
+        lambda d: d.find_element(By.ID, "prompt").get_attribute("value") == users[1],
+        "the prompt to be prefilled",
+    )
+    _wait(
+        d,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.user")) == 1,
+        "the branch's transcript",
+    )
+    listed = httpx.get(address.rstrip("/") + "/api/sessions", timeout=30).json()
+    branch = next(s for s in listed if s["id"] == d.current_url.split("#session=")[1])
+    assert branch["parent"]["sessionId"] == first_session
+    d.save_screenshot(str(shots / "7-branch.png"))
+
+
+@pytest.mark.skipif(not hasattr(Agent, "approve"), reason="this agentcore has no approvals yet")
+def test_approve_and_deny_in_the_page(browser: Any, tmp_path: Path, shots: Path) -> None:
+    @tool(requires_approval=True)
+    def remove(path: str) -> str:
+        """Remove a file."""
+        return f"removed {path}"
+
+    served = start_server(tmp_path, tools=[remove])
+    served.faux.set_responses(
+        [
+            faux_tool_call("remove", {"path": "a.txt"}, id="call_a"),
+            faux_text("Done."),
+            faux_tool_call("remove", {"path": "b.txt"}, id="call_b"),
+            faux_text("Kept it."),
+        ]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "remove a.txt")
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .approve"), "Approve")
+        assert "waiting for approval" in d.find_element(By.CSS_SELECTOR, ".tool-card .state").text
+        d.save_screenshot(str(shots / "8-approval-asked.png"))
+        # clicked at once where it is now (the card is redrawn when the state changes)
+        d.execute_script("document.querySelector('.tool-card .approve').click()")
+        _wait(d, lambda d: any("Done." in t for t in _assistant_texts(d)), "the run to continue")
+        card = d.find_element(By.CSS_SELECTOR, ".tool-card.done")
+        assert card.find_element(By.CSS_SELECTOR, ".tool-result").text == "removed a.txt"
+        _send(d, "remove b.txt")
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .deny"), "Deny")
+        d.execute_script("document.querySelector('.tool-card .deny').click()")
+        _wait(d, lambda d: any("Kept it." in t for t in _assistant_texts(d)), "the run to continue")
+        assert len(d.find_elements(By.CSS_SELECTOR, ".tool-card.error")) == 1
+        d.save_screenshot(str(shots / "9-approval-decided.png"))
+    finally:
+        stop_server(served)
