@@ -1,6 +1,6 @@
-"""The pieces of an `Agent` run: its book-keeping (and what each event changes in the state),
-listener subscriptions, prompt parsing, the default bounds, and the events that close a run the
-loop left by raising."""
+"""The pieces of an `Agent` run: its book-keeping, listener subscriptions, prompt parsing and the
+blocking facade. (What each event changes in the state is `AgentState._reduce`; a run that fails
+is closed by the loop's own failure path.)"""
 
 from __future__ import annotations
 
@@ -9,31 +9,15 @@ import inspect
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from dataclasses import replace
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
 import sniffio
 
-from ._agent_state import AgentState, Queues
-from ._loop_request import add_usage
 from .abort import AbortController
 from .errors import ConfigError, MessageFormatError, UsageError
-from .events import (
-    AgentEndEvent,
-    AgentEvent,
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
-from .llm.model import Model
-from .messages import AgentMessage, AssistantMessage, ImageContent, TextContent, UserMessage
+from .messages import AgentMessage, ImageContent, TextContent, UserMessage
 
 __all__ = [
     "BUSY_CONTINUE",
@@ -42,11 +26,9 @@ __all__ = [
     "ActiveRun",
     "Listener",
     "Subscription",
-    "failure_events",
     "prompt_messages",
     "queued_message",
     "run_blocking",
-    "track",
 ]
 
 _T = TypeVar("_T")
@@ -124,17 +106,7 @@ def listener_arity(listener: Listener) -> int:
 class ActiveRun:
     """Book-keeping of the active run: its abort controller and how far its events got."""
 
-    __slots__ = (
-        "added",
-        "controller",
-        "done",
-        "ended",
-        "in_turn",
-        "loop_thread",
-        "open_message",
-        "skip_steering_poll",
-        "started",
-    )
+    __slots__ = ("added", "controller", "done", "loop_thread", "skip_steering_poll")
 
     def __init__(self) -> None:
         self.controller = AbortController()
@@ -142,52 +114,6 @@ class ActiveRun:
         self.loop_thread = threading.get_ident()
         self.skip_steering_poll = False
         self.added: list[AgentMessage] = []
-        self.started = False
-        self.ended = False
-        self.in_turn = False
-        self.open_message: AgentMessage | None = None
-
-
-def track(
-    event: AgentEvent, state: AgentState, run: ActiveRun, queues: Queues, *, keep: bool = True
-) -> Any:
-    """Update the state and the run's book-keeping for one event, before the listeners see it.
-    Returns the message that joined the transcript (at its `message_end`), else None; with
-    `keep=False` a `message_end` closes its message without adding it (a session could not
-    store it in any form)."""
-    if isinstance(event, MessageUpdateEvent):
-        state._streaming = event
-    elif isinstance(event, MessageStartEvent):
-        state._streaming = run.open_message = event.message
-    elif isinstance(event, MessageEndEvent):
-        message = event.message
-        state._streaming = run.open_message = None
-        if not keep:
-            queues.landed(message)
-            return None
-        state._messages.append(message)
-        run.added.append(message)
-        queues.landed(message)
-        state._usage = add_usage(state._usage, message)
-        return message
-    elif isinstance(event, ToolExecutionStartEvent):
-        state._pending = state._pending | {event.tool_call_id}
-    elif isinstance(event, ToolExecutionEndEvent):
-        state._pending = state._pending - {event.tool_call_id}
-    elif isinstance(event, TurnStartEvent):
-        run.in_turn = True
-    elif isinstance(event, TurnEndEvent):
-        run.in_turn = False
-        if event.message.error_message:
-            state._error_message = event.message.error_message
-    elif isinstance(event, AgentStartEvent):
-        run.started = True
-    elif isinstance(event, AgentEndEvent):
-        state._streaming = None
-        state._limit = event.limit
-        state._output = event.output
-        run.ended = True
-    return None
 
 
 def prompt_messages(
@@ -229,38 +155,6 @@ def queued_message(message: str | AgentMessage) -> AgentMessage:
             f"got {type(message).__name__}"
         )
     return message
-
-
-def failure_events(
-    run: ActiveRun, model: Model, partial: AgentMessage | None, exc: BaseException
-) -> list[AgentEvent]:
-    """The events that close a run after the loop raised, up to (not including) `agent_end`:
-    whatever opening events are missing, an error (or aborted) assistant message built on the
-    partial message if one was streaming, and `turn_end`."""
-    message = AssistantMessage(
-        content=[TextContent(text="")],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason="aborted" if run.controller.signal.aborted else "error",
-        error_message=str(exc) or type(exc).__name__,
-    )
-    events: list[AgentEvent] = []
-    if not run.started:
-        events.append(AgentStartEvent())
-    if not run.in_turn:
-        events.append(TurnStartEvent())
-    open_message = run.open_message
-    if isinstance(open_message, AssistantMessage):
-        base = partial if isinstance(partial, AssistantMessage) else open_message
-        message = replace(message, content=list(base.content), usage=base.usage)
-    else:
-        if open_message is not None:
-            events.append(MessageEndEvent(message=open_message))
-        events.append(MessageStartEvent(message=message))
-    events.append(MessageEndEvent(message=message))
-    events.append(TurnEndEvent(message=message, tool_results=[]))
-    return events
 
 
 class _Abortable(Protocol):

@@ -15,9 +15,19 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
+from ._loop_request import add_usage
 from .approvals import ApprovalRequest, pending_approvals
 from .errors import ConfigError
-from .events import MessageUpdateEvent
+from .events import (
+    AgentEndEvent,
+    AgentEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    TurnEndEvent,
+)
 from .limits import LimitReached
 from .llm.model import Model
 from .llm.types import ThinkingLevel
@@ -173,6 +183,36 @@ class AgentState:
         self._error_message = None
         self._limit = None
         self._output = None
+
+    def _reduce(self, event: AgentEvent, *, keep: bool = True) -> AgentMessage | None:
+        """The one place a run's events change the state, called before the listeners see
+        each event. Returns the message that joined the transcript (at its `message_end`), else
+        None; with `keep=False` a `message_end` closes its message without adding it (a session
+        could not store it in any form)."""
+        match event:
+            case MessageUpdateEvent():
+                self._streaming = event
+            case MessageStartEvent():
+                self._streaming = event.message
+            case MessageEndEvent():
+                self._streaming = None
+                if keep:
+                    message = event.message
+                    self._messages.append(message)
+                    self._usage = add_usage(self._usage, message)
+                    return message
+            case ToolExecutionStartEvent():
+                self._pending = self._pending | {event.tool_call_id}
+            case ToolExecutionEndEvent():
+                self._pending = self._pending - {event.tool_call_id}
+            case TurnEndEvent():
+                if event.message.error_message:
+                    self._error_message = event.message.error_message
+            case AgentEndEvent():
+                self._streaming = None
+                self._limit = event.limit
+                self._output = event.output
+        return None
 
     def _end_run(self) -> None:
         self._is_streaming = False

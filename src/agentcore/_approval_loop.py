@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._approval_tail import Batch, CallState, denied_text, last_batch
+from ._emit import call_hook
 from ._tool_execution import ABORTED_WHILE_RUNNING, _Batch, _Call, _error, _run_concurrently
 from .approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
 from .config import PrepareNextTurnContext
@@ -131,19 +132,18 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
     run.check_sink()
     if run.signal.aborted:
         return False
-    config = run.config
-    if config.prepare_next_turn is not None or config.should_stop_after_turn:
+    hooks = run.hooks
+    if hooks.prepare_next_turn is not None or hooks.should_stop_after_turn:
         turn = PrepareNextTurnContext(
             message=stopped.message,
             tool_results=results,
             context=run.context(),
             new_messages=list(run.new_messages),
         )
-        if config.prepare_next_turn is not None:
-            run.apply(await run.call_ctx_hook("prepare_next_turn", turn))
-        if config.should_stop_after_turn is not None and await run.call_ctx_hook(
-            "should_stop_after_turn", turn
-        ):
+        if hooks.prepare_next_turn is not None:
+            run.apply(await call_hook(hooks.prepare_next_turn, turn, run.signal))
+        stop = hooks.should_stop_after_turn
+        if stop is not None and await call_hook(stop, turn, run.signal):
             return False
         if run.signal.aborted:
             return False

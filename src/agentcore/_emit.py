@@ -1,6 +1,5 @@
 """How the loop delivers its events: calling hooks of either colour, the FIFO lock that keeps
-awaited deliveries in order, the fast builder of `message_update` events, and the marker of a
-failed sink.
+awaited deliveries in order, and the marker of a failed sink.
 
 `emit` is awaited for every event, so a slow consumer slows the run instead of piling events up.
 While tools run concurrently, several tasks emit at once: the lock serialises what the sink
@@ -18,9 +17,7 @@ from typing import Any
 
 import anyio
 
-from .events import MessageUpdateEvent
-
-__all__ = ["EmitLock", "SinkError", "call_hook", "error_text", "update_event"]
+__all__ = ["EmitLock", "SinkError", "call_hook", "error_text"]
 
 
 async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
@@ -32,26 +29,13 @@ async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def error_text(exc: BaseException) -> str:
-    """An exception's text, or its type's name when the text is empty."""
-    text = str(exc)
+    """An exception's text, or its type's name when the text is empty or cannot be had (a
+    raising `__str__`): the failure path that uses it must not raise."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
     return text if text else type(exc).__name__
-
-
-_new_update = object.__new__
-_slots: Any = MessageUpdateEvent.__dict__  # the slot descriptors of the frozen dataclass
-_set_update_event = _slots["assistant_message_event"].__set__
-_set_update_message = _slots["_message"].__set__
-_set_update_type = _slots["type"].__set__
-
-
-def update_event(event: Any) -> MessageUpdateEvent:
-    """`MessageUpdateEvent(assistant_message_event=event)`, built without the frozen-dataclass
-    `__setattr__` detour: this runs once per streamed delta."""
-    update = _new_update(MessageUpdateEvent)
-    _set_update_event(update, event)
-    _set_update_message(update, None)
-    _set_update_type(update, "message_update")
-    return update
 
 
 class EmitLock:

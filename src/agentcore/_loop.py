@@ -43,8 +43,9 @@ from anyio.abc import TaskGroup
 
 from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
-from ._emit import EmitLock, SinkError, call_hook, error_text, update_event
+from ._emit import EmitLock, SinkError, call_hook, error_text
 from ._event_stream import EventStream
+from ._hooks import config_hooks
 from ._loop_checks import check_call, check_continue, check_prompts
 from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
@@ -60,7 +61,7 @@ from ._loop_request import (
 )
 from ._output_run import TypedRun
 from .abort import AbortController, AbortSignal
-from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext, hook_arity
+from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext
 from .errors import ConfigError
 from .events import (
     AgentEndEvent,
@@ -70,6 +71,7 @@ from .events import (
     MessageStartEvent,
     TurnEndEvent,
     TurnStartEvent,
+    message_update,
 )
 from .limits import LimitReached
 from .llm.registry import StreamFn, call_stream_fn
@@ -101,6 +103,7 @@ class _Run:
         stream_fn: StreamFn | None,
     ) -> None:
         self.config = config
+        self.hooks = config_hooks(config)  # normalised when the config was built
         self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
@@ -122,7 +125,6 @@ class _Run:
         )
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
-        self.arities: dict[str, int] = {}
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
         self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
@@ -248,9 +250,8 @@ class _Run:
                 raise group.exceptions[0] from None
             raise
 
-    async def poll(self, name: str) -> list[AgentMessage]:
+    async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:
         """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
-        hook = getattr(self.config, name)
         if hook is None or self.signal.aborted:
             return []
         messages = await call_hook(hook)
@@ -263,7 +264,8 @@ class _Run:
             if not await _approval_loop.resolve(self, decided) and not deferred:
                 return
             first = False
-        pending = (deferred or []) + await self.poll("get_steering_messages")
+        steering, follow_up = config.get_steering_messages, config.get_follow_up_messages
+        pending = (deferred or []) + await self.poll(steering, "get_steering_messages")
         while True:
             more_tools = True
             while more_tools or pending:
@@ -301,18 +303,18 @@ class _Run:
                     return
                 if self.typed is not None and self.typed.after_turn(self, message, results):
                     return  # answered, or out of output retries (`self.limit`)
-                if config.prepare_next_turn is not None or config.should_stop_after_turn:
+                hooks = self.hooks
+                if hooks.prepare_next_turn is not None or hooks.should_stop_after_turn:
                     turn = PrepareNextTurnContext(
                         message=message,
                         tool_results=results,
                         context=self.context(),
                         new_messages=list(self.new_messages),
                     )
-                    if config.prepare_next_turn is not None:
-                        self.apply(await self.call_ctx_hook("prepare_next_turn", turn))
-                    if config.should_stop_after_turn is not None and await self.call_ctx_hook(
-                        "should_stop_after_turn", turn
-                    ):
+                    if hooks.prepare_next_turn is not None:
+                        self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
+                    stop = hooks.should_stop_after_turn
+                    if stop is not None and await call_hook(stop, turn, self.signal):
                         return
                     if self.signal.aborted:  # aborted from inside a hook: no new request
                         return
@@ -322,22 +324,12 @@ class _Run:
                     self.limit = self.bounds.reached()
                     if self.limit is not None:
                         return
-                pending = await self.poll("get_steering_messages")
+                pending = await self.poll(steering, "get_steering_messages")
                 if self.typed is not None:  # a correction for an invalid answer goes first
                     pending = self.typed.take_fixes() + pending
-            pending = await self.poll("get_follow_up_messages")
+            pending = await self.poll(follow_up, "get_follow_up_messages")
             if not pending:
                 return
-
-    async def call_ctx_hook(self, name: str, ctx: Any) -> Any:
-        """Call a hook that takes `(ctx)` or `(ctx, signal)` (its shape is read once per run)."""
-        fn = getattr(self.config, name)
-        arity = self.arities.get(name)
-        if arity is None:
-            arity = self.arities[name] = hook_arity(name, fn)
-        if arity == 2:
-            return await call_hook(fn, ctx, self.signal)
-        return await call_hook(fn, ctx)
 
     def apply(self, turn: Any) -> None:
         if turn is None:
@@ -427,7 +419,7 @@ class _Run:
                     if watcher is not None and not watcher.first:
                         watcher.first_event()
                     self.partial_event = event
-                    update = update_event(event)
+                    update = message_update(event)
                     if self.sync_sink:  # the hot path: one call per delta, no coroutine
                         try:
                             pending = self.emit_fn(update)

@@ -66,8 +66,9 @@ async def api_key_for(run: _Run, model: Model) -> str | None:
 async def _convert(run: _Run, messages: Sequence[AgentMessage]) -> list[Message] | None:
     """`transform_context` then `convert_to_llm`; None when the abort fired in between."""
     config = run.config
-    if config.transform_context is not None:
-        messages = await run.call_ctx_hook("transform_context", list(messages))
+    transform = run.hooks.transform_context
+    if transform is not None:
+        messages = await call_hook(transform, list(messages), run.signal)
         if run.signal.aborted:
             return None
     return list(await call_hook(config.convert_to_llm, messages))

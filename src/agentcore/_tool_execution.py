@@ -41,9 +41,10 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ._approval_check import await_approval, request_approvals
+from ._emit import call_hook
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
-from .abort import AbortSignal, _loop_check, _threadsafe_caller, cancel_on_abort
+from .abort import _NEVER_CANCELLED, AbortSignal, _loop_check, _threadsafe_caller, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -70,6 +71,9 @@ TRUNCATED = (
     "be incomplete. Issue the call again if it is still needed."
 )
 BLOCKED = "Tool execution was blocked."
+
+_NO_ABORT = contextlib.nullcontext(_NEVER_CANCELLED)
+"""The scope of a tool call in a run that nothing can abort: no cancel scope (reusable)."""
 
 _log = logging.getLogger("agentcore")
 
@@ -186,7 +190,7 @@ class _Call:
 class _Batch:
     run: _Run
     message: AssistantMessage
-    updates: deque[tuple[_Call, AgentToolResult]] = field(default_factory=deque)
+    updates: deque[tuple[_Call, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     on_loop: Callable[[], bool] = field(default_factory=_loop_check)
@@ -218,6 +222,8 @@ class _Batch:
         if item.finished or self.closed:
             return
         item.pending_updates += 1
+        if self.updates is None:
+            self.updates = deque()
         self.updates.append((item, partial))
         if not self.pump_running:
             self.pump_running = True
@@ -225,8 +231,9 @@ class _Batch:
 
     async def pump(self) -> None:
         """Emit queued updates in order; exits when the queue is empty."""
-        while self.updates:
-            item, partial = self.updates.popleft()
+        updates = self.updates
+        while updates:
+            item, partial = updates.popleft()
             call = item.call
             await self.run.emit(
                 ToolExecutionUpdateEvent(
@@ -280,12 +287,12 @@ class _Batch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            hook, decision = run.config.before_tool_call, None
+            hook, decision = run.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
                     assistant_message=self.message, tool_call=call, args=args, context=run.context()
                 )
-                decision = await run.call_ctx_hook("before_tool_call", ctx)
+                decision = await call_hook(hook, ctx, run.signal)
                 if decision is not None and not isinstance(decision, BeforeToolCallResult):
                     raise TypeError(
                         f"before_tool_call returned {type(decision).__name__}; expected "
@@ -329,7 +336,7 @@ class _Batch:
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
-        hook = run.config.after_tool_call
+        hook = run.hooks.after_tool_call
         if hook is not None:
             try:
                 ctx = AfterToolCallContext(
@@ -340,7 +347,7 @@ class _Batch:
                     is_error=is_error,
                     context=run.context(),
                 )
-                change = await run.call_ctx_hook("after_tool_call", ctx)
+                change = await call_hook(hook, ctx, run.signal)
                 if change is not None:
                     if not isinstance(change, AfterToolCallResult):
                         raise TypeError(
@@ -364,7 +371,8 @@ class _Batch:
         timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
         result: AgentToolResult | None = None
         try:
-            with cancel_on_abort(run.abort_signal) as scope:
+            signal = run.abort_signal  # None: nothing can abort the run, no scope to set up
+            with cancel_on_abort(signal) if signal is not None else _NO_ABORT as scope:
                 if timeout is None:
                     result = await self.call_tool(item)
                 else:

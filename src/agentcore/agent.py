@@ -35,10 +35,8 @@ from ._agent_run import (
     ActiveRun,
     Listener,
     Subscription,
-    failure_events,
     prompt_messages,
     run_blocking,
-    track,
 )
 from ._agent_session import SessionBinding
 from ._agent_state import (
@@ -62,7 +60,7 @@ from .config import (
     default_convert_to_llm,
 )
 from .errors import AgentBusyError, ConfigError, MessageFormatError
-from .events import AgentEndEvent, AgentEvent, MessageEndEvent
+from .events import AgentEvent, MessageEndEvent
 from .limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -443,19 +441,13 @@ class Agent(QueueMethods, ApprovalMethods):
             binding = self._binding
             if binding is not None and not binding.in_step(context.messages):
                 await binding.run(binding.sync, context.messages)
+            # The loop closes a failed run itself (an error message, well-nested events,
+            # `agent_end`): there is one failure path, the loop's, and it does not raise.
             signal = run.controller.signal
-            try:
-                if prompts is not None:
-                    await run_agent_loop(
-                        prompts, context, config, self._emit, signal, self.stream_fn
-                    )
-                else:
-                    await run_agent_loop_continue(
-                        context, config, self._emit, signal, self.stream_fn
-                    )
-            except Exception as exc:  # the loop turns failures into messages; just in case
-                _log.exception("the agent loop raised")
-                await self._fail(run, exc)
+            if prompts is not None:
+                await run_agent_loop(prompts, context, config, self._emit, signal, self.stream_fn)
+            else:
+                await run_agent_loop_continue(context, config, self._emit, signal, self.stream_fn)
         except BaseException:
             failed = True
             raise
@@ -499,7 +491,11 @@ class Agent(QueueMethods, ApprovalMethods):
             else:
                 if kept is not event.message:
                     event = MessageEndEvent(message=kept)
-        stored = track(event, self._state, run, self._queues, keep=keep)
+        stored = self._state._reduce(event, keep=keep)
+        if isinstance(event, MessageEndEvent):
+            self._queues.landed(event.message)  # no longer in flight, kept or not
+            if stored is not None:
+                run.added.append(stored)
         if stored is not None and binding is not None:
             try:
                 await binding.run(binding.append, stored)
@@ -520,21 +516,6 @@ class Agent(QueueMethods, ApprovalMethods):
                     failure = exc
         if failure is not None:
             raise failure
-
-    async def _fail(self, run: ActiveRun, exc: BaseException) -> None:
-        """Close a run the loop left by raising: an error message, and well-nested events."""
-        if run.ended:
-            self._state._error_message = str(exc) or type(exc).__name__
-            return
-        for event in failure_events(run, self._state.model, self._state.streaming_message, exc):
-            await self._emit_quietly(event)
-        await self._emit_quietly(AgentEndEvent(messages=list(run.added)))
-
-    async def _emit_quietly(self, event: AgentEvent) -> None:
-        try:
-            await self._emit(event)
-        except Exception:
-            _log.exception("a listener raised while the agent was closing a failed run")
 
     # -- the synchronous facade ----------------------------------------------------------------
 

@@ -8,12 +8,12 @@ Hooks return decisions as small frozen dataclasses, or None for "no change".
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ._compaction import Compaction, check_compaction
+from ._hooks import Hooks
 from .errors import ConfigError, ToolDefinitionError
 from .limits import UsageLimits
 from .llm.fallback import check_fallback_models
@@ -170,46 +170,16 @@ def check_timeout(name: str, value: Any) -> None:
         raise ConfigError(f"{name} must be a positive number of seconds or None, got {value!r}")
 
 
-# hook name -> (min positional args, max positional args, description for errors)
-_HOOK_ARITY: dict[str, tuple[int, int, str]] = {
-    "before_tool_call": (1, 2, "(ctx: BeforeToolCallContext[, signal])"),
-    "after_tool_call": (1, 2, "(ctx: AfterToolCallContext[, signal])"),
-    "prepare_next_turn": (1, 2, "(ctx: PrepareNextTurnContext[, signal])"),
-    "should_stop_after_turn": (1, 2, "(ctx: PrepareNextTurnContext[, signal])"),
-    "convert_to_llm": (1, 1, "(messages)"),
-    "transform_context": (1, 2, "(messages[, signal])"),
-    "get_api_key": (1, 1, "(provider: str)"),
-    "get_steering_messages": (0, 0, "()"),
-    "get_follow_up_messages": (0, 0, "()"),
-    "on_payload": (2, 2, "(payload, model)"),
-    "on_response": (2, 2, "(response: ResponseInfo, model)"),
-}
+class _HooksSlot:
+    """Gives `AgentLoopConfig` one slot that is not a dataclass field: its normalised hooks
+    (absent from `fields()`, `asdict()`, `==` and `replace()`, which rebuilds them)."""
 
-
-def hook_arity(name: str, fn: Hook) -> int:
-    """How many positional arguments to pass to hook `name`; checks its shape.
-
-    Raises:
-        ConfigError: `fn` is not callable or cannot take the hook's arguments.
-    """
-    low, high, shape = _HOOK_ARITY[name]
-    if not callable(fn):
-        raise ConfigError(f"{name} must be a function {shape}, got {type(fn).__name__}")
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return high
-    for n in range(high, low - 1, -1):
-        try:
-            sig.bind(*range(n))
-        except TypeError:
-            continue
-        return n
-    raise ConfigError(f"{name} has the wrong shape: expected a function {shape}, got {fn!r}{sig}")
+    __slots__ = ("_hooks",)
+    _hooks: Hooks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentLoopConfig:
+class AgentLoopConfig(_HooksSlot):
     """How a run talks to the model and runs tools. Only `model` is required.
 
     Attributes:
@@ -346,6 +316,4 @@ class AgentLoopConfig:
             )
         check_compaction(self.compaction)
         check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
-        for f in fields(self):
-            if f.name in _HOOK_ARITY and getattr(self, f.name) is not None:
-                hook_arity(f.name, getattr(self, f.name))
+        object.__setattr__(self, "_hooks", Hooks(self))  # every hook checked, adapted once

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .limits import LimitReached
-from .llm.events import AssistantMessageEvent
+from .llm.events import AssistantMessageEvent, lazy_snapshot
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
 
 if TYPE_CHECKING:
@@ -54,13 +54,23 @@ class MessageStartEvent:
     type: Literal["message_start"] = "message_start"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+def _snapshot_of(update: MessageUpdateEvent, given: AssistantMessage | None) -> AssistantMessage:
+    event = update.assistant_message_event
+    if event.type == "done":
+        return event.message
+    if event.type == "error":
+        return event.error
+    return event.partial
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class MessageUpdateEvent:
     """The assistant message grew: `message` is its snapshot, `assistant_message_event` the raw
-    model event. The snapshot is built on first access of `message`."""
+    model event. Unless given, the snapshot is taken from the model event on first access of
+    `message` (it is a plain dataclass field otherwise, left out of `repr` and `==`)."""
 
     assistant_message_event: AssistantMessageEvent
-    _message: AssistantMessage | None = field(repr=False, compare=False)
+    message: AssistantMessage = field(repr=False, compare=False)
     type: Literal["message_update"] = "message_update"
 
     def __init__(
@@ -68,25 +78,31 @@ class MessageUpdateEvent:
         *,
         assistant_message_event: AssistantMessageEvent,
         message: AssistantMessage | None = None,
+        type: str = "message_update",
     ) -> None:
-        object.__setattr__(self, "assistant_message_event", assistant_message_event)
-        object.__setattr__(self, "_message", message)
-        object.__setattr__(self, "type", "message_update")
+        if type != "message_update":
+            raise ValueError(f"type must be 'message_update', got {type!r}")
+        _write_event(self, assistant_message_event)
+        _write_message(self, message)
+        _write_type(self, "message_update")
 
-    @property
-    def message(self) -> AssistantMessage:
-        """The assistant message as it stood at this event."""
-        if self._message is not None:
-            return self._message
-        event = self.assistant_message_event
-        if event.type == "done":
-            message = event.message
-        elif event.type == "error":
-            message = event.error
-        else:
-            message = event.partial
-        object.__setattr__(self, "_message", message)
-        return message
+
+_slots: Any = MessageUpdateEvent.__dict__  # the slot descriptors, before `message` is wrapped
+_write_event = _slots["assistant_message_event"].__set__
+_write_message = _slots["message"].__set__
+_write_type = _slots["type"].__set__
+lazy_snapshot("message", _snapshot_of)(MessageUpdateEvent)
+_new = object.__new__
+
+
+def message_update(event: AssistantMessageEvent) -> MessageUpdateEvent:
+    """`MessageUpdateEvent(assistant_message_event=event)`, built without the keyword call:
+    the loop makes one per streamed delta."""
+    update: MessageUpdateEvent = _new(MessageUpdateEvent)
+    _write_event(update, event)
+    _write_message(update, None)
+    _write_type(update, "message_update")
+    return update
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -122,6 +122,10 @@ class Cost:
         )
 
 
+_ZERO_COST = Cost()
+"""The default cost of every usage, shared (frozen)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token counts of one request. `total_tokens` is always the sum of the four counts."""
@@ -130,13 +134,18 @@ class Usage:
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
-    cost: Cost = field(default_factory=Cost)
+    cost: Cost = _ZERO_COST
     total_tokens: int = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "total_tokens", self.input + self.output + self.cache_read + self.cache_write
         )
+
+
+_ZERO_USAGE = Usage()
+"""The default usage of every answer: one shared instance (frozen, so sharing is safe), instead of
+a new one built for each `AssistantMessage`."""
 
 
 UserContent: TypeAlias = TextContent | ImageContent
@@ -166,7 +175,7 @@ class AssistantMessage:
     api: str = ""
     provider: str = ""
     model: str = ""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _ZERO_USAGE
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)

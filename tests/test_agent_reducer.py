@@ -1,0 +1,88 @@
+"""The Agent's state follows its events through one reducer, and a failed run is closed by the
+loop's own failure path (issue 9): the state read at every event agrees with the events so far,
+and a failure whose text cannot even be had still settles the run with well-nested events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentcore import Agent, AgentEvent, AgentLoopConfig
+from agentcore.testing import FauxProvider, check_well_formed, faux_text, faux_tool_call
+from conftest import ONE_TURN_NO_UPDATES, echo_tool, run
+
+pytestmark = pytest.mark.anyio
+
+
+class Unprintable(Exception):
+    """An exception whose `str()` raises too."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+def unprintable_hook(*args: Any) -> Any:
+    raise Unprintable
+
+
+async def test_state_agrees_with_the_events_at_every_event() -> None:
+    faux = FauxProvider([faux_tool_call("echo", {"a": 1}), faux_text("3")])
+    agent = Agent(initial_state={"model": faux.model, "tools": [echo_tool()]})
+    seen: list[tuple[str, int, bool, frozenset[str], str | None]] = []
+
+    def listener(event: AgentEvent) -> None:
+        state = agent.state
+        streaming = state.streaming_message
+        seen.append(
+            (
+                event.type,
+                len(state.messages),
+                streaming is not None,
+                state.pending_tool_calls,
+                streaming.role if streaming is not None else None,
+            )
+        )
+
+    agent.subscribe(listener)
+    await agent.prompt("add them")
+    by_type: dict[str, list[tuple[Any, ...]]] = {}
+    for row in seen:
+        by_type.setdefault(row[0], []).append(row)
+    # message_start opens the streamed message, message_end adds it and closes it
+    assert all(row[2] for row in by_type["message_start"])
+    assert all(not row[2] for row in by_type["message_end"])
+    assert [row[1] for row in by_type["message_end"]] == [1, 2, 3, 4]
+    assert all(row[4] == "assistant" for row in by_type["message_update"])
+    # a tool call is pending between its start and end events
+    (start,) = by_type["tool_execution_start"]
+    (end,) = by_type["tool_execution_end"]
+    assert len(start[3]) == 1 and end[3] == frozenset()
+    assert seen[-1][0] == "agent_end" and not seen[-1][2]
+    assert agent.state.usage.total_tokens == sum(
+        m.usage.total_tokens for m in agent.state.messages if m.role == "assistant"
+    )
+
+
+async def test_a_failure_without_text_still_ends_the_loop_well_formed() -> None:
+    faux = FauxProvider([faux_text("never")])
+    config = AgentLoopConfig(model=faux.model, transform_context=unprintable_hook)
+    r = await run("hi", config=config)  # `run` checks the events are well formed
+    last = r.result[-1]
+    assert last.stop_reason == "error" and last.error_message == "Unprintable"
+    assert r.types == ONE_TURN_NO_UPDATES
+
+
+async def test_a_failure_without_text_settles_the_agent() -> None:
+    faux = FauxProvider([faux_text("never")])
+    agent = Agent(initial_state={"model": faux.model}, transform_context=unprintable_hook)
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    added = await agent.prompt("hi")
+    check_well_formed(events)
+    assert [e.type for e in events] == ONE_TURN_NO_UPDATES
+    assert added == events[-1].messages  # type: ignore[union-attr]
+    assert agent.state.error_message == "Unprintable"
+    assert not agent.state.is_streaming and agent.state.streaming_message is None
+    await agent.prompt("again")  # the agent is idle and usable
+    assert len(agent.state.messages) == 4
