@@ -160,3 +160,20 @@ def test_version() -> None:
     import agentcore
 
     assert isinstance(agentcore.__version__, str) and agentcore.__version__.count(".") == 2
+
+
+def test_pi_names_are_at_top_level() -> None:
+    """The event sink type, the Agent's listener type and custom-message registration are public
+    at top level (pi exports them), and are the very objects the loop, Agent and codec use."""
+    import typing
+
+    import agentcore
+    from agentcore import agent, messages
+    from agentcore.events import AgentEvent
+
+    assert agentcore.register_message_type is messages.register_message_type
+    assert agentcore.Listener is agent.Listener
+    hints = typing.get_type_hints(agentcore.run_agent_loop)
+    assert hints["emit"] == agentcore.AgentEventSink
+    assert typing.get_args(agentcore.AgentEventSink)[0] == [AgentEvent]
+    assert typing.get_type_hints(agentcore.Agent.subscribe)["listener"] == agentcore.Listener

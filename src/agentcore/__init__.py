@@ -51,6 +51,7 @@ from .abort import (
 )
 from .agent import Agent as Agent
 from .agent import AgentState as AgentState
+from .agent import Listener as Listener
 from .agent import QueueMode as QueueMode
 from .approvals import ApprovalDecision as ApprovalDecision
 from .approvals import ApprovalRequest as ApprovalRequest
@@ -128,6 +129,9 @@ from .events import (
     AgentEvent as AgentEvent,
 )
 from .events import (
+    AgentEventSink as AgentEventSink,
+)
+from .events import (
     AgentStartEvent as AgentStartEvent,
 )
 from .events import (
@@ -199,6 +203,9 @@ from .messages import (
 from .messages import (
     UserMessage as UserMessage,
 )
+from .messages import (
+    register_message_type as register_message_type,
+)
 from .output import OutputMode as OutputMode
 from .output import OutputSpec as OutputSpec
 from .sessions import JsonlSessionStore as JsonlSessionStore
@@ -234,6 +241,7 @@ __all__ = [
     "AgentCoreError",
     "AgentEndEvent",
     "AgentEvent",
+    "AgentEventSink",
     "AgentLoopConfig",
     "AgentMessage",
     "AgentStartEvent",
@@ -263,6 +271,7 @@ __all__ = [
     "KeepToolResultHeads",
     "LimitKind",
     "LimitReached",
+    "Listener",
     "Message",
     "MessageEndEvent",
     "MessageFormatError",
@@ -313,6 +322,7 @@ __all__ = [
     "cancel_on_abort",
     "default_convert_to_llm",
     "get_instrumentation",
+    "register_message_type",
     "run_agent_loop",
     "run_agent_loop_continue",
     "run_usage",

@@ -34,7 +34,9 @@ __all__ = [
 _T = TypeVar("_T")
 
 Listener: TypeAlias = Callable[..., Awaitable[None] | None]
-"""`(event)` or `(event, signal)`, a plain function or a coroutine function."""
+"""What `Agent.subscribe` takes: `(event)` or `(event, signal)`, a plain function or a coroutine
+function. Listeners are awaited in subscription order after the state has taken the event in;
+`signal` is the run's `AbortSignal`. A listener that raises ends the run with an error message."""
 
 OPTIONS = (
     "session_id",

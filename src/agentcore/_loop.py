@@ -66,6 +66,7 @@ from .errors import ConfigError
 from .events import (
     AgentEndEvent,
     AgentEvent,
+    AgentEventSink,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -86,8 +87,6 @@ __all__ = [
 ]
 
 
-Emit = Callable[[AgentEvent], Awaitable[None] | None]
-
 _log = logging.getLogger("agentcore")
 
 
@@ -98,7 +97,7 @@ class _Run:
         self,
         context: AgentContext,
         config: AgentLoopConfig,
-        emit: Emit,
+        emit: AgentEventSink,
         signal: AbortSignal | None,
         stream_fn: StreamFn | None,
     ) -> None:
@@ -490,7 +489,7 @@ async def run_agent_loop(
     prompts: Sequence[AgentMessage],
     context: AgentContext,
     config: AgentLoopConfig,
-    emit: Emit,
+    emit: AgentEventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:
@@ -513,7 +512,7 @@ async def run_agent_loop(
 async def run_agent_loop_continue(
     context: AgentContext,
     config: AgentLoopConfig,
-    emit: Emit,
+    emit: AgentEventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:

@@ -7,6 +7,7 @@ a turn; every `tool_execution_start` has one `tool_execution_end`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentEndEvent",
     "AgentEvent",
+    "AgentEventSink",
     "AgentStartEvent",
     "MessageEndEvent",
     "MessageStartEvent",
@@ -181,3 +183,8 @@ AgentEvent: TypeAlias = (
     | AgentEndEvent
 )
 """Any event of a run; match on `type` (or the class) to tell them apart."""
+
+AgentEventSink: TypeAlias = Callable[[AgentEvent], Awaitable[None] | None]
+"""Where a run's events go: the `emit` of `run_agent_loop`, a plain function or a coroutine
+function taking one event. The loop awaits it for every event, in order, so a slow sink slows the
+run instead of piling events up; if it raises, the run ends through its failure path."""
