@@ -14,6 +14,7 @@ import anyio.lowlevel
 import pytest
 
 from agentcore import EventStream
+from agentcore._event_stream import _HIGH_WATER
 from conftest import BACKENDS
 
 pytestmark = pytest.mark.anyio
@@ -317,3 +318,134 @@ async def test_back_pressure_with_concurrent_producer_tasks() -> None:
     assert sorted(finished) == ["a", "b"]
     assert [e for e in events if e[0] == "a"] == [("a", i) for i in range(2000)]
     assert len(events) == 4000
+
+
+# --- sync use: back-pressure and close ---------------------------------------------------------
+
+
+def test_sync_back_pressure_bounds_the_hand_over() -> None:
+    """A slow synchronous reader holds the run back: the producer is never more than the
+    hand-over's bound ahead of it, and every event still arrives, in order."""
+    pushed = 0
+
+    async def producer(push: Push) -> Any:
+        nonlocal pushed
+        for i in range(10_000):
+            await _push(push, i)
+            pushed += 1
+        return "done"
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    events = iter(stream)
+    got = [next(events)]
+    time.sleep(0.05)  # a slow reader (only makes an unbounded producer race ahead)
+    ahead = [pushed - len(got)]
+    for event in events:
+        got.append(event)
+        ahead.append(pushed - len(got))
+    assert got == list(range(10_000))
+    assert max(ahead) <= _HIGH_WATER + 1
+    assert stream.result_sync() == "done"
+
+
+def test_sync_back_pressure_with_concurrent_producer_tasks() -> None:
+    finished: list[str] = []
+
+    async def producer(push: Push) -> Any:
+        async def pusher(name: str, n: int) -> None:
+            for i in range(n):
+                await _push(push, (name, i))
+            finished.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pusher, "a", 3000)
+            tg.start_soon(pusher, "b", 3000)
+        return "done"
+
+    stream: EventStream[Any, Any] = EventStream(producer)
+    events = iter(stream)
+    got = [next(events)]
+    time.sleep(0.05)  # both pushers now wait for the reader
+    got.extend(events)
+    assert stream.result_sync() == "done"
+    assert sorted(finished) == ["a", "b"]
+    assert [e for e in got if e[0] == "b"] == [("b", i) for i in range(3000)]
+    assert len(got) == 6000
+
+
+def test_sync_close_stops_a_run_held_by_its_reader() -> None:
+    """`close()` stops a run that waits for its reader (a bounded hand-over holds it) and
+    returns once the run's thread has ended."""
+    held = threading.Event()
+    stopped = threading.Event()
+    pushed = 0
+
+    async def producer(push: Push) -> Any:
+        nonlocal pushed
+        try:
+            while True:
+                pending = push(pushed)
+                if pending is not None:
+                    held.set()
+                    await pending
+                pushed += 1
+                await anyio.lowlevel.checkpoint()
+        finally:
+            stopped.set()
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    events = iter(stream)
+    assert next(events) == 0
+    assert held.wait(timeout=30)  # the producer waits for the reader instead of racing on
+    assert pushed <= _HIGH_WATER + 1
+    stream.close()
+    assert stopped.is_set()
+    rest = list(events)  # what was handed over before the close is still there
+    assert rest == list(range(1, len(rest) + 1))
+    with pytest.raises(anyio.ClosedResourceError):
+        stream.result_sync()
+
+
+def test_sync_close_from_another_thread_wakes_the_reader() -> None:
+    """A reader blocked waiting for the next event sees the stream end when another thread
+    closes it."""
+    first = threading.Event()
+
+    async def producer(push: Push) -> Any:
+        await _push(push, "only")
+        await anyio.sleep_forever()
+
+    stream: EventStream[str, Any] = EventStream(producer)
+    got: list[str] = []
+
+    def read() -> None:
+        for event in stream:
+            got.append(event)
+            first.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert first.wait(timeout=30)
+    stream.close()
+    reader.join(timeout=30)
+    assert not reader.is_alive()
+    assert got == ["only"]
+
+
+def test_sync_reader_that_leaves_the_loop_no_longer_holds_the_run() -> None:
+    """Leaving a `for` early (without `close()`) lets the run go on to its end, as before the
+    hand-over was bounded."""
+    done = threading.Event()
+
+    async def producer(push: Push) -> Any:
+        for i in range(5 * _HIGH_WATER):
+            await _push(push, i)
+        done.set()
+        return "done"
+
+    stream: EventStream[int, Any] = EventStream(producer)
+    for event in stream:
+        assert event == 0
+        break
+    assert done.wait(timeout=30)
+    assert stream.result_sync() == "done"

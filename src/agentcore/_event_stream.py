@@ -15,13 +15,15 @@ Where the producer runs:
   producer never raises into the loop: its failures are stored and re-raised to the consumer.
 - With no running event loop (plain synchronous code), on a background thread with its own event
   loop (and a copy of the caller's context variables); iterate with a plain `for`, get the result
-  with `result_sync()`, and stop it early with `close()` or a `with` block.
+  with `result_sync()`, and stop it early with `close()` or a `with` block. Events cross threads
+  through a bounded hand-over (`_Handover`) with the same back-pressure as the async path, and
+  `close()` waits for the thread by joining it (the run is told to stop through a flag its
+  producer checks when it starts, so nothing polls).
 """
 
 from __future__ import annotations
 
 import contextvars
-import queue
 import threading
 import weakref
 from collections import deque
@@ -56,6 +58,7 @@ class _Channel:
     __slots__ = (
         "buffer",
         "cancel",
+        "closing",
         "done",
         "drained",
         "error",
@@ -73,6 +76,7 @@ class _Channel:
         self.error: BaseException | None = None
         self.done: anyio.Event | None = None
         self.cancel: Callable[[], None] | None = None
+        self.closing = False  # set by a sync `close()`: the producer stops as soon as it starts
         self.drained: anyio.Event | None = None
         self.unbounded = False
 
@@ -98,6 +102,70 @@ class _Channel:
             drained.set()
 
 
+class _Handover:
+    """The bounded buffer between a producer on its own thread and a synchronous consumer.
+
+    `push` runs on the producer's event loop: it never blocks the thread, but returns an
+    awaitable once the consumer is `_HIGH_WATER` events behind, done when the consumer has read
+    down to `_LOW_WATER` (so a slow consumer slows the run instead of events piling up). `get`
+    blocks the consumer's thread on a condition until an event is there.
+    """
+
+    __slots__ = ("buffer", "call", "cond", "drained", "reading", "unbounded")
+
+    def __init__(self) -> None:
+        self.buffer: deque[Any] = deque()
+        self.cond = threading.Condition(threading.Lock())
+        self.reading = False  # the consumer waits on `cond`
+        self.drained: anyio.Event | None = None  # producer tasks wait on it (on their loop)
+        self.call: Callable[[Callable[[], Any]], None] | None = None  # runs on their loop
+        self.unbounded = False  # nobody reads on: keep every event, never hold the run
+
+    def push(self, event: Any) -> Awaitable[None] | None:
+        with self.cond:
+            self.buffer.append(event)
+            if self.reading:
+                self.cond.notify()
+            if len(self.buffer) <= _HIGH_WATER or self.unbounded:
+                return None
+            if self.drained is None:  # one event for every producer task that waits meanwhile
+                self.call = _threadsafe_caller()
+                self.drained = anyio.Event()
+            return self.drained.wait()
+
+    def finish(self) -> None:
+        """Mark the end (from the producer's thread, after its event loop has stopped)."""
+        with self.cond:
+            self.buffer.append(_END)
+            self.cond.notify_all()
+
+    def get(self) -> Any:
+        """The next event, or `_END` (which stays, for any later read)."""
+        with self.cond:
+            while not self.buffer:
+                self.reading = True
+                self.cond.wait()
+                self.reading = False
+            if self.buffer[0] is _END:
+                return _END
+            event = self.buffer.popleft()
+            if self.drained is not None and len(self.buffer) <= _LOW_WATER:
+                self._release()
+            return event
+
+    def stop_holding(self) -> None:
+        """Nobody reads on (closed, or dropped): never hold the run back again."""
+        with self.cond:
+            self.unbounded = True
+            self._release()
+
+    def _release(self) -> None:
+        drained, call = self.drained, self.call
+        if drained is not None and call is not None:
+            self.drained = None
+            call(drained.set)  # the event belongs to the producer's loop: set it there
+
+
 async def _run_producer(channel: _Channel, producer: Producer, push: Any) -> None:
     """Run the producer in a cancel scope that `channel.cancel` fires, keeping its outcome.
 
@@ -107,6 +175,10 @@ async def _run_producer(channel: _Channel, producer: Producer, push: Any) -> Non
     call = _threadsafe_caller()
     with anyio.CancelScope() as scope:
         channel.cancel = lambda: call(scope.cancel)
+        # A sync `close()` sets `closing` and then reads `cancel`; this sets `cancel` and then
+        # reads `closing`: whichever comes second sees the other's write, so one of them cancels.
+        if channel.closing:
+            scope.cancel()
         try:
             channel.result = await producer(push)
         except anyio.get_cancelled_exc_class():
@@ -165,13 +237,13 @@ class EventStream(Generic[E, R]):
     __slots__ = (
         "__weakref__",
         "_channel",
+        "_handover",
         "_limit",
         "_messages",
         "_output",
         "_pending_approvals",
         "_producer",
         "_started",
-        "_sync_queue",
         "_thread",
     )
 
@@ -180,7 +252,7 @@ class EventStream(Generic[E, R]):
         self._channel = _Channel()
         self._started = False
         self._thread: threading.Thread | None = None
-        self._sync_queue: queue.SimpleQueue[Any] | None = None
+        self._handover: _Handover | None = None  # the sync path's buffer
         self._limit: LimitReached | None = None  # set by the run before its result is ready
         self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
         self._output: Any = None  # a typed run's answer, set with `_limit`
@@ -290,18 +362,17 @@ class EventStream(Generic[E, R]):
 
     # -- sync use --------------------------------------------------------------------------
 
-    def _start_thread(self) -> queue.SimpleQueue[Any]:
-        if self._sync_queue is not None:
-            return self._sync_queue
+    def _start_thread(self) -> _Handover:
+        if self._handover is not None:
+            return self._handover
         if self._started:
             raise RuntimeError("this EventStream is being read asynchronously")
-        q: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._sync_queue = q
-        channel = self._channel
+        handover = self._handover = _Handover()
+        channel, producer = self._channel, self._producer  # the thread must not keep `self`
 
         async def main() -> None:
             try:
-                await _run_producer(channel, self._producer, q.put)
+                await _run_producer(channel, producer, handover.push)
             finally:
                 channel.cancel = None
                 channel.finished = True
@@ -310,7 +381,7 @@ class EventStream(Generic[E, R]):
             try:
                 anyio.run(main)
             finally:
-                q.put(_END)
+                handover.finish()
 
         # The caller's context variables go along (an OpenTelemetry span current here is the
         # run's parent), as they would into a task.
@@ -319,16 +390,21 @@ class EventStream(Generic[E, R]):
             target=context.run, args=(run,), name="agentcore-run", daemon=True
         )
         self._thread.start()
-        return q
+        # Dropped unread, the run goes on to its end, without waiting for a reader.
+        weakref.finalize(self, handover.stop_holding)
+        return handover
 
     def __iter__(self) -> Iterator[E]:
-        q = self._start_thread()
-        while True:
-            event = q.get()
-            if event is _END:
-                q.put(_END)
-                return
-            yield event
+        handover = self._start_thread()
+        try:
+            while True:
+                event = handover.get()
+                if event is _END:
+                    return
+                yield event
+        except GeneratorExit:  # the reader left the loop: the run no longer waits for it
+            handover.stop_holding()
+            raise
 
     def result_sync(self) -> R:
         """From synchronous code: wait for the run (reading the rest) and return its result."""
@@ -342,12 +418,10 @@ class EventStream(Generic[E, R]):
 
     def close(self) -> None:
         """From synchronous code: stop the run if it is still going, and wait for its thread."""
-        if self._thread is None:
+        if self._thread is None or self._handover is None:
             return
-        while self._channel.cancel is None and not self._channel.finished:
-            if not self._thread.is_alive():
-                break
-            threading.Event().wait(0.001)
+        self._handover.stop_holding()  # a run waiting for its reader goes on to its end
+        self._channel.closing = True  # a producer that has not started yet stops at once
         _cancel(self._channel)
         self._thread.join()
 
