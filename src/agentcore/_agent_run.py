@@ -5,6 +5,7 @@ is closed by the loop's own failure path.)"""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -16,13 +17,22 @@ import anyio.from_thread
 import sniffio
 
 from .abort import AbortController
+from .config import AgentLoopConfig
 from .errors import ConfigError, MessageFormatError, UsageError
+from .limits import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+)
 from .messages import AgentMessage, ImageContent, TextContent, UserMessage
 
 __all__ = [
+    "AGENT_DEFAULTS",
     "BUSY_CONTINUE",
     "BUSY_PROMPT",
     "OPTIONS",
+    "RUN_OWN",
     "ActiveRun",
     "Listener",
     "Subscription",
@@ -38,41 +48,24 @@ Listener: TypeAlias = Callable[..., Awaitable[None] | None]
 function. Listeners are awaited in subscription order after the state has taken the event in;
 `signal` is the run's `AbortSignal`. A listener that raises ends the run with an error message."""
 
-OPTIONS = (
-    "session_id",
-    "on_payload",
-    "on_response",
-    "transport",
-    "thinking_budgets",
-    "max_retry_delay_ms",
-    "tool_execution",
-    "max_parallel_tools",
-    "before_tool_call",
-    "after_tool_call",
-    "prepare_next_turn",
-    "should_stop_after_turn",
-    "convert_to_llm",
-    "transform_context",
-    "get_api_key",
-    "temperature",
-    "max_tokens",
-    "api_key",
-    "headers",
-    "cache_retention",
-    "metadata",
-    "max_turns",
-    "usage_limits",
-    "tool_timeout",
-    "request_timeout",
-    "idle_timeout",
-    "max_retries",
-    "output_type",
-    "output_retries",
-    "compaction",
-    "fallback_models",
-)
-"""The `AgentLoopConfig` options an Agent forwards (model and reasoning come from the state; the
-queue hooks are the Agent's own)."""
+RUN_OWN = ("model", "reasoning", "get_steering_messages", "get_follow_up_messages")
+"""The `AgentLoopConfig` fields an Agent fills in itself for each run (from its state and its
+queues) instead of taking them as options."""
+
+OPTIONS = tuple(f.name for f in dataclasses.fields(AgentLoopConfig) if f.name not in RUN_OWN)
+"""The options an Agent takes and forwards to every run: every other `AgentLoopConfig` field, in
+its order. `AgentLoopConfig` is the one definition of the options (names, types, defaults): the
+Agent's keyword parameters are kept for editors and type checkers, and a test checks them against
+it (only `AGENT_DEFAULTS` differ)."""
+
+AGENT_DEFAULTS: dict[str, Any] = {
+    "max_turns": DEFAULT_MAX_TURNS,
+    "tool_timeout": DEFAULT_TOOL_TIMEOUT,
+    "request_timeout": DEFAULT_REQUEST_TIMEOUT,
+    "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+}
+"""The options whose default differs in an Agent: its bounds are on by default (docs/limits.md),
+where `AgentLoopConfig` has none."""
 
 BUSY_CONTINUE = "the agent is already running: await wait_for_idle() before continuing"
 BUSY_PROMPT = (

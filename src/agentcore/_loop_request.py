@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Protocol
 
 from .abort import AbortSignal
@@ -71,28 +71,23 @@ __all__ = [
 _log = logging.getLogger("agentcore")
 
 
+_REQUEST_OPTIONS = tuple(
+    name
+    for name in (f.name for f in fields(SimpleStreamOptions))
+    if name != "reasoning" and name in {f.name for f in fields(AgentLoopConfig)}
+)
+"""The `AgentLoopConfig` options every request takes as they are: the fields the config shares
+with `SimpleStreamOptions` (the thinking level goes its own way: "off" sends none)."""
+
+
 def stream_options(
     config: AgentLoopConfig, signal: AbortSignal, reasoning: ThinkingLevel
 ) -> SimpleStreamOptions:
     """The options of every request of a run (until the model or thinking level changes)."""
     return SimpleStreamOptions(
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
         signal=signal,
-        api_key=config.api_key,
-        headers=config.headers,
-        session_id=config.session_id,
-        on_payload=config.on_payload,
-        on_response=config.on_response,
-        transport=config.transport,
-        max_retry_delay_ms=config.max_retry_delay_ms,
-        cache_retention=config.cache_retention,
-        metadata=config.metadata,
-        request_timeout=config.request_timeout,
-        idle_timeout=config.idle_timeout,
-        max_retries=config.max_retries,
         reasoning=None if reasoning == "off" else reasoning,
-        thinking_budgets=config.thinking_budgets,
+        **{name: getattr(config, name) for name in _REQUEST_OPTIONS},
     )
 
 

@@ -123,6 +123,8 @@ class Agent(QueueMethods, ApprovalMethods):
         session: Session | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
+        # From here: `AgentLoopConfig`'s options (`OPTIONS`), written out for editors and type
+        # checkers; tests/test_agent_options.py checks they match its fields exactly.
         session_id: str | None = None,
         on_payload: OnPayload | None = None,
         on_response: OnResponse | None = None,

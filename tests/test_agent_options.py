@@ -1,0 +1,123 @@
+"""The option list has one definition, `AgentLoopConfig`'s fields: the Agent's keyword parameters
+and attributes, the options it forwards and the options of every request follow it exactly."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+import pytest
+
+from agentcore import Agent, AgentLoopConfig, ToolExecutionMode, UsageLimits
+from agentcore._agent_run import AGENT_DEFAULTS, OPTIONS, RUN_OWN
+from agentcore._loop_request import stream_options
+from agentcore.abort import AbortController
+from agentcore.limits import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+)
+from agentcore.llm import SimpleStreamOptions
+from agentcore.testing import FauxProvider
+
+AGENT_OWN = ("initial_state", "stream_fn", "session", "steering_mode", "follow_up_mode")
+
+
+def _field_default(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
+def test_forwarded_options_are_the_config_fields_but_the_run_s_own() -> None:
+    names = [f.name for f in dataclasses.fields(AgentLoopConfig)]
+    assert list(OPTIONS) == [n for n in names if n not in RUN_OWN]
+    assert set(RUN_OWN) <= set(names)
+
+
+def test_agent_parameters_match_the_config_fields_exactly() -> None:
+    """Names and order, types and defaults: only the bounds default differently (documented in
+    the Agent's docstring and docs/limits.md)."""
+    parameters = inspect.signature(Agent.__init__).parameters
+    assert list(parameters) == ["self", *AGENT_OWN, *OPTIONS]
+    fields = {f.name: f for f in dataclasses.fields(AgentLoopConfig)}
+    for name in OPTIONS:
+        parameter, field = parameters[name], fields[name]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert parameter.annotation == field.type, name
+        expected = AGENT_DEFAULTS.get(name, _field_default(field))
+        assert parameter.default == expected, name
+    assert AGENT_DEFAULTS == {
+        "max_turns": DEFAULT_MAX_TURNS,
+        "tool_timeout": DEFAULT_TOOL_TIMEOUT,
+        "request_timeout": DEFAULT_REQUEST_TIMEOUT,
+        "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+    }
+    for name in AGENT_DEFAULTS:
+        assert _field_default(fields[name]) is None, f"agent_loop has no {name} unless given"
+
+
+def _distinct_values() -> dict[str, Any]:
+    """A value for every forwarded option that differs from its default and passes the checks."""
+    values: dict[str, Any] = {
+        "session_id": "s-1",
+        "on_payload": lambda payload, model: None,
+        "on_response": lambda response, model: None,
+        "transport": "sse",
+        "thinking_budgets": {"low": 10},
+        "max_retry_delay_ms": 1234,
+        "tool_execution": ToolExecutionMode.SEQUENTIAL,
+        "max_parallel_tools": 2,
+        "before_tool_call": lambda ctx: None,
+        "after_tool_call": lambda ctx: None,
+        "prepare_next_turn": lambda ctx: None,
+        "should_stop_after_turn": lambda ctx: False,
+        "convert_to_llm": lambda messages: list(messages),
+        "transform_context": lambda messages: messages,
+        "get_api_key": lambda provider: "k",
+        "temperature": 0.5,
+        "max_tokens": 99,
+        "api_key": "key",
+        "headers": {"x-h": "1"},
+        "cache_retention": "long",
+        "metadata": {"user_id": "u"},
+        "max_turns": 7,
+        "usage_limits": UsageLimits(output_tokens=5),
+        "tool_timeout": 1.5,
+        "request_timeout": 2.5,
+        "idle_timeout": 3.5,
+        "max_retries": 1,
+        "output_type": int,
+        "output_retries": 4,
+        "compaction": None,
+        "fallback_models": (FauxProvider().model,),
+    }
+    assert list(values) == list(OPTIONS), "a new option needs a value here"
+    return values
+
+
+def test_every_option_given_to_an_agent_reaches_its_runs() -> None:
+    values = _distinct_values()
+    agent = Agent(**values)
+    config = agent._loop_config()
+    for name, value in values.items():
+        assert getattr(agent, name) is value, name
+        if name != "output_type":  # normalised to an OutputSpec by the config
+            assert getattr(config, name) is value, name
+    assert config.output_type is not None and config.output_type.schema is not None
+
+
+@pytest.mark.parametrize("reasoning", ["off", "high"])
+def test_requests_get_every_option_the_config_shares_with_them(reasoning: Any) -> None:
+    values = _distinct_values()
+    config = AgentLoopConfig(model=FauxProvider().model, **values)
+    signal = AbortController().signal
+    options = stream_options(config, signal, reasoning)
+    shared = {f.name for f in dataclasses.fields(SimpleStreamOptions)} & set(values)
+    assert shared >= {"temperature", "api_key", "session_id", "request_timeout", "max_retries"}
+    for name in shared:
+        assert getattr(options, name) is values[name], name
+    assert options.signal is signal
+    assert options.reasoning == (None if reasoning == "off" else reasoning)
