@@ -129,7 +129,7 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
         batch.closed = True
     terminate = all(i.result is not None and i.result.terminate for i in items)
     await run.turn_end(stopped.message, results)
-    run.check_sink()
+    run.emitter.check()
     if run.signal.aborted:
         return False
     hooks = run.hooks

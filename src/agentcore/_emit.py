@@ -1,4 +1,5 @@
-"""How the loop delivers its events: calling hooks of either colour, the FIFO lock that keeps
+"""How the loop delivers its events: the `Emitter` (the sink, its lock, the fast path of a plain
+function sink, and the sink's failure), calling hooks of either colour, the FIFO lock that keeps
 awaited deliveries in order, and the marker of a failed sink.
 
 `emit` is awaited for every event, so a slow consumer slows the run instead of piling events up.
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 
-__all__ = ["EmitLock", "SinkError", "call_hook", "error_text"]
+__all__ = ["EmitLock", "Emitter", "SinkError", "call_hook", "error_text"]
 
 
 async def call_hook(fn: Callable[..., Any], *args: Any) -> Any:
@@ -78,3 +79,54 @@ class SinkError(Exception):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(error_text(cause))
         self.cause = cause
+
+
+class Emitter:
+    """Delivers one run's events to its sink, and owns what that takes.
+
+    `emit` never raises: a sink that raises is remembered in `error` (the first failure), and
+    the run fails through its ordinary path when it next calls `check()` at a point where it can
+    (between steps, so events stay well nested). `sync` tells that the sink is a plain function:
+    the loop then calls `sink` itself for every delta (its hot path), without a coroutine.
+    """
+
+    __slots__ = ("error", "failing", "lock", "sink", "sync")
+
+    def __init__(self, sink: Callable[[Any], Awaitable[None] | None]) -> None:
+        self.sink = sink
+        self.error: BaseException | None = None
+        self.failing = False  # the run is failing: `check()` no longer raises
+        self.lock = EmitLock()
+        self.sync = not inspect.iscoroutinefunction(sink) and not inspect.iscoroutinefunction(
+            getattr(sink, "__call__", None)  # noqa: B004
+        )
+
+    async def emit(self, event: Any) -> None:
+        """Deliver an event; a raising sink is remembered, and the run then fails."""
+        try:
+            result = self.sink(event)
+        except Exception as exc:
+            if self.error is None:
+                self.error = exc
+            return
+        if result is not None and inspect.isawaitable(result):
+            await self.wait(result)
+
+    async def wait(self, pending: Awaitable[None]) -> None:
+        """Await what the sink returned (an async sink's coroutine, or the EventStream's
+        back-pressure wait), one at a time even while tools run concurrently."""
+        try:
+            async with self.lock:
+                await pending
+        except Exception as exc:
+            if self.error is None:
+                self.error = exc
+        except BaseException:
+            if inspect.iscoroutine(pending):
+                pending.close()  # cancelled before its turn: no "never awaited" warning
+            raise
+
+    def check(self) -> None:
+        """Raise `SinkError` if the sink has failed (and the run is not failing already)."""
+        if self.error is not None and not self.failing:
+            raise SinkError(self.error)

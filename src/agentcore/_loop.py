@@ -43,7 +43,7 @@ from anyio.abc import TaskGroup
 
 from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
-from ._emit import EmitLock, SinkError, call_hook, error_text
+from ._emit import Emitter, SinkError, call_hook, error_text
 from ._event_stream import EventStream
 from ._hooks import config_hooks
 from ._loop_checks import check_call, check_continue, check_prompts
@@ -103,7 +103,6 @@ class _Run:
     ) -> None:
         self.config = config
         self.hooks = config_hooks(config)  # normalised when the config was built
-        self.emit_fn = emit
         self.signal = signal if signal is not None else AbortController().signal
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
         self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
@@ -116,12 +115,8 @@ class _Run:
         self.new_messages: list[AgentMessage] = []
         self.in_turn = False
         self.partial_event: Any = None
-        self.sink_error: BaseException | None = None
-        self.failing = False
-        self.emit_lock = EmitLock()
-        self.sync_sink = not inspect.iscoroutinefunction(emit) and not inspect.iscoroutinefunction(
-            getattr(emit, "__call__", None)  # noqa: B004
-        )
+        self.emitter = emitter = Emitter(emit)  # the sink, its lock and its failure
+        self.emit = emitter.emit
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
@@ -134,35 +129,6 @@ class _Run:
         self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
 
     # -- emitting --------------------------------------------------------------------------
-
-    async def emit(self, event: AgentEvent) -> None:
-        """Deliver an event; a raising sink is remembered, and the run then fails."""
-        try:
-            result = self.emit_fn(event)
-        except Exception as exc:
-            if self.sink_error is None:
-                self.sink_error = exc
-            return
-        if result is not None and inspect.isawaitable(result):
-            await self.emit_pending(result)
-
-    async def emit_pending(self, pending: Awaitable[None]) -> None:
-        """Await what the sink returned (an async sink's coroutine, or the EventStream's
-        back-pressure wait), one at a time even while tools run concurrently."""
-        try:
-            async with self.emit_lock:
-                await pending
-        except Exception as exc:
-            if self.sink_error is None:
-                self.sink_error = exc
-        except BaseException:
-            if inspect.iscoroutine(pending):
-                pending.close()  # cancelled before its turn: no "never awaited" warning
-            raise
-
-    def check_sink(self) -> None:
-        if self.sink_error is not None and not self.failing:
-            raise SinkError(self.sink_error)
 
     async def turn_start(self) -> None:
         self.in_turn = True
@@ -225,7 +191,7 @@ class _Run:
                     if decided is None:  # (else the prompts follow their results, next turn)
                         for prompt in prompts or ():
                             await self.add_message(prompt)
-                    self.check_sink()
+                    self.emitter.check()
                     await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
@@ -274,7 +240,7 @@ class _Run:
                 for message in pending:
                     await self.add_message(message)
                 pending = []
-                self.check_sink()
+                self.emitter.check()
                 message = await self.stream_assistant()
                 if config.compaction is not None and await retry_after_overflow(self, message):
                     message = await self.stream_assistant()  # once, after compacting
@@ -283,7 +249,7 @@ class _Run:
                 if message.stop_reason in ("error", "aborted"):
                     await self.turn_end(message, [])
                     return
-                self.check_sink()  # a broken sink fails the run before any tool runs
+                self.emitter.check()  # a broken sink fails the run before any tool runs
                 calls = message.tool_calls
                 results: list[ToolResultMessage] = []
                 more_tools = False
@@ -297,7 +263,7 @@ class _Run:
                         )
                         more_tools = not terminate
                 await self.turn_end(message, results)
-                self.check_sink()
+                self.emitter.check()
                 if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
                     return
                 if self.typed is not None and self.typed.after_turn(self, message, results):
@@ -404,6 +370,8 @@ class _Run:
         """Send one request and stream its answer into the transcript."""
         stream = await call_stream_fn(self.stream_fn, self.model, context, options)
         started = False
+        emitter = self.emitter
+        sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
         try:
             async for event in stream:
                 if event.type == "done" or event.type == "error":
@@ -419,19 +387,19 @@ class _Run:
                         watcher.first_event()
                     self.partial_event = event
                     update = message_update(event)
-                    if self.sync_sink:  # the hot path: one call per delta, no coroutine
+                    if sink is not None:  # no coroutine for a plain function sink
                         try:
-                            pending = self.emit_fn(update)
+                            pending = sink(update)
                         except Exception as exc:
-                            self.sink_error = exc
+                            emitter.error = exc
                             break
                         if pending is not None and inspect.isawaitable(pending):
-                            await self.emit_pending(pending)
+                            await emitter.wait(pending)
                     else:
-                        await self.emit(update)
-                if self.sink_error is not None:
+                        await emitter.emit(update)
+                if emitter.error is not None:
                     break
-            self.check_sink()
+            self.emitter.check()
             final = unique_tool_call_ids(await stream.result())
         finally:
             await stream.aclose()
@@ -453,7 +421,7 @@ class _Run:
 
     async def fail(self, exc: BaseException) -> None:
         """End the run with an error (or aborted) assistant message, keeping events well nested."""
-        self.failing = True
+        self.emitter.failing = True
         text = error_text(exc)
         reason: StopReason = "aborted" if self.signal.aborted else "error"
         if not self.in_turn:
