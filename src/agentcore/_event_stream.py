@@ -115,7 +115,7 @@ class _Handover:
 
     def __init__(self) -> None:
         self.buffer: deque[Any] = deque()
-        self.cond = threading.Condition(threading.Lock())
+        self.cond = threading.Condition()  # re-entrant: a finalizer may run inside `push`
         self.reading = False  # the consumer waits on `cond`
         self.drained: anyio.Event | None = None  # producer tasks wait on it (on their loop)
         self.call: Callable[[Callable[[], Any]], None] | None = None  # runs on their loop
