@@ -449,3 +449,20 @@ def test_sync_reader_that_leaves_the_loop_no_longer_holds_the_run() -> None:
         break
     assert done.wait(timeout=30)
     assert stream.result_sync() == "done"
+
+
+def test_sync_close_right_after_the_start_stops_the_run() -> None:
+    """`close()` as the run's thread is starting, before or after the producer got going:
+    either way the run stops, and `close()` returns once its thread has ended."""
+    for _ in range(30):
+
+        async def producer(push: Push) -> Any:
+            await anyio.sleep_forever()
+
+        stream: EventStream[Any, Any] = EventStream(producer)
+        stream._start_thread()  # what the first `next()` does, without waiting for an event
+        stream.close()
+        assert stream._thread is not None and not stream._thread.is_alive()
+        assert list(stream) == []
+        with pytest.raises(anyio.ClosedResourceError):
+            stream.result_sync()
