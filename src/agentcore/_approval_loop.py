@@ -28,10 +28,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._approval_tail import Batch, CallState, denied_text, last_batch
-from ._emit import call_hook
 from ._tool_execution import ABORTED_WHILE_RUNNING, _Batch, _Call, _error, _run_concurrently
 from .approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
-from .config import PrepareNextTurnContext
 from .messages import AgentMessage, TextContent, ToolResultMessage
 from .tools import ToolExecutionMode
 
@@ -132,19 +130,6 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
     run.emitter.check()
     if run.signal.aborted:
         return False
-    hooks = run.hooks
-    if hooks.prepare_next_turn is not None or hooks.should_stop_after_turn:
-        turn = PrepareNextTurnContext(
-            message=stopped.message,
-            tool_results=results,
-            context=run.context(),
-            new_messages=list(run.new_messages),
-        )
-        if hooks.prepare_next_turn is not None:
-            run.apply(await call_hook(hooks.prepare_next_turn, turn, run.signal))
-        stop = hooks.should_stop_after_turn
-        if stop is not None and await call_hook(stop, turn, run.signal):
-            return False
-        if run.signal.aborted:
-            return False
+    if await run.turn_hooks_stop(stopped.message, results):
+        return False
     return not terminate

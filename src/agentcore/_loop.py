@@ -268,21 +268,8 @@ class _Run:
                     return
                 if self.typed is not None and self.typed.after_turn(self, message, results):
                     return  # answered, or out of output retries (`self.limit`)
-                hooks = self.hooks
-                if hooks.prepare_next_turn is not None or hooks.should_stop_after_turn:
-                    turn = PrepareNextTurnContext(
-                        message=message,
-                        tool_results=results,
-                        context=self.context(),
-                        new_messages=list(self.new_messages),
-                    )
-                    if hooks.prepare_next_turn is not None:
-                        self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
-                    stop = hooks.should_stop_after_turn
-                    if stop is not None and await call_hook(stop, turn, self.signal):
-                        return
-                    if self.signal.aborted:  # aborted from inside a hook: no new request
-                        return
+                if await self.turn_hooks_stop(message, results):
+                    return
                 if self.bounds is not None:
                     # Checked before the queues are polled, so that a run ending here leaves
                     # queued messages where they are.
@@ -295,6 +282,27 @@ class _Run:
             pending = await self.poll(follow_up, "get_follow_up_messages")
             if not pending:
                 return
+
+    async def turn_hooks_stop(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> bool:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; True when the run
+        ends here (the hook said so, or it aborted the run: no new request)."""
+        hooks = self.hooks
+        if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
+            return False
+        turn = PrepareNextTurnContext(
+            message=message,
+            tool_results=results,
+            context=self.context(),
+            new_messages=list(self.new_messages),
+        )
+        if hooks.prepare_next_turn is not None:
+            self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
+        stop = hooks.should_stop_after_turn
+        if stop is not None and await call_hook(stop, turn, self.signal):
+            return True
+        return self.signal.aborted
 
     def apply(self, turn: Any) -> None:
         if turn is None:
