@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import anyio
@@ -44,6 +45,8 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     "chat": [faux_text(f"answer {i}") for i in range(1, 20)],
     "loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in range(1, 9)]
     + [faux_text("looped")],
+    "gated-loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in range(1, 9)]
+    + [faux_text("looped")],
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
     "approval": [
         faux_message(
@@ -59,6 +62,11 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
 
 SLOW_MODELS = {"slow-stream": [faux_text("a long and slowly streamed answer " * 10)]}
 """Scripts streamed slowly (a few seconds per answer), to kill a worker mid-stream."""
+
+GATED = {"gated-loop"}
+"""Scripts whose second answer waits for the test's gate file (`gate-<workflow id>`): the run is
+then held between its first and second turn, with no tool running, for as long as the test
+needs."""
 
 
 def _effects() -> Path:
@@ -78,11 +86,23 @@ def _run_id() -> str:
     return activity.info().workflow_id if activity.in_activity() else "local"
 
 
-def _answer(script: list[AssistantMessage], marker: str | None):  # type: ignore[no-untyped-def]
+def _wait_for_gate(run_id: str) -> None:
+    gate = _effects() / f"gate-{run_id}"
+    for _ in range(3000):  # at most a minute: the test opens it right after its kill
+        if gate.exists():
+            return
+        time.sleep(0.02)
+
+
+def _answer(  # type: ignore[no-untyped-def]
+    script: list[AssistantMessage], marker: str | None, gated: bool = False
+):
     def answer(call: FauxCall) -> AssistantMessage:
         n = sum(1 for m in call.context.messages if m.role == "assistant")
         if marker is not None:
             _append(marker, f"{_run_id()} {os.getpid()} {n}")
+        if gated and n == 1:
+            _wait_for_gate(_run_id())
         return script[min(n, len(script) - 1)]
 
     return answer
@@ -93,7 +113,7 @@ class _Scripted(FauxProvider):
 
     def __init__(self, name: str, script: list[AssistantMessage], **kwargs: object) -> None:
         super().__init__(provider=f"faux-{name}", **kwargs)  # type: ignore[arg-type]
-        self._script = _answer(script, f"stream-{name}" if kwargs else None)
+        self._script = _answer(script, f"stream-{name}" if kwargs else None, name in GATED)
 
     @property
     def pending(self) -> int:
