@@ -101,16 +101,27 @@ class Emitter:
             getattr(sink, "__call__", None)  # noqa: B004
         )
 
-    async def emit(self, event: Any) -> None:
-        """Deliver an event; a raising sink is remembered, and the run then fails."""
+    def send(self, event: Any) -> Awaitable[None] | None:
+        """Hand an event to the sink; returns what must be awaited before the next one (an
+        async sink's work, or back-pressure), or None. A raising sink is remembered, and the
+        run then fails. The loop's hot paths use this: no coroutine when nothing waits.
+        """
         try:
             result = self.sink(event)
         except Exception as exc:
             if self.error is None:
                 self.error = exc
-            return
+            return None
         if result is not None and inspect.isawaitable(result):
-            await self.wait(result)
+            return self.wait(result)
+        return None
+
+    async def emit(self, event: Any) -> None:
+        """Deliver an event (`send`, awaited); a raising sink is remembered, and the run then
+        fails."""
+        pending = self.send(event)
+        if pending is not None:
+            await pending
 
     async def wait(self, pending: Awaitable[None]) -> None:
         """Await what the sink returned (an async sink's coroutine, or the EventStream's

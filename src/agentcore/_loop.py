@@ -36,7 +36,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 from anyio.abc import TaskGroup
@@ -49,6 +49,7 @@ from ._hooks import config_hooks
 from ._loop_checks import check_call, check_continue, check_prompts
 from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
+    LlmTranscript,
     RequestWatch,
     RunInfo,
     RunObserver,
@@ -60,7 +61,7 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
-from .abort import AbortController, AbortSignal
+from .abort import AbortController, AbortSignal, _loop_check, _threadsafe_caller
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext
 from .errors import ConfigError
 from .events import (
@@ -89,6 +90,9 @@ __all__ = [
 
 _log = logging.getLogger("agentcore")
 
+ThreadCalls: TypeAlias = tuple[Callable[[], bool], Callable[[Callable[[], Any]], None]]
+"""(is the caller on the run's event loop, run a callback on it from any thread)"""
+
 
 class _Run:
     """The state of one run. `run()` never raises (outer cancellation aside)."""
@@ -110,6 +114,8 @@ class _Run:
         self.messages: list[AgentMessage] = list(context.messages)
         self.tools = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools = [t.llm_tool for t in self.tools]
+        self.transcript = LlmTranscript()  # the default conversion, kept as the run goes
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
@@ -117,6 +123,7 @@ class _Run:
         self.partial_event: Any = None
         self.emitter = emitter = Emitter(emit)  # the sink, its lock and its failure
         self.emit = emitter.emit
+        self.send = emitter.send  # the hot paths: `if (p := send(e)) is not None: await p`
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
@@ -127,23 +134,35 @@ class _Run:
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
         self.output: Any = None  # a typed run's validated answer
         self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
+        self._thread_calls: ThreadCalls | None = None
 
     # -- emitting --------------------------------------------------------------------------
 
     async def turn_start(self) -> None:
         self.in_turn = True
-        await self.emit(TurnStartEvent())
+        if (pending := self.send(TurnStartEvent())) is not None:
+            await pending
 
     async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
         self.in_turn = False
-        await self.emit(TurnEndEvent(message=message, tool_results=results))
+        if (pending := self.send(TurnEndEvent(message=message, tool_results=results))) is not None:
+            await pending
 
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
-        await self.emit(MessageStartEvent(message=message))
+        if (pending := self.send(MessageStartEvent(message=message))) is not None:
+            await pending
         self.messages.append(message)
         self.new_messages.append(message)
-        await self.emit(MessageEndEvent(message=message))
+        if (pending := self.send(MessageEndEvent(message=message))) is not None:
+            await pending
+
+    def thread_calls(self) -> ThreadCalls:
+        """(is the caller on the run's event loop, run a callback there from any thread): for
+        tools' progress updates; made on the run's loop the first time a tool runs."""
+        if self._thread_calls is None:
+            self._thread_calls = (_loop_check(), _threadsafe_caller())
+        return self._thread_calls
 
     def context(self) -> AgentContext:
         return AgentContext(
@@ -316,6 +335,7 @@ class _Run:
             self.messages = list(turn.context.messages)
             self.tools = list(turn.context.tools)
             self.tools_by_name = {t.name: t for t in self.tools}
+            self.llm_tools = [t.llm_tool for t in self.tools]
         if turn.model is not None:
             self.model = turn.model
             self._options = None
@@ -345,8 +365,8 @@ class _Run:
             return await self.aborted()
         context = Context(
             system_prompt=self.system_prompt,
-            messages=list(llm_messages),
-            tools=[t.llm_tool for t in self.tools],
+            messages=llm_messages,  # the request's own list
+            tools=list(self.llm_tools),
         )
         options = self.options()
         if config.get_api_key is not None:
@@ -389,7 +409,8 @@ class _Run:
                         continue
                     started = True
                     self.partial_event = event
-                    await self.emit(MessageStartEvent(message=event.partial))
+                    if (pending := self.send(MessageStartEvent(message=event.partial))) is not None:
+                        await pending
                 elif started:
                     if watcher is not None and not watcher.first:
                         watcher.first_event()
@@ -411,12 +432,13 @@ class _Run:
             final = unique_tool_call_ids(await stream.result())
         finally:
             await stream.aclose()
-        if not started:
-            await self.emit(MessageStartEvent(message=final))
+        if not started and (pending := self.send(MessageStartEvent(message=final))) is not None:
+            await pending
         self.messages.append(final)
         self.new_messages.append(final)
         self.partial_event = None
-        await self.emit(MessageEndEvent(message=final))
+        if (pending := self.send(MessageEndEvent(message=final))) is not None:
+            await pending
         return final
 
     async def aborted(self) -> AssistantMessage:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Protocol
 
 from .abort import AbortSignal
-from .config import AgentLoopConfig
+from .config import AgentLoopConfig, default_convert_to_llm
 from .limits import LimitReached
 from .llm._adapter import ABORTED
 from .llm._request import RetryObserver, watch_retries
@@ -48,10 +48,19 @@ from .llm.fallback import with_fallbacks
 from .llm.model import Model
 from .llm.registry import StreamFn
 from .llm.types import Context, SimpleStreamOptions, ThinkingLevel
-from .messages import AgentMessage, AssistantContent, AssistantMessage, Cost, ToolCall, Usage
+from .messages import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    Cost,
+    Message,
+    ToolCall,
+    Usage,
+)
 from .tools import AgentTool, AgentToolResult
 
 __all__ = [
+    "LlmTranscript",
     "run_stream_fn",
     "Instrumentation",
     "RequestObserver",
@@ -351,3 +360,28 @@ def run_stream_fn(config: AgentLoopConfig, stream_fn: StreamFn | None) -> Stream
             config.fallback_models, stream_fn=stream_fn, get_api_key=config.get_api_key
         )
     return stream_fn
+
+
+class LlmTranscript:
+    """A run's transcript as the model sees it with the default `convert_to_llm`, kept up to
+    date as messages are appended, instead of converted again for every request.
+
+    The run only ever appends to its transcript; a hook that replaces it (`prepare_next_turn`)
+    gives a new list, which is then converted afresh.
+    """
+
+    __slots__ = ("_converted", "_seen", "_source")
+
+    def __init__(self) -> None:
+        self._source: list[AgentMessage] | None = None
+        self._seen = 0
+        self._converted: list[Message] = []
+
+    def of(self, messages: list[AgentMessage]) -> list[Message]:
+        """The converted messages (a new list, the request's own)."""
+        if messages is not self._source or len(messages) < self._seen:
+            self._source, self._seen, self._converted = messages, 0, []
+        if len(messages) > self._seen:
+            self._converted.extend(default_convert_to_llm(messages[self._seen :]))
+            self._seen = len(messages)
+        return list(self._converted)

@@ -32,8 +32,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -44,7 +43,7 @@ from ._approval_check import await_approval, request_approvals
 from ._emit import call_hook
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
-from .abort import _NEVER_CANCELLED, AbortSignal, _loop_check, _threadsafe_caller, cancel_on_abort
+from .abort import _NEVER_CANCELLED, AbortSignal, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -193,18 +192,14 @@ class _Batch:
     updates: deque[tuple[_Call, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
-    on_loop: Callable[[], bool] = field(default_factory=_loop_check)
-    call_soon: Callable[[Callable[[], Any]], None] | None = None
 
     # -- updates -------------------------------------------------------------------------
 
     def on_update_for(self, item: _Call) -> Any:
-        if self.call_soon is None:
-            self.call_soon = _threadsafe_caller()
-        call_soon = self.call_soon
+        on_loop, call_soon = self.run.thread_calls()
 
         def on_update(partial: AgentToolResult) -> None:
-            if self.on_loop():
+            if on_loop():
                 self.enqueue(item, partial)
                 return
             try:  # an anyio worker thread (a sync tool): hand over and wait, keeping the order
@@ -258,9 +253,11 @@ class _Batch:
         if _log.isEnabledFor(logging.DEBUG):
             item.started = time.perf_counter()
             _log.debug("tool %r (call %s) started", call.name, call.id)
-        await self.run.emit(
-            ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
+        event = ToolExecutionStartEvent(
+            tool_call_id=call.id, tool_name=call.name, args=call.arguments
         )
+        if (pending := self.run.send(event)) is not None:
+            await pending
 
     def settle(self, item: _Call, result: AgentToolResult, is_error: bool) -> None:
         item.result = result
@@ -438,14 +435,11 @@ class _Batch:
                 time.perf_counter() - item.started,
                 " with an error" if item.is_error else "",
             )
-        await self.run.emit(
-            ToolExecutionEndEvent(
-                tool_call_id=call.id,
-                tool_name=call.name,
-                result=item.result,
-                is_error=item.is_error,
-            )
+        event = ToolExecutionEndEvent(
+            tool_call_id=call.id, tool_name=call.name, result=item.result, is_error=item.is_error
         )
+        if (pending := self.run.send(event)) is not None:
+            await pending
 
     async def publish(self, item: _Call) -> ToolResultMessage:
         result = item.result

@@ -150,10 +150,14 @@ def _both(a: set[str] | None, b: set[str] | None) -> set[str] | None:
 class _Schema:
     """Reads one tool's JSON Schema: the types a place allows, the parts of an object or array."""
 
-    __slots__ = ("_root",)
+    __slots__ = ("_objects", "_root", "_types")
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self._root = root
+        # What was read of a place, by the id of its schema node (the nodes live as long as
+        # the root, and a schema is never changed once its tool is built).
+        self._types: dict[int, set[str] | None] = {}
+        self._objects: dict[int, tuple[dict[str, Any], set[str], Any]] = {}
 
     @property
     def root(self) -> Mapping[str, Any]:
@@ -176,6 +180,14 @@ class _Schema:
 
     def types(self, schema: Any, depth: int = 0) -> set[str] | None:
         """The JSON types `schema` allows (None: any)."""
+        if depth == 0:
+            key = id(schema)
+            if key not in self._types:
+                self._types[key] = self._read_types(schema, 0)
+            return self._types[key]
+        return self._read_types(schema, depth)
+
+    def _read_types(self, schema: Any, depth: int) -> set[str] | None:
         s = self.resolve(schema)
         if s is None or depth > _MAX_SCHEMA_DEPTH:
             return None
@@ -229,6 +241,13 @@ class _Schema:
 
     def object_parts(self, schema: Any) -> tuple[dict[str, Any], set[str], Any]:
         """The properties, the required names and the schema of other keys of an object."""
+        key = id(schema)
+        parts = self._objects.get(key)
+        if parts is None:
+            parts = self._objects[key] = self._read_object_parts(schema)
+        return parts
+
+    def _read_object_parts(self, schema: Any) -> tuple[dict[str, Any], set[str], Any]:
         properties: dict[str, Any] = {}
         required: set[str] = set()
         others: Any = None
@@ -273,15 +292,34 @@ def _float_text(value: float) -> str:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-def _prepare(
+def _prepared(
     schema: _Schema, value: Any, where: Any, path: list[Any], problems: dict[str, str]
-) -> None:
-    """Apply the null and finite-number rules to `value` (part of the copy) in place; what breaks
-    them goes into `problems`, keyed by path."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            problems[_path(path)] = f"{_float_text(value)} is not a finite number"
-    elif isinstance(value, str):
+) -> Any:
+    """A copy of `value` (part of the arguments) with the null and finite-number rules applied;
+    what breaks them goes into `problems`, keyed by path. Copying and checking are one walk."""
+    if isinstance(value, dict):
+        properties, required, others = schema.object_parts(where)
+        copied: dict[Any, Any] = {}
+        for key, item in value.items():
+            if item is None:
+                if (
+                    key in properties
+                    and key not in required
+                    and not schema.allows_null(properties[key])
+                ):
+                    continue  # an optional parameter sent as null was not given
+                copied[key] = None
+            else:
+                copied[key] = _prepared(
+                    schema, item, properties.get(key, others), [*path, key], problems
+                )
+        return copied
+    if isinstance(value, list):
+        return [
+            _prepared(schema, item, schema.item(where, index), [*path, index], problems)
+            for index, item in enumerate(value)
+        ]
+    if isinstance(value, str):
         allowed = schema.types(where)
         if (
             allowed is not None
@@ -290,22 +328,14 @@ def _prepare(
             and _non_finite_text(value.strip())
         ):
             problems[_path(path)] = f"{value!r} is not a finite number"
-    elif isinstance(value, dict):
-        properties, required, others = schema.object_parts(where)
-        for key in list(value):
-            item = value[key]
-            if item is None:
-                if (
-                    key in properties
-                    and key not in required
-                    and not schema.allows_null(properties[key])
-                ):
-                    del value[key]  # an optional parameter sent as null was not given
-                continue
-            _prepare(schema, item, properties.get(key, others), [*path, key], problems)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _prepare(schema, item, schema.item(where, index), [*path, index], problems)
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            problems[_path(path)] = f"{_float_text(value)} is not a finite number"
+        return value
+    if value is None or isinstance(value, int):
+        return value
+    return copy.deepcopy(value)  # not JSON (a `prepare_arguments` may return anything)
 
 
 def _report(tool: str, problems: list[str], arguments: Any) -> str:
@@ -358,7 +388,9 @@ class ArgumentsValidator:
         from jsonschema import exceptions as jsonschema_exceptions
         from jsonschema import validators
 
-        schema = dict(parameters)
+        # A copy: what is read of the schema is kept (`_Schema`), so later changes to the
+        # caller's dict must not reach the validator.
+        schema = copy.deepcopy(dict(parameters))
         cls = validators.validator_for(schema)
         try:
             cls.check_schema(schema)
@@ -391,9 +423,8 @@ class ArgumentsValidator:
             ) from None
 
     def _validate(self, arguments: Any) -> Any:
-        document = copy.deepcopy(arguments)
         found: dict[str, str] = {}
-        _prepare(self._schema, document, self._schema.root, [], found)
+        document = _prepared(self._schema, arguments, self._schema.root, [], found)
         if self._model is not None:
             problems = [f"{where}: {what}" for where, what in found.items()]
             try:

@@ -381,9 +381,10 @@ def _build_tool(
     def call(
         tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
     ) -> Any:
-        values = {"signal": signal, "on_update": on_update, "tool_call_id": tool_call_id}
         kwargs = {k: getattr(args, k) for k in argument_names}
-        kwargs.update({param: values[kind] for param, kind in injected.items()})
+        if injected:
+            values = {"signal": signal, "on_update": on_update, "tool_call_id": tool_call_id}
+            kwargs.update({param: values[kind] for param, kind in injected.items()})
         return fn(**kwargs)
 
     if is_async:
