@@ -20,16 +20,16 @@ from ._compaction_strategies import DropOldest as DropOldest
 from ._compaction_strategies import KeepToolResultHeads as KeepToolResultHeads
 from ._compaction_strategies import Summarize as Summarize
 from ._event_stream import EventStream as EventStream
-from ._loop import (
+from ._loop_entry import (
     agent_loop as agent_loop,
 )
-from ._loop import (
+from ._loop_entry import (
     agent_loop_continue as agent_loop_continue,
 )
-from ._loop import (
+from ._loop_entry import (
     run_agent_loop as run_agent_loop,
 )
-from ._loop import (
+from ._loop_entry import (
     run_agent_loop_continue as run_agent_loop_continue,
 )
 from ._loop_request import Instrumentation as Instrumentation

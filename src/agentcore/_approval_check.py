@@ -16,8 +16,8 @@ from .messages import TextContent
 from .tools import AgentTool, AgentToolResult
 
 if TYPE_CHECKING:
-    from ._loop import _Run
     from ._tool_execution import _Call
+    from ._tool_run import ToolRun
 
 __all__ = ["WAITING", "await_approval", "request_approvals"]
 
@@ -61,7 +61,7 @@ def await_approval(
     return True
 
 
-async def request_approvals(run: _Run, items: list[_Call]) -> None:
+async def request_approvals(run: ToolRun, items: list[_Call]) -> None:
     """After a batch: one `ApprovalRequest` message per waiting call, in call order. The run
     keeps them in `pending_approvals` and ends after this turn."""
     for item in items:

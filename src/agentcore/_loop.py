@@ -32,11 +32,12 @@ fallback models in `llm.fallback`.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -46,7 +47,7 @@ from ._bounds import Bounds
 from ._emit import Emitter, SinkError, call_hook, error_text
 from ._event_stream import EventStream
 from ._hooks import config_hooks
-from ._loop_checks import check_call, check_continue, check_prompts
+from ._loop_checks import check_prompts
 from ._loop_compaction import request_messages, retry_after_overflow
 from ._loop_request import (
     LlmTranscript,
@@ -61,12 +62,12 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
+from ._tool_run import ThreadCalls
 from .abort import AbortController, AbortSignal, _loop_check, _threadsafe_caller
 from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext
 from .errors import ConfigError
 from .events import (
     AgentEndEvent,
-    AgentEvent,
     AgentEventSink,
     AgentStartEvent,
     MessageEndEvent,
@@ -76,22 +77,31 @@ from .events import (
     message_update,
 )
 from .limits import LimitReached
+from .llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
 
-__all__ = [
-    "agent_loop",
-    "agent_loop_continue",
-    "run_agent_loop",
-    "run_agent_loop_continue",
-]
+__all__ = ["_Run"]
 
 
 _log = logging.getLogger("agentcore")
 
-ThreadCalls: TypeAlias = tuple[Callable[[], bool], Callable[[Callable[[], Any]], None]]
-"""(is the caller on the run's event loop, run a callback on it from any thread)"""
+
+class _Outcome(enum.Enum):
+    """How a turn ended, for the loop to decide what comes next."""
+
+    NEXT = "next"  # tool results want an answer: another request
+    DONE = "done"  # the model answered, or the tools terminate: only queued messages go on
+    STOP = "stop"  # the run ends (abort, error, a tool, a hook, a bound, approvals, typed answer)
+
+
+class _Phase(enum.Enum):
+    """Where the run is, for its failure path: which events it must close."""
+
+    BETWEEN_TURNS = "between_turns"  # no turn is open
+    IN_TURN = "in_turn"  # a turn is open, no answer is streaming
+    STREAMING = "streaming"  # an answer is streaming; `partial_event` is its latest event
 
 
 class _Run:
@@ -119,8 +129,8 @@ class _Run:
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
-        self.in_turn = False
-        self.partial_event: Any = None
+        self.phase = _Phase.BETWEEN_TURNS
+        self.partial_event: AssistantMessageEvent | None = None  # the latest, while STREAMING
         self.emitter = emitter = Emitter(emit)  # the sink, its lock and its failure
         self.emit = emitter.emit
         self.send = emitter.send  # the hot paths: `if (p := send(e)) is not None: await p`
@@ -139,12 +149,12 @@ class _Run:
     # -- emitting --------------------------------------------------------------------------
 
     async def turn_start(self) -> None:
-        self.in_turn = True
+        self.phase = _Phase.IN_TURN
         if (pending := self.send(TurnStartEvent())) is not None:
             await pending
 
     async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
-        self.in_turn = False
+        self.phase = _Phase.BETWEEN_TURNS
         if (pending := self.send(TurnEndEvent(message=message, tool_results=results))) is not None:
             await pending
 
@@ -242,65 +252,74 @@ class _Run:
         return check_prompts(messages or [], f"{name}()")
 
     async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
-        config = self.config
-        first = True
+        """Turns until one ends the run, or the model is done and no message is queued."""
+        first = True  # the first turn's `turn_start` and prompts are out already
         if decided is not None:  # a batch's approval decisions: carried out first (_approval_loop)
             if not await _approval_loop.resolve(self, decided) and not deferred:
                 return
             first = False
-        steering, follow_up = config.get_steering_messages, config.get_follow_up_messages
+        steering = self.config.get_steering_messages
         pending = (deferred or []) + await self.poll(steering, "get_steering_messages")
         while True:
-            more_tools = True
-            while more_tools or pending:
-                if not first:
-                    await self.turn_start()
-                first = False
-                for message in pending:
-                    await self.add_message(message)
-                pending = []
-                self.emitter.check()
-                message = await self.stream_assistant()
-                if config.compaction is not None and await retry_after_overflow(self, message):
-                    message = await self.stream_assistant()  # once, after compacting
-                if self.bounds is not None:
-                    self.bounds.count(message)
-                if message.stop_reason in ("error", "aborted"):
-                    await self.turn_end(message, [])
-                    return
-                self.emitter.check()  # a broken sink fails the run before any tool runs
-                calls = message.tool_calls
-                results: list[ToolResultMessage] = []
-                more_tools = False
-                if calls:
-                    if message.stop_reason == "length":
-                        results = await _tool_execution.fail_truncated(self, calls)
-                        more_tools = True
-                    else:
-                        results, terminate = await _tool_execution.execute_batch(
-                            self, message, calls
-                        )
-                        more_tools = not terminate
-                await self.turn_end(message, results)
-                self.emitter.check()
-                if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
-                    return
-                if self.typed is not None and self.typed.after_turn(self, message, results):
-                    return  # answered, or out of output retries (`self.limit`)
-                if await self.turn_hooks_stop(message, results):
-                    return
-                if self.bounds is not None:
-                    # Checked before the queues are polled, so that a run ending here leaves
-                    # queued messages where they are.
-                    self.limit = self.bounds.reached()
-                    if self.limit is not None:
-                        return
-                pending = await self.poll(steering, "get_steering_messages")
-                if self.typed is not None:  # a correction for an invalid answer goes first
-                    pending = self.typed.take_fixes() + pending
-            pending = await self.poll(follow_up, "get_follow_up_messages")
-            if not pending:
+            outcome = await self.turn(pending, first)
+            first = False
+            if outcome is _Outcome.STOP:
                 return
+            pending = await self.poll(steering, "get_steering_messages")
+            if self.typed is not None:  # a correction for an invalid answer goes first
+                pending = self.typed.take_fixes() + pending
+            if outcome is _Outcome.DONE and not pending:
+                pending = await self.poll(
+                    self.config.get_follow_up_messages, "get_follow_up_messages"
+                )
+                if not pending:
+                    return
+
+    async def turn(self, pending: list[AgentMessage], first: bool) -> _Outcome:
+        """One turn: the queued messages, the request and its answer, the tool calls, the
+        after-turn hooks and bounds. The sink's failure is raised between these stages."""
+        if not first:
+            await self.turn_start()
+        for message in pending:
+            await self.add_message(message)
+        self.emitter.check()
+        message = await self.stream_assistant()
+        if self.config.compaction is not None and await retry_after_overflow(self, message):
+            message = await self.stream_assistant()  # once, after compacting
+        if self.bounds is not None:
+            self.bounds.count(message)
+        if message.stop_reason in ("error", "aborted"):
+            await self.turn_end(message, [])
+            return _Outcome.STOP
+        self.emitter.check()  # a broken sink fails the run before any tool runs
+        results, outcome = await self.run_tools(message)
+        await self.turn_end(message, results)
+        self.emitter.check()
+        if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
+            return _Outcome.STOP
+        if self.typed is not None and self.typed.after_turn(self, message, results):
+            return _Outcome.STOP  # answered, or out of output retries (`self.limit`)
+        if await self.turn_hooks_stop(message, results):
+            return _Outcome.STOP
+        if self.bounds is not None:
+            # Checked before the queues are polled, so that a run ending here leaves queued
+            # messages where they are.
+            self.limit = self.bounds.reached()
+            if self.limit is not None:
+                return _Outcome.STOP
+        return outcome
+
+    async def run_tools(
+        self, message: AssistantMessage
+    ) -> tuple[list[ToolResultMessage], _Outcome]:
+        """The answer's tool calls, each with one result; the outcome of the turn so far."""
+        calls = message.tool_calls
+        if not calls:
+            return [], _Outcome.DONE
+        if message.stop_reason == "length":  # arguments may be cut off: none is run
+            return await _tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
+        results, terminate = await _tool_execution.execute_batch(self, message, calls)
+        return results, _Outcome.DONE if terminate else _Outcome.NEXT
 
     async def turn_hooks_stop(
         self, message: AssistantMessage, results: list[ToolResultMessage]
@@ -408,6 +427,7 @@ class _Run:
                     if started:  # a provider repeating `start`: the message is already open
                         continue
                     started = True
+                    self.phase = _Phase.STREAMING
                     self.partial_event = event
                     if (pending := self.send(MessageStartEvent(message=event.partial))) is not None:
                         await pending
@@ -436,7 +456,7 @@ class _Run:
             await pending
         self.messages.append(final)
         self.new_messages.append(final)
-        self.partial_event = None
+        self.phase, self.partial_event = _Phase.IN_TURN, None
         if (pending := self.send(MessageEndEvent(message=final))) is not None:
             await pending
         return final
@@ -454,13 +474,14 @@ class _Run:
         self.emitter.failing = True
         text = error_text(exc)
         reason: StopReason = "aborted" if self.signal.aborted else "error"
-        if not self.in_turn:
+        if self.phase is _Phase.BETWEEN_TURNS:
             await self.turn_start()
         # `emit` never raises, so the only message that can be open here is a streaming answer:
         # the error message ends it, keeping what arrived.
-        base: AssistantMessage | None = (
-            self.partial_event.partial if self.partial_event is not None else None
-        )
+        event = self.partial_event if self.phase is _Phase.STREAMING else None
+        base: AssistantMessage | None = None
+        if event is not None and not isinstance(event, DoneEvent | ErrorEvent):
+            base = event.partial
         model = self.model
         message = AssistantMessage(
             content=list(base.content) if base is not None else [],
@@ -478,106 +499,3 @@ class _Run:
         await self.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])
-
-
-# --- entry points ------------------------------------------------------------------------------
-
-
-async def run_agent_loop(
-    prompts: Sequence[AgentMessage],
-    context: AgentContext,
-    config: AgentLoopConfig,
-    emit: AgentEventSink,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> list[AgentMessage]:
-    """Run the loop with new prompts, awaiting `emit` for every event.
-
-    Returns the messages the run added (prompts included), as in `agent_end`; which bound
-    ended the run, if one did, is the `limit` of the `agent_end` event `emit` received.
-
-    Raises:
-        MessageFormatError: `prompts` is not a list of messages.
-        ConfigError: `context` or `config` is not of the expected type.
-    """
-    checked = check_prompts(prompts)
-    check_call(context, config, emit)
-    run = _Run(context, config, emit, signal, stream_fn)
-    await run.run(checked)
-    return run.new_messages
-
-
-async def run_agent_loop_continue(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    emit: AgentEventSink,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> list[AgentMessage]:
-    """Continue from the transcript as it is (its last message must not be an assistant's).
-
-    Raises:
-        ConfigError (a ValueError): the transcript is empty or ends with an assistant message.
-    """
-    check_call(context, config, emit)
-    check_continue(context)
-    run = _Run(context, config, emit, signal, stream_fn)
-    await run.run(None)
-    return run.new_messages
-
-
-def agent_loop(
-    prompts: Sequence[AgentMessage],
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> EventStream[AgentEvent, list[AgentMessage]]:
-    """Start a run with new prompts and stream its events.
-
-    ```python
-    async with agent_loop([UserMessage(content="hi")], context, config) as events:
-        async for event in events:
-            ...
-        messages = await events.result()
-    ```
-
-    Raises at once (before any event): `MessageFormatError` for prompts that are not messages,
-    `ConfigError` for a context or config of the wrong type.
-    """
-    checked = check_prompts(prompts)
-    check_call(context, config)
-
-    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn)
-        run.stream = stream
-        await run.run(checked)
-        return run.new_messages
-
-    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
-    return stream
-
-
-def agent_loop_continue(
-    context: AgentContext,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None = None,
-    stream_fn: StreamFn | None = None,
-) -> EventStream[AgentEvent, list[AgentMessage]]:
-    """Continue a run from the transcript as it is, streaming its events.
-
-    Raises:
-        ConfigError (a ValueError): at once, when the transcript is empty or ends with an
-            assistant message.
-    """
-    check_call(context, config)
-    check_continue(context)
-
-    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn)
-        run.stream = stream
-        await run.run(None)
-        return run.new_messages
-
-    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
-    return stream

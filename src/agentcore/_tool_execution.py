@@ -57,8 +57,8 @@ from .messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode
 
 if TYPE_CHECKING:
-    from ._loop import _Run
     from ._loop_request import ToolObserver
+    from ._tool_run import ToolRun
     from .approvals import ApprovalRequest
 
 __all__ = ["execute_batch", "fail_truncated"]
@@ -187,7 +187,7 @@ class _Call:
 
 @dataclass(slots=True, eq=False)
 class _Batch:
-    run: _Run
+    run: ToolRun
     message: AssistantMessage
     updates: deque[tuple[_Call, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
@@ -487,7 +487,7 @@ def _changed_result(
 
 
 async def execute_batch(
-    run: _Run, message: AssistantMessage, calls: list[ToolCall]
+    run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run the tool calls of one answer; returns the result messages and the terminate flag."""
     batch = _Batch(run=run, message=message)
@@ -561,9 +561,11 @@ async def _run_concurrently(batch: _Batch, items: list[_Call], limit: int | None
     await all_done.wait()
 
 
-async def fail_truncated(run: _Run, calls: list[ToolCall]) -> list[ToolResultMessage]:
+async def fail_truncated(
+    run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
+) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
-    batch = _Batch(run=run, message=AssistantMessage())
+    batch = _Batch(run=run, message=message)
     results = []
     for call in calls:
         item = _Call(call=call)

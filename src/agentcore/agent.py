@@ -48,7 +48,7 @@ from ._agent_state import (
     state_fields,
 )
 from ._compaction import Compaction
-from ._loop import run_agent_loop, run_agent_loop_continue
+from ._loop_entry import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .approvals import NEW_MESSAGE_REASON
 from .config import (

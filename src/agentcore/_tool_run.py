@@ -1,0 +1,90 @@
+"""What running a batch of tool calls needs from its run: the narrow interface between the loop
+(`_loop._Run` provides it) and tool execution (`_tool_execution`, `_approval_check`), which reach
+nothing else of the run."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from ._hooks import Hooks
+    from ._loop_request import RunObserver
+    from .abort import AbortSignal
+    from .config import AgentContext, AgentLoopConfig
+    from .messages import AgentMessage
+    from .tools import AgentTool
+
+__all__ = ["ThreadCalls", "ToolRun"]
+
+ThreadCalls: TypeAlias = tuple[Callable[[], bool], Callable[[Callable[[], Any]], None]]
+"""(is the caller on the run's event loop, run a callback on that loop from any thread)"""
+
+
+class ToolRun(Protocol):
+    """The run as a tool batch sees it (read-only: a batch changes the run only through
+    `add_message`, the events it sends, and the requests it appends to `pending_approvals`)."""
+
+    @property
+    def config(self) -> AgentLoopConfig:
+        """The run's config: `tool_execution`, `max_parallel_tools`, `tool_timeout`."""
+        ...
+
+    @property
+    def hooks(self) -> Hooks:
+        """The normalised hooks: `before_tool_call`, `after_tool_call`."""
+        ...
+
+    @property
+    def signal(self) -> AbortSignal:
+        """The run's signal (never fires when nothing can abort the run)."""
+        ...
+
+    @property
+    def abort_signal(self) -> AbortSignal | None:
+        """The caller's signal; None when nothing can abort the run (no scopes needed)."""
+        ...
+
+    @property
+    def tools_by_name(self) -> dict[str, AgentTool]:
+        """The tools the model may call, by name."""
+        ...
+
+    @property
+    def observer(self) -> RunObserver | None:
+        """The instrumentation's observer of the run, when one is installed."""
+        ...
+
+    @property
+    def group(self) -> TaskGroup:
+        """The run's task group: parallel calls and the update pump."""
+        ...
+
+    @property
+    def pending_approvals(self) -> list[Any]:
+        """Where calls waiting for approval leave their `ApprovalRequest`s."""
+        ...
+
+    @property
+    def send(self) -> Callable[[Any], Awaitable[None] | None]:
+        """Hand an event to the sink; what it returns must be awaited (`Emitter.send`)."""
+        ...
+
+    @property
+    def emit(self) -> Callable[[Any], Awaitable[None]]:
+        """Deliver an event, awaited (`Emitter.emit`)."""
+        ...
+
+    def context(self) -> AgentContext:
+        """A copy of the run's context, for the hooks."""
+        ...
+
+    async def add_message(self, message: AgentMessage) -> None:
+        """A complete message joins the transcript, with its start and end events."""
+        ...
+
+    def thread_calls(self) -> ThreadCalls:
+        """The run's `ThreadCalls`, made on its loop the first time a tool runs."""
+        ...
