@@ -92,14 +92,18 @@ class Emitter:
 
     __slots__ = ("error", "failing", "lock", "sink", "sync")
 
-    def __init__(self, sink: Callable[[Any], Awaitable[None] | None]) -> None:
+    def __init__(
+        self, sink: Callable[[Any], Awaitable[None] | None], *, sync: bool | None = None
+    ) -> None:
         self.sink = sink
         self.error: BaseException | None = None
         self.failing = False  # the run is failing: `check()` no longer raises
         self.lock = EmitLock()
-        self.sync = not inspect.iscoroutinefunction(sink) and not inspect.iscoroutinefunction(
-            getattr(sink, "__call__", None)  # noqa: B004
-        )
+        if sync is None:  # (an `EventStream`'s push is known to be a plain function)
+            sync = not inspect.iscoroutinefunction(sink) and not inspect.iscoroutinefunction(
+                getattr(sink, "__call__", None)  # noqa: B004
+            )
+        self.sync = sync
 
     def send(self, event: Any) -> Awaitable[None] | None:
         """Hand an event to the sink; returns what must be awaited before the next one (an

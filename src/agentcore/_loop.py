@@ -64,7 +64,13 @@ from ._loop_request import (
 from ._output_run import TypedRun
 from ._tool_run import ThreadCalls
 from .abort import AbortController, AbortSignal, _loop_check, _threadsafe_caller
-from .config import AgentContext, AgentLoopConfig, NextTurn, PrepareNextTurnContext
+from .config import (
+    AgentContext,
+    AgentLoopConfig,
+    NextTurn,
+    PrepareNextTurnContext,
+    default_convert_to_llm,
+)
 from .errors import ConfigError
 from .events import (
     AgentEndEvent,
@@ -80,7 +86,7 @@ from .limits import LimitReached
 from .llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .llm.registry import StreamFn, call_stream_fn
 from .llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
-from .messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
+from .messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
 
 __all__ = ["_Run"]
 
@@ -114,6 +120,8 @@ class _Run:
         emit: AgentEventSink,
         signal: AbortSignal | None,
         stream_fn: StreamFn | None,
+        *,
+        sync_sink: bool | None = None,
     ) -> None:
         self.config = config
         self.hooks = config_hooks(config)  # normalised when the config was built
@@ -126,12 +134,17 @@ class _Run:
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools = [t.llm_tool for t in self.tools]
         self.transcript = LlmTranscript()  # the default conversion, kept as the run goes
+        self.plain_transcript = (  # requests take the transcript as it is (no hook, no policy)
+            config.compaction is None
+            and self.hooks.transform_context is None
+            and config.convert_to_llm is default_convert_to_llm
+        )
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
         self.phase = _Phase.BETWEEN_TURNS
         self.partial_event: AssistantMessageEvent | None = None  # the latest, while STREAMING
-        self.emitter = emitter = Emitter(emit)  # the sink, its lock and its failure
+        self.emitter = emitter = Emitter(emit, sync=sync_sink)  # the sink, its lock and its failure
         self.emit = emitter.emit
         self.send = emitter.send  # the hot paths: `if (p := send(e)) is not None: await p`
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
@@ -379,7 +392,10 @@ class _Run:
         signal = self.signal
         if signal.aborted:
             return await self.aborted()
-        llm_messages = await request_messages(self)  # compacted first when configured
+        if self.plain_transcript:  # the default conversion, no hook: kept as the run grows
+            llm_messages: list[Message] | None = self.transcript.of(self.messages)
+        else:
+            llm_messages = await request_messages(self)  # compacted first when configured
         if llm_messages is None:
             return await self.aborted()
         context = Context(

@@ -37,7 +37,6 @@ from ._compaction import (
 )
 from ._compaction_view import compacted_view, estimate_context, estimate_tokens, split
 from ._emit import call_hook
-from .config import default_convert_to_llm
 from .llm.model import Model
 from .llm.overflow import is_context_overflow
 from .llm.registry import call_stream_fn
@@ -68,12 +67,6 @@ async def _convert(run: _Run, messages: Sequence[AgentMessage]) -> list[Message]
     """`transform_context` then `convert_to_llm`; None when the abort fired in between."""
     config = run.config
     transform = run.hooks.transform_context
-    if (
-        transform is None
-        and messages is run.messages
-        and config.convert_to_llm is default_convert_to_llm
-    ):
-        return run.transcript.of(run.messages)  # converted as it grew
     if transform is not None:
         messages = await call_hook(transform, list(messages), run.signal)
         if run.signal.aborted:

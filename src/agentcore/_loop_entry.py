@@ -89,7 +89,7 @@ def agent_loop(
     check_call(context, config)
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn)
+        run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
         run.stream = stream
         await run.run(checked)
         return run.new_messages
@@ -114,7 +114,7 @@ def agent_loop_continue(
     check_continue(context)
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn)
+        run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
         run.stream = stream
         await run.run(None)
         return run.new_messages

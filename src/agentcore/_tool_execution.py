@@ -406,7 +406,7 @@ class _Batch:
                 )
                 if value is _NOT_STARTED:
                     return _error(ABORTED_BEFORE_START)
-            if inspect.isawaitable(value):
+            if not isinstance(value, AgentToolResult) and inspect.isawaitable(value):
                 value = await value
             return _checked_result(value, tool)
         except Exception as exc:
@@ -516,7 +516,8 @@ async def execute_batch(
                 else:
                     await batch.end(item)
             if len(prepared) == 1:
-                await batch.run_one(prepared[0])
+                await batch.execute(prepared[0])
+                await batch.end(prepared[0])
             elif prepared:
                 await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
             for item in items:

@@ -149,6 +149,8 @@ async def call_stream_fn(
 ) -> AssistantMessageEventStream:
     """Call a `StreamFn`, awaiting its result if it returned an awaitable."""
     result = fn(model, context, options)
+    if isinstance(result, AssistantMessageEventStream):
+        return result
     if inspect.isawaitable(result):
         result = await result
     if not isinstance(result, AssistantMessageEventStream):
