@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agentcore import (
@@ -144,3 +146,50 @@ async def test_duplicate_tool_call_ids_from_a_model_get_one_result_each() -> Non
     ids = [c.id for c in messages[1].tool_calls]
     assert ids == ["call_1", "call_1_2"]
     assert [m.tool_call_id for m in messages[2:4]] == ids
+
+
+async def test_an_agent_loop_stream_dropped_by_its_reader_stops_its_run() -> None:
+    # The run used to hold its own stream (to report `limit` and the like), so a stream dropped
+    # mid-run was never collected and its run went on, unread, until back-pressure held it
+    # forever.
+    import gc
+
+    import anyio
+
+    from agentcore.llm import AssistantMessageEventStream, MessageBuilder
+
+    closed = anyio.Event()
+    deltas = 0
+
+    def endless(model: Any, context: Any, options: Any) -> AssistantMessageEventStream:
+        async def events() -> Any:
+            nonlocal deltas
+            builder = MessageBuilder(model)
+            yield builder.start()
+            index = builder.text_start().content_index
+            try:
+                while True:
+                    await anyio.sleep(0.001)
+                    deltas += 1
+                    yield builder.text_delta(index, "x")
+            finally:
+                closed.set()
+
+        return AssistantMessageEventStream(events())
+
+    faux = FauxProvider([])
+    stream = agent_loop(
+        [UserMessage(content="go")],
+        AgentContext(),
+        AgentLoopConfig(model=faux.model),
+        stream_fn=endless,
+    )
+    async for _event in stream:
+        break
+    del stream, _event
+    gc.collect()
+    with anyio.fail_after(5):
+        await closed.wait()
+    seen = deltas
+    await anyio.sleep(0.05)
+    assert deltas == seen  # nothing reads on, and nothing is produced any more

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextvars
 import threading
-import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from types import TracebackType
@@ -35,11 +34,11 @@ import anyio
 import sniffio
 
 from ._loop_request import run_usage
-from .abort import _threadsafe_caller
+from .abort import _EventLoopRef, _threadsafe_caller
 from .limits import LimitReached
 from .messages import Usage
 
-__all__ = ["EventStream"]
+__all__ = ["EventStream", "RunEnding"]
 
 E = TypeVar("E")
 R = TypeVar("R")
@@ -57,13 +56,14 @@ class _Channel:
 
     __slots__ = (
         "buffer",
-        "cancel",
         "closing",
         "done",
         "drained",
         "error",
         "finished",
+        "loop",
         "result",
+        "scope",
         "unbounded",
         "waiter",
     )
@@ -75,7 +75,8 @@ class _Channel:
         self.result: Any = None
         self.error: BaseException | None = None
         self.done: anyio.Event | None = None
-        self.cancel: Callable[[], None] | None = None
+        self.loop: _EventLoopRef | None = None  # the producer's, set with `scope`
+        self.scope: anyio.CancelScope | None = None  # the producer's, while it runs
         self.closing = False  # set by a sync `close()`: the producer stops as soon as it starts
         self.drained: anyio.Event | None = None
         self.unbounded = False
@@ -100,6 +101,23 @@ class _Channel:
         if drained is not None:
             self.drained = None
             drained.set()
+
+
+class RunEnding:
+    """How a run ended, as its `EventStream` reports it (`limit`, `usage`, `output`,
+    `pending_approvals`): written by the run before its `agent_end` event.
+
+    The run holds this, never the stream itself, so that a stream its reader dropped can be
+    collected (and its run stopped) while the run is still going.
+    """
+
+    __slots__ = ("limit", "messages", "output", "pending_approvals")
+
+    def __init__(self) -> None:
+        self.limit: LimitReached | None = None
+        self.messages: list[Any] | None = None  # the run's new messages
+        self.output: Any = None  # a typed run's answer
+        self.pending_approvals: tuple[Any, ...] = ()
 
 
 class _Handover:
@@ -167,15 +185,15 @@ class _Handover:
 
 
 async def _run_producer(channel: _Channel, producer: Producer, push: Any) -> None:
-    """Run the producer in a cancel scope that `channel.cancel` fires, keeping its outcome.
+    """Run the producer in a cancel scope that `_cancel(channel)` fires, keeping its outcome.
 
     Whatever the producer raises (also `SystemExit` and the like) is kept for `result()`, so
     that the consumer always sees the stream end; a cancellation still propagates.
     """
-    call = _threadsafe_caller()
+    channel.loop = _EventLoopRef()
     with anyio.CancelScope() as scope:
-        channel.cancel = lambda: call(scope.cancel)
-        # A sync `close()` sets `closing` and then reads `cancel`; this sets `cancel` and then
+        channel.scope = scope
+        # A sync `close()` sets `closing` and then reads `scope`; this sets `scope` and then
         # reads `closing`: whichever comes second sees the other's write, so one of them cancels.
         if channel.closing:
             scope.cancel()
@@ -193,7 +211,7 @@ async def _produce(channel: _Channel, producer: Producer) -> None:
         await _run_producer(channel, producer, channel.push)
     finally:  # the consumer must learn that the stream ended, however it ended
         channel.finished = True
-        channel.cancel = None
+        channel.scope = None
         channel.push(_END)
         assert channel.done is not None
         channel.done.set()
@@ -221,8 +239,10 @@ _running_tasks: set[Any] = set()  # strong references, so running producers are 
 
 
 def _cancel(channel: _Channel) -> None:
-    if channel.cancel is not None:
-        channel.cancel()
+    """Stop the producer, from any thread (nothing to do once it has ended)."""
+    scope, loop = channel.scope, channel.loop
+    if scope is not None and loop is not None:
+        loop.call_soon(scope.cancel)
 
 
 class EventStream(Generic[E, R]):
@@ -237,11 +257,8 @@ class EventStream(Generic[E, R]):
     __slots__ = (
         "__weakref__",
         "_channel",
+        "_ending",
         "_handover",
-        "_limit",
-        "_messages",
-        "_output",
-        "_pending_approvals",
         "_producer",
         "_started",
         "_thread",
@@ -253,39 +270,37 @@ class EventStream(Generic[E, R]):
         self._started = False
         self._thread: threading.Thread | None = None
         self._handover: _Handover | None = None  # the sync path's buffer
-        self._limit: LimitReached | None = None  # set by the run before its result is ready
-        self._messages: list[Any] | None = None  # the run's messages, set with `_limit`
-        self._output: Any = None  # a typed run's answer, set with `_limit`
-        self._pending_approvals: tuple[Any, ...] = ()  # set with `_limit`
+        self._ending = RunEnding()  # set by the run before its result is ready
 
     @property
     def limit(self) -> LimitReached | None:
         """The bound that ended the run (`max_turns` or a usage limit), as in its `agent_end`
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
-        return self._limit
+        return self._ending.limit
 
     @property
     def output(self) -> Any:
         """The validated final answer of a run with an `output_type`, as in its `agent_end`
         event; None while the run is going, for a plain-text run, or when it ended without one
         (see `limit`). Read it once the run is over."""
-        return self._output
+        return self._ending.output
 
     @property
     def pending_approvals(self) -> tuple[Any, ...]:
         """The `ApprovalRequest`s of the tool calls waiting for a decision, as in the run's
         `agent_end` event (empty while the run is going, or when nothing waits)."""
-        return self._pending_approvals
+        return self._ending.pending_approvals
 
     @property
     def usage(self) -> Usage | None:
         """The total usage and cost of the run (`run_usage` of its messages: answers and the
         usage tool results report); None while the run is going. Readable from `agent_end` on.
         """
-        if self._messages is None:
+        messages = self._ending.messages
+        if messages is None:
             return None
-        return run_usage(self._messages)
+        return run_usage(messages)
 
     # -- async use -------------------------------------------------------------------------
 
@@ -295,7 +310,18 @@ class EventStream(Generic[E, R]):
                 raise RuntimeError("this EventStream is being read synchronously")
             self._started = True
             _spawn(self._channel, self._producer)
-            weakref.finalize(self, _cancel, self._channel)
+
+    def __del__(self) -> None:
+        # Dropped without `aclose()`, `close()` or a `with` block: a run read asynchronously is
+        # stopped; one read synchronously goes on to its end, without waiting for a reader.
+        # (No `weakref.finalize`: that would be two more objects for the collector per run.)
+        try:
+            if self._handover is not None:
+                self._handover.stop_holding()
+            elif self._started:
+                _cancel(self._channel)
+        except Exception:  # at interpreter exit, or a half-built stream: nothing to stop
+            pass
 
     def __aiter__(self) -> Self:
         self._start()
@@ -374,7 +400,7 @@ class EventStream(Generic[E, R]):
             try:
                 await _run_producer(channel, producer, handover.push)
             finally:
-                channel.cancel = None
+                channel.scope = None
                 channel.finished = True
 
         def run() -> None:
@@ -390,8 +416,6 @@ class EventStream(Generic[E, R]):
             target=context.run, args=(run,), name="agentcore-run", daemon=True
         )
         self._thread.start()
-        # Dropped unread, the run goes on to its end, without waiting for a reader.
-        weakref.finalize(self, handover.stop_holding)
         return handover
 
     def __iter__(self) -> Iterator[E]:

@@ -45,7 +45,7 @@ from anyio.abc import TaskGroup
 from . import _approval_loop, _loop_request, _tool_execution
 from ._bounds import Bounds
 from ._emit import Emitter, SinkError, call_hook, error_text
-from ._event_stream import EventStream
+from ._event_stream import RunEnding
 from ._hooks import config_hooks
 from ._loop_checks import check_prompts
 from ._loop_compaction import request_messages, retry_after_overflow
@@ -62,8 +62,7 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
-from ._tool_run import ThreadCalls
-from .abort import AbortController, AbortSignal, _loop_check, _threadsafe_caller
+from .abort import AbortController, AbortSignal, _EventLoopRef
 from .config import (
     AgentContext,
     AgentLoopConfig,
@@ -152,12 +151,12 @@ class _Run:
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.limit: LimitReached | None = None
         self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
-        self.stream: EventStream[Any, Any] | None = None  # agent_loop's stream, for its `limit`
+        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
         self.output: Any = None  # a typed run's validated answer
         self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
-        self._thread_calls: ThreadCalls | None = None
+        self._event_loop: _EventLoopRef | None = None
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -180,12 +179,12 @@ class _Run:
         if (pending := self.send(MessageEndEvent(message=message))) is not None:
             await pending
 
-    def thread_calls(self) -> ThreadCalls:
-        """(is the caller on the run's event loop, run a callback there from any thread): for
-        tools' progress updates; made on the run's loop the first time a tool runs."""
-        if self._thread_calls is None:
-            self._thread_calls = (_loop_check(), _threadsafe_caller())
-        return self._thread_calls
+    def event_loop(self) -> _EventLoopRef:
+        """The run's event loop, for tools' progress updates from other threads (referenced the
+        first time a tool runs, on the loop)."""
+        if self._event_loop is None:
+            self._event_loop = _EventLoopRef()
+        return self._event_loop
 
     def context(self) -> AgentContext:
         return AgentContext(
@@ -238,11 +237,12 @@ class _Run:
                 except Exception as exc:
                     await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
                 waiting = tuple(self.pending_approvals)
-                if self.stream is not None:  # readable as soon as agent_end is
-                    self.stream._limit = self.limit
-                    self.stream._messages = self.new_messages
-                    self.stream._output = self.output
-                    self.stream._pending_approvals = waiting
+                ending = self.ending
+                if ending is not None:  # readable from the stream as soon as agent_end is
+                    ending.limit = self.limit
+                    ending.messages = self.new_messages
+                    ending.output = self.output
+                    ending.pending_approvals = waiting
                 ended = AgentEndEvent(
                     messages=list(self.new_messages),
                     limit=self.limit,

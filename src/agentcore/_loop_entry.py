@@ -90,11 +90,12 @@ def agent_loop(
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
-        run.stream = stream
+        run.ending = ending  # (not the stream: a dropped stream must stay collectable)
         await run.run(checked)
         return run.new_messages
 
     stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
+    ending = stream._ending
     return stream
 
 
@@ -115,9 +116,10 @@ def agent_loop_continue(
 
     async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
         run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
-        run.stream = stream
+        run.ending = ending  # (not the stream: a dropped stream must stay collectable)
         await run.run(None)
         return run.new_messages
 
     stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
+    ending = stream._ending
     return stream

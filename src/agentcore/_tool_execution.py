@@ -196,17 +196,17 @@ class _Batch:
     # -- updates -------------------------------------------------------------------------
 
     def on_update_for(self, item: _Call) -> Any:
-        on_loop, call_soon = self.run.thread_calls()
+        loop = self.run.event_loop()
 
         def on_update(partial: AgentToolResult) -> None:
-            if on_loop():
+            if loop.on_loop():
                 self.enqueue(item, partial)
                 return
             try:  # an anyio worker thread (a sync tool): hand over and wait, keeping the order
                 anyio.from_thread.run_sync(self.enqueue, item, partial)
             except RuntimeError:  # a thread the tool started itself (or the run is gone)
                 with contextlib.suppress(RuntimeError):
-                    call_soon(lambda: self.enqueue(item, partial))
+                    loop.call_soon(lambda: self.enqueue(item, partial))
 
         return on_update
 

@@ -5,22 +5,19 @@ nothing else of the run."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from ._hooks import Hooks
     from ._loop_request import RunObserver
-    from .abort import AbortSignal
+    from .abort import AbortSignal, _EventLoopRef
     from .config import AgentContext, AgentLoopConfig
     from .messages import AgentMessage
     from .tools import AgentTool
 
-__all__ = ["ThreadCalls", "ToolRun"]
-
-ThreadCalls: TypeAlias = tuple[Callable[[], bool], Callable[[Callable[[], Any]], None]]
-"""(is the caller on the run's event loop, run a callback on that loop from any thread)"""
+__all__ = ["ToolRun"]
 
 
 class ToolRun(Protocol):
@@ -85,6 +82,6 @@ class ToolRun(Protocol):
         """A complete message joins the transcript, with its start and end events."""
         ...
 
-    def thread_calls(self) -> ThreadCalls:
-        """The run's `ThreadCalls`, made on its loop the first time a tool runs."""
+    def event_loop(self) -> _EventLoopRef:
+        """The run's event loop, for tools' progress updates from other threads."""
         ...

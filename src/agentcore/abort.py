@@ -12,6 +12,7 @@ swallowed and propagates as usual.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -23,63 +24,62 @@ import sniffio
 __all__ = ["AbortController", "AbortSignal", "cancel_on_abort"]
 
 
-def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
-    """A function that runs a callback on the current event loop, from any thread.
+class _EventLoopRef:
+    """The current event loop, for code that may run on another thread: whether a caller is
+    on that loop now, and running a callback on it from anywhere. One small object (no closures),
+    as a run may keep one for its whole life.
 
-    Under asyncio the callback runs outside any task, so it is told which async library it is
-    in (as trio does by itself); it may then use anyio, e.g. start a task in a task group.
+    Under asyncio "on the loop" means "this thread is running that loop now", not "this is the
+    thread that made the reference": a loop may move between threads (Temporal runs each
+    activation of a workflow's loop on a thread of a pool). Under asyncio a callback runs outside
+    any task, so it is told which async library it is in (as trio does by itself); it may then
+    use anyio, e.g. start a task in a task group.
     """
-    loop_thread = threading.get_ident()
-    library = sniffio.current_async_library()
-    if library == "trio":
-        import trio
 
-        token = trio.lowlevel.current_trio_token()
+    __slots__ = ("_loop", "_thread", "_token")
 
-        def call_trio(fn: Callable[[], Any]) -> None:
-            if threading.get_ident() == loop_thread:
-                fn()
-            else:
-                with suppress(trio.RunFinishedError):
-                    token.run_sync_soon(fn)
+    def __init__(self) -> None:
+        self._thread = threading.get_ident()
+        self._token: Any = None  # trio's token, under trio
+        self._loop: Any = None  # the asyncio loop, under asyncio
+        if sniffio.current_async_library() == "trio":
+            import trio
 
-        return call_trio
+            self._token = trio.lowlevel.current_trio_token()
+        else:
+            self._loop = asyncio.get_running_loop()
 
-    on_loop = _loop_check()
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-
-    def call_asyncio(fn: Callable[[], Any]) -> None:
-        if on_loop():
-            fn()
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(_run_as_asyncio, fn)
-
-    return call_asyncio
-
-
-def _loop_check() -> Callable[[], bool]:
-    """A function telling whether its caller runs on the current event loop.
-
-    Under asyncio that is "this thread is running that loop now", not "this is the thread that
-    made the check": a loop may move between threads (Temporal runs each activation of a
-    workflow's loop on a thread of a pool).
-    """
-    if sniffio.current_async_library() == "trio":
-        loop_thread = threading.get_ident()
-        return lambda: threading.get_ident() == loop_thread
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-
-    def on_loop() -> bool:
+    def on_loop(self) -> bool:
+        """Whether the caller runs on this event loop now."""
+        if self._loop is None:
+            return threading.get_ident() == self._thread
         try:
-            return asyncio.get_running_loop() is loop
+            return asyncio.get_running_loop() is self._loop
         except RuntimeError:
             return False
 
-    return on_loop
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        """Run `fn` on the loop: at once when called on it, else as soon as the loop can (and
+        not at all once the loop is closed or its run finished)."""
+        if self.on_loop():
+            fn()
+        elif self._loop is None:
+            import trio
+
+            with suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(fn)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(_run_as_asyncio, fn)
+
+
+def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
+    """A function that runs a callback on the current event loop, from any thread."""
+    return _EventLoopRef().call_soon
+
+
+def _loop_check() -> Callable[[], bool]:
+    """A function telling whether its caller runs on the current event loop."""
+    return _EventLoopRef().on_loop
 
 
 def _run_as_asyncio(fn: Callable[[], Any]) -> None:
