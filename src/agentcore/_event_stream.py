@@ -184,37 +184,37 @@ class _Handover:
             call(drained.set)  # the event belongs to the producer's loop: set it there
 
 
-async def _run_producer(channel: _Channel, producer: Producer, push: Any) -> None:
-    """Run the producer in a cancel scope that `_cancel(channel)` fires, keeping its outcome.
+async def _run_producer(channel: _Channel, producer: Producer, push: Any, reader: bool) -> None:
+    """Run the producer in a cancel scope that `_cancel(channel)` fires, keeping its outcome,
+    then mark the stream finished (and, for an async `reader` on this loop, wake it with the
+    end). One frame, as it waits for the whole run.
 
     Whatever the producer raises (also `SystemExit` and the like) is kept for `result()`, so
     that the consumer always sees the stream end; a cancellation still propagates.
     """
-    channel.loop = _EventLoopRef()
-    with anyio.CancelScope() as scope:
-        channel.scope = scope
-        # A sync `close()` sets `closing` and then reads `scope`; this sets `scope` and then
-        # reads `closing`: whichever comes second sees the other's write, so one of them cancels.
-        if channel.closing:
-            scope.cancel()
-        try:
-            channel.result = await producer(push)
-        except anyio.get_cancelled_exc_class():
-            channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
-            raise
-        except BaseException as exc:
-            channel.error = exc
-
-
-async def _produce(channel: _Channel, producer: Producer) -> None:
     try:
-        await _run_producer(channel, producer, channel.push)
+        channel.loop = _EventLoopRef()
+        with anyio.CancelScope() as scope:
+            channel.scope = scope
+            # A sync `close()` sets `closing` and then reads `scope`; this sets `scope` and
+            # then reads `closing`: whichever comes second sees the other's write, so one of
+            # them cancels.
+            if channel.closing:
+                scope.cancel()
+            try:
+                channel.result = await producer(push)
+            except anyio.get_cancelled_exc_class():
+                channel.error = anyio.ClosedResourceError("the run was stopped before it finished")
+                raise
+            except BaseException as exc:
+                channel.error = exc
     finally:  # the consumer must learn that the stream ended, however it ended
-        channel.finished = True
         channel.scope = None
-        channel.push(_END)
-        assert channel.done is not None
-        channel.done.set()
+        channel.finished = True
+        if reader:
+            channel.push(_END)
+            assert channel.done is not None
+            channel.done.set()
 
 
 def _spawn(channel: _Channel, producer: Producer) -> None:
@@ -225,12 +225,14 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
         # A system task starts from the system nursery's context: give it the consumer's, as
         # asyncio's create_task does, so context variables (an OpenTelemetry span) carry over.
         trio.lowlevel.spawn_system_task(
-            _produce, channel, producer, context=contextvars.copy_context()
+            _run_producer, channel, producer, channel.push, True, context=contextvars.copy_context()
         )
     else:
         import asyncio
 
-        task = asyncio.get_running_loop().create_task(_produce(channel, producer))
+        task = asyncio.get_running_loop().create_task(
+            _run_producer(channel, producer, channel.push, True)
+        )
         _running_tasks.add(task)
         task.add_done_callback(_running_tasks.discard)
 
@@ -396,16 +398,9 @@ class EventStream(Generic[E, R]):
         handover = self._handover = _Handover()
         channel, producer = self._channel, self._producer  # the thread must not keep `self`
 
-        async def main() -> None:
-            try:
-                await _run_producer(channel, producer, handover.push)
-            finally:
-                channel.scope = None
-                channel.finished = True
-
         def run() -> None:
             try:
-                anyio.run(main)
+                anyio.run(_run_producer, channel, producer, handover.push, False)
             finally:
                 handover.finish()
 

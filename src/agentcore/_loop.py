@@ -35,9 +35,9 @@ from __future__ import annotations
 import enum
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 from anyio.abc import TaskGroup
@@ -62,7 +62,7 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
-from .abort import AbortController, AbortSignal, _EventLoopRef
+from .abort import _NEVER_ABORTED, AbortSignal, _EventLoopRef
 from .config import (
     AgentContext,
     AgentLoopConfig,
@@ -101,6 +101,10 @@ class _Outcome(enum.Enum):
     STOP = "stop"  # the run ends (abort, error, a tool, a hook, a bound, approvals, typed answer)
 
 
+_Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
+"""A request ready to be sent: its context and options."""
+
+
 class _Phase(enum.Enum):
     """Where the run is, for its failure path: which events it must close."""
 
@@ -124,7 +128,7 @@ class _Run:
     ) -> None:
         self.config = config
         self.hooks = config_hooks(config)  # normalised when the config was built
-        self.signal = signal if signal is not None else AbortController().signal
+        self.signal = signal if signal is not None else _NEVER_ABORTED  # (shared: never fires)
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
         self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
         self.system_prompt = context.system_prompt
@@ -143,9 +147,9 @@ class _Run:
         self.new_messages: list[AgentMessage] = []
         self.phase = _Phase.BETWEEN_TURNS
         self.partial_event: AssistantMessageEvent | None = None  # the latest, while STREAMING
-        self.emitter = emitter = Emitter(emit, sync=sync_sink)  # the sink, its lock and its failure
-        self.emit = emitter.emit
-        self.send = emitter.send  # the hot paths: `if (p := send(e)) is not None: await p`
+        self.emitter = Emitter(
+            emit, sync=sync_sink
+        )  # hot paths: `if (p := send(e)) is not None`  # the sink, its lock and its failure
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
@@ -162,21 +166,23 @@ class _Run:
 
     async def turn_start(self) -> None:
         self.phase = _Phase.IN_TURN
-        if (pending := self.send(TurnStartEvent())) is not None:
+        if (pending := self.emitter.send(TurnStartEvent())) is not None:
             await pending
 
     async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
         self.phase = _Phase.BETWEEN_TURNS
-        if (pending := self.send(TurnEndEvent(message=message, tool_results=results))) is not None:
+        if (
+            pending := self.emitter.send(TurnEndEvent(message=message, tool_results=results))
+        ) is not None:
             await pending
 
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
-        if (pending := self.send(MessageStartEvent(message=message))) is not None:
+        if (pending := self.emitter.send(MessageStartEvent(message=message))) is not None:
             await pending
         self.messages.append(message)
         self.new_messages.append(message)
-        if (pending := self.send(MessageEndEvent(message=message))) is not None:
+        if (pending := self.emitter.send(MessageEndEvent(message=message))) is not None:
             await pending
 
     def event_loop(self) -> _EventLoopRef:
@@ -193,11 +199,17 @@ class _Run:
 
     # -- the run ---------------------------------------------------------------------------
 
-    async def run(self, prompts: list[AgentMessage] | None) -> None:
+    def run(self, prompts: list[AgentMessage] | None) -> Awaitable[list[AgentMessage]]:
+        """The run, to be awaited: its events, then the messages it added. (A plain function
+        returning the coroutine, so that a run is one frame shallower while it waits.)"""
+        if _loop_request._instrumentation is None:
+            return self.run_events(prompts)
+        return self.run_observed(prompts)
+
+    async def run_observed(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+        """The run, seen by the installed instrumentation."""
         instrumentation = _loop_request._instrumentation
-        if instrumentation is None:
-            await self.run_events(prompts)
-            return
+        assert instrumentation is not None
         self.observer = observer = start_observing(
             instrumentation,
             RunInfo(
@@ -210,23 +222,22 @@ class _Run:
             ),
         )
         if observer is None:
-            await self.run_events(prompts)
-            return
+            return await self.run_events(prompts)
         error: BaseException | None = None
         try:
-            await self.run_events(prompts)
+            return await self.run_events(prompts)
         except BaseException as exc:
             error = exc
             raise
         finally:
             end_observing(observer, self.new_messages, self.limit, error)
 
-    async def run_events(self, prompts: list[AgentMessage] | None) -> None:
+    async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         try:
             async with anyio.create_task_group() as self.group:
                 try:
-                    await self.emit(AgentStartEvent())
+                    await self.emitter.emit(AgentStartEvent())
                     await self.turn_start()
                     decided = _approval_loop.decided(self.messages)  # approvals to carry out
                     if decided is None:  # (else the prompts follow their results, next turn)
@@ -249,13 +260,14 @@ class _Run:
                     output=self.output,
                     pending_approvals=waiting,
                 )
-                await self.emit(ended)
+                await self.emitter.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
+        return self.new_messages
 
     async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:
         """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
@@ -296,9 +308,9 @@ class _Run:
         for message in pending:
             await self.add_message(message)
         self.emitter.check()
-        message = await self.stream_assistant()
+        message = await self.request(await self.prepare_request())
         if self.config.compaction is not None and await retry_after_overflow(self, message):
-            message = await self.stream_assistant()  # once, after compacting
+            message = await self.request(await self.prepare_request())  # once, after compacting
         if self.bounds is not None:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
@@ -385,19 +397,20 @@ class _Run:
             self._options = stream_options(self.config, self.signal, self.reasoning)
         return self._options
 
-    async def stream_assistant(self) -> AssistantMessage:
-        """One request and its answer. An abort seen before the request is sent (also one
-        fired by a preparing hook) answers it at once: nothing further is called."""
+    async def prepare_request(self) -> _Prepared | None:
+        """The next request's context and options; None when the abort fired before it could
+        be sent (also one fired by a preparing hook): then nothing further is called."""
         config = self.config
         signal = self.signal
         if signal.aborted:
-            return await self.aborted()
+            return None
         if self.plain_transcript:  # the default conversion, no hook: kept as the run grows
-            llm_messages: list[Message] | None = self.transcript.of(self.messages)
+            llm_messages: list[Message] = self.transcript.of(self.messages)
         else:
-            llm_messages = await request_messages(self)  # compacted first when configured
-        if llm_messages is None:
-            return await self.aborted()
+            converted = await request_messages(self)  # compacted first when configured
+            if converted is None:
+                return None
+            llm_messages = converted
         context = Context(
             system_prompt=self.system_prompt,
             messages=llm_messages,  # the request's own list
@@ -411,70 +424,78 @@ class _Run:
         if self.typed is not None:  # the final-answer tool, or the native schema
             context, options = self.typed.request(self, context, options)
         if signal.aborted:
+            return None
+        return context, options
+
+    async def request(
+        self, prepared: tuple[Context, SimpleStreamOptions] | None
+    ) -> AssistantMessage:
+        """Send a prepared request (None: the abort answers it) and stream its answer into the
+        transcript. Called straight from the turn, so a streaming run is one frame shallower."""
+        if prepared is None:
             return await self.aborted()
+        context, options = prepared
+        watch = None
         if self.observer is not None or _log.isEnabledFor(logging.INFO):
             # watched: seen by the instrumentation, logged (see `RequestWatch`)
             observer = self.observer
             watch = RequestWatch(
                 observer.start_request(self.model, context) if observer is not None else None
             )
-            try:
-                final = await self.request(context, options, watch)
-            except BaseException as exc:
-                watch.failed(exc)
-                raise
-            watch.finished(self.model, final)
-            return final
-        return await self.request(context, options, None)
-
-    async def request(
-        self, context: Context, options: SimpleStreamOptions, watcher: RequestWatch | None
-    ) -> AssistantMessage:
-        """Send one request and stream its answer into the transcript."""
-        stream = await call_stream_fn(self.stream_fn, self.model, context, options)
-        started = False
         emitter = self.emitter
         sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
+        started = False
         try:
-            async for event in stream:
-                if event.type == "done" or event.type == "error":
-                    break
-                if event.type == "start":
-                    if started:  # a provider repeating `start`: the message is already open
-                        continue
-                    started = True
-                    self.phase = _Phase.STREAMING
-                    self.partial_event = event
-                    if (pending := self.send(MessageStartEvent(message=event.partial))) is not None:
-                        await pending
-                elif started:
-                    if watcher is not None and not watcher.first:
-                        watcher.first_event()
-                    self.partial_event = event
-                    update = message_update(event)
-                    if sink is not None:  # no coroutine for a plain function sink
-                        try:
-                            pending = sink(update)
-                        except Exception as exc:
-                            emitter.error = exc
-                            break
-                        if pending is not None and inspect.isawaitable(pending):
-                            await emitter.wait(pending)
-                    else:
-                        await emitter.emit(update)
-                if emitter.error is not None:
-                    break
-            self.emitter.check()
-            final = unique_tool_call_ids(await stream.result())
-        finally:
-            await stream.aclose()
-        if not started and (pending := self.send(MessageStartEvent(message=final))) is not None:
-            await pending
-        self.messages.append(final)
-        self.new_messages.append(final)
-        self.phase, self.partial_event = _Phase.IN_TURN, None
-        if (pending := self.send(MessageEndEvent(message=final))) is not None:
-            await pending
+            stream = await call_stream_fn(self.stream_fn, self.model, context, options)
+            try:
+                async for event in stream:
+                    if event.type == "done" or event.type == "error":
+                        break
+                    if event.type == "start":
+                        if started:  # a provider repeating `start`: the message is open
+                            continue
+                        started = True
+                        self.phase = _Phase.STREAMING
+                        self.partial_event = event
+                        pending = emitter.send(MessageStartEvent(message=event.partial))
+                        if pending is not None:
+                            await pending
+                    elif started:
+                        if watch is not None and not watch.first:
+                            watch.first_event()
+                        self.partial_event = event
+                        update = message_update(event)
+                        if sink is not None:  # no coroutine for a plain function sink
+                            try:
+                                pending = sink(update)
+                            except Exception as exc:
+                                emitter.error = exc
+                                break
+                            if pending is not None and inspect.isawaitable(pending):
+                                await emitter.wait(pending)
+                        else:
+                            await emitter.emit(update)
+                    if emitter.error is not None:
+                        break
+                emitter.check()
+                final = unique_tool_call_ids(await stream.result())
+            finally:
+                await stream.aclose()
+            if not started:  # nothing streamed: the message starts and ends here
+                pending = emitter.send(MessageStartEvent(message=final))
+                if pending is not None:
+                    await pending
+            self.messages.append(final)
+            self.new_messages.append(final)
+            self.phase, self.partial_event = _Phase.IN_TURN, None
+            if (pending := emitter.send(MessageEndEvent(message=final))) is not None:
+                await pending
+        except BaseException as exc:
+            if watch is not None:
+                watch.failed(exc)
+            raise
+        if watch is not None:
+            watch.finished(self.model, final)
         return final
 
     async def aborted(self) -> AssistantMessage:
@@ -509,9 +530,9 @@ class _Run:
             error_message=text,
         )
         if base is None:
-            await self.emit(MessageStartEvent(message=message))
+            await self.emitter.emit(MessageStartEvent(message=message))
         self.messages.append(message)
         self.new_messages.append(message)
-        await self.emit(MessageEndEvent(message=message))
+        await self.emitter.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])

@@ -3,10 +3,11 @@ starts a run (`_loop._Run`) and hands back the messages it added, or its events 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ._event_stream import EventStream
+from ._event_stream import EventStream, RunEnding
 from ._loop import _Run
 from ._loop_checks import check_call, check_continue, check_prompts
 from .abort import AbortSignal
@@ -88,15 +89,7 @@ def agent_loop(
     checked = check_prompts(prompts)
     check_call(context, config)
 
-    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
-        run.ending = ending  # (not the stream: a dropped stream must stay collectable)
-        await run.run(checked)
-        return run.new_messages
-
-    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
-    ending = stream._ending
-    return stream
+    return _stream(context, config, signal, stream_fn, checked)
 
 
 def agent_loop_continue(
@@ -114,12 +107,34 @@ def agent_loop_continue(
     check_call(context, config)
     check_continue(context)
 
-    async def produce(push: Callable[[Any], Awaitable[None] | None]) -> list[AgentMessage]:
-        run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
-        run.ending = ending  # (not the stream: a dropped stream must stay collectable)
-        await run.run(None)
-        return run.new_messages
+    return _stream(context, config, signal, stream_fn, None)
 
-    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(produce)
-    ending = stream._ending
+
+def _stream(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    stream_fn: StreamFn | None,
+    prompts: list[AgentMessage] | None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """The stream of a run that starts when it is first read."""
+    ending = RunEnding()  # the run reports its end here, never holding the stream itself, so
+    # that a stream its reader dropped can be collected (and its run stopped) mid-run
+    start = functools.partial(_start, context, config, signal, stream_fn, prompts, ending)
+    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(start)
+    stream._ending = ending
     return stream
+
+
+def _start(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    stream_fn: StreamFn | None,
+    prompts: list[AgentMessage] | None,
+    ending: RunEnding,
+    push: Callable[[Any], Awaitable[None] | None],
+) -> Awaitable[list[AgentMessage]]:
+    run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
+    run.ending = ending
+    return run.run(prompts)

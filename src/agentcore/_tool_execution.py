@@ -230,7 +230,7 @@ class _Batch:
         while updates:
             item, partial = updates.popleft()
             call = item.call
-            await self.run.emit(
+            await self.run.emitter.emit(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
                     tool_name=call.name,
@@ -256,7 +256,7 @@ class _Batch:
         event = ToolExecutionStartEvent(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         )
-        if (pending := self.run.send(event)) is not None:
+        if (pending := self.run.emitter.send(event)) is not None:
             await pending
 
     def settle(self, item: _Call, result: AgentToolResult, is_error: bool) -> None:
@@ -438,7 +438,7 @@ class _Batch:
         event = ToolExecutionEndEvent(
             tool_call_id=call.id, tool_name=call.name, result=item.result, is_error=item.is_error
         )
-        if (pending := self.run.send(event)) is not None:
+        if (pending := self.run.emitter.send(event)) is not None:
             await pending
 
     async def publish(self, item: _Call) -> ToolResultMessage:

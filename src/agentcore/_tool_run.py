@@ -4,12 +4,12 @@ nothing else of the run."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from ._emit import Emitter
     from ._hooks import Hooks
     from ._loop_request import RunObserver
     from .abort import AbortSignal, _EventLoopRef
@@ -65,13 +65,8 @@ class ToolRun(Protocol):
         ...
 
     @property
-    def send(self) -> Callable[[Any], Awaitable[None] | None]:
-        """Hand an event to the sink; what it returns must be awaited (`Emitter.send`)."""
-        ...
-
-    @property
-    def emit(self) -> Callable[[Any], Awaitable[None]]:
-        """Deliver an event, awaited (`Emitter.emit`)."""
+    def emitter(self) -> Emitter:
+        """Where events go: `send` (await what it returns, if anything) or `emit`."""
         ...
 
     def context(self) -> AgentContext:

@@ -166,6 +166,33 @@ class AbortSignal:
         return f"AbortSignal(aborted={self._aborted}, reason={self._reason!r})"
 
 
+def _no_listener() -> None:
+    """Removes a listener that was never kept."""
+
+
+class _NeverAborted(AbortSignal):
+    """The signal of a run that nothing can abort (no signal was given): it never fires, so a
+    listener is never kept and nothing is allocated for one. One instance serves every such run.
+    """
+
+    __slots__ = ()
+
+    def add_listener(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
+        """Never calls `listener`: this signal never fires."""
+        return _no_listener
+
+    async def wait(self) -> None:
+        """Wait forever (until cancelled): this signal never fires."""
+        await anyio.sleep_forever()
+
+    def _fire(self, reason: Any) -> None:
+        raise RuntimeError("this signal has no controller and cannot fire")
+
+
+_NEVER_ABORTED: AbortSignal = _NeverAborted()
+"""The run's signal when the caller gave none (tools, hooks and requests still get a signal)."""
+
+
 class AbortController:
     """Fires an `AbortSignal`. `abort()` is idempotent and safe from any thread."""
 
