@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import anyio
 
-from ..abort import _threadsafe_caller
+from ..abort import _NEVER_ABORTED, _threadsafe_caller
 from ._adapter import ABORTED, exception_text, fallback_message
 from ._failures import FailureText, StreamIdle
 from ._request import CLOSE_TIMEOUT, Request, release, send_with_retries
@@ -136,7 +136,9 @@ class _Reader:
         self._events = events
         self._request = request
         self._idle = request.options.idle_timeout
-        self._signal = request.options.signal
+        signal = request.options.signal
+        # a run given no signal has one that never fires: read as without one (no scope)
+        self._signal = None if signal is _NEVER_ABORTED else signal
         self._scope: anyio.CancelScope | None = None
         self._remove = None
         if self._signal is not None:
