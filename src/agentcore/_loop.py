@@ -445,6 +445,7 @@ class _Run:
         emitter = self.emitter
         sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
         started = False
+        latest: AssistantMessageEvent | None = None  # the latest event of the open message
         try:
             stream = await call_stream_fn(self.stream_fn, self.model, context, options)
             try:
@@ -456,25 +457,27 @@ class _Run:
                             continue
                         started = True
                         self.phase = _Phase.STREAMING
-                        self.partial_event = event
+                        latest = event
                         pending = emitter.send(MessageStartEvent(message=event.partial))
                         if pending is not None:
                             await pending
                     elif started:
                         if watch is not None and not watch.first:
                             watch.first_event()
-                        self.partial_event = event
+                        latest = event
                         update = message_update(event)
-                        if sink is not None:  # no coroutine for a plain function sink
+                        if sink is None:
+                            await emitter.emit(update)
+                        else:  # no coroutine for a plain function sink
                             try:
                                 pending = sink(update)
                             except Exception as exc:
                                 emitter.error = exc
                                 break
-                            if pending is not None and inspect.isawaitable(pending):
+                            if pending is None:
+                                continue  # (nothing else can have failed the sink meanwhile)
+                            if inspect.isawaitable(pending):
                                 await emitter.wait(pending)
-                        else:
-                            await emitter.emit(update)
                     if emitter.error is not None:
                         break
                 emitter.check()
@@ -491,6 +494,7 @@ class _Run:
             if (pending := emitter.send(MessageEndEvent(message=final))) is not None:
                 await pending
         except BaseException as exc:
+            self.partial_event = latest  # what the failure path keeps of a streaming answer
             if watch is not None:
                 watch.failed(exc)
             raise
