@@ -34,7 +34,7 @@ import anyio
 import sniffio
 
 from ._loop_request import run_usage
-from .abort import _EventLoopRef, _threadsafe_caller
+from .abort import _current_loop, _EventLoopRef, _threadsafe_caller
 from .limits import LimitReached
 from .messages import Usage
 
@@ -193,7 +193,7 @@ async def _run_producer(channel: _Channel, producer: Producer, push: Any, reader
     that the consumer always sees the stream end; a cancellation still propagates.
     """
     try:
-        channel.loop = _EventLoopRef()
+        channel.loop = _current_loop()
         with anyio.CancelScope() as scope:
             channel.scope = scope
             # A sync `close()` sets `closing` and then reads `scope`; this sets `scope` and

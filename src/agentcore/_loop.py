@@ -62,7 +62,7 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
-from .abort import _NEVER_ABORTED, AbortSignal, _EventLoopRef
+from .abort import _NEVER_ABORTED, AbortSignal, _current_loop, _EventLoopRef
 from .config import (
     AgentContext,
     AgentLoopConfig,
@@ -160,7 +160,6 @@ class _Run:
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
         self.output: Any = None  # a typed run's validated answer
         self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
-        self._event_loop: _EventLoopRef | None = None
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -186,11 +185,8 @@ class _Run:
             await pending
 
     def event_loop(self) -> _EventLoopRef:
-        """The run's event loop, for tools' progress updates from other threads (referenced the
-        first time a tool runs, on the loop)."""
-        if self._event_loop is None:
-            self._event_loop = _EventLoopRef()
-        return self._event_loop
+        """The run's event loop, for tools' progress updates from other threads."""
+        return _current_loop()
 
     def context(self) -> AgentContext:
         return AgentContext(

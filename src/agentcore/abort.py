@@ -72,14 +72,34 @@ class _EventLoopRef:
             self._loop.call_soon_threadsafe(_run_as_asyncio, fn)
 
 
+_last_ref: _EventLoopRef | None = None  # of the asyncio loop that asked last
+
+
+def _current_loop() -> _EventLoopRef:
+    """The reference of the current event loop: under asyncio one per loop, shared by every
+    run on it (no sniffio lookup, nothing allocated per run), under trio a new one."""
+    global _last_ref
+    ref = _last_ref
+    if ref is not None:
+        try:
+            if asyncio.get_running_loop() is ref._loop:
+                return ref
+        except RuntimeError:  # no asyncio loop in this thread: trio, or another library
+            pass
+    ref = _EventLoopRef()
+    if ref._loop is not None:
+        _last_ref = ref
+    return ref
+
+
 def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
     """A function that runs a callback on the current event loop, from any thread."""
-    return _EventLoopRef().call_soon
+    return _current_loop().call_soon
 
 
 def _loop_check() -> Callable[[], bool]:
     """A function telling whether its caller runs on the current event loop."""
-    return _EventLoopRef().on_loop
+    return _current_loop().on_loop
 
 
 def _run_as_asyncio(fn: Callable[[], Any]) -> None:
