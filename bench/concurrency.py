@@ -64,10 +64,12 @@ async def agentcore_callback_all(runs: int) -> float:
     context = AgentContext(tools=[noop])
     config = AgentLoopConfig(model=MODEL)
 
+    def ignore(event: object) -> None:  # a consumer that keeps nothing, as the bare loop's
+        pass
+
     async def one() -> None:
-        seen: list[object] = []
         messages = await run_agent_loop(
-            [UserMessage(content="go")], context, config, seen.append, stream_fn=stream_fn
+            [UserMessage(content="go")], context, config, ignore, stream_fn=stream_fn
         )
         assert len(messages) == 2 * TURNS
 
