@@ -2,7 +2,8 @@
 answer.
 
 Prints wall time and peak memory of agentcore against the bare loop doing the same work
-(target: at most 2x its wall time), best of 3 fresh processes for 1,000 runs and of 2 for 10,000.
+(targets, issue 9: at most 1.3x its wall time and 1.5x its peak RSS), best of 3 fresh processes
+for 1,000 runs and of 2 for 10,000.
 Give run counts to measure only those:
 
     .venv/bin/python bench/concurrency.py
@@ -124,15 +125,15 @@ def report(runs: int) -> None:
     print(f"bare asyncio loop           : {bare_s:6.2f} s  peak RSS {bare_mb:6.0f} MB")
     print(
         f"agentcore, agent_loop       : {ours_s:6.2f} s  peak RSS {ours_mb:6.0f} MB  "
-        f"({ours_s / bare_s:.2f}x, target <= 2x)"
+        f"({ours_s / bare_s:.2f}x, target <= 1.3x)"
     )
     print(
         f"agentcore, run_agent_loop   : {cb_s:6.2f} s  peak RSS {cb_mb:6.0f} MB  "
-        f"({cb_s / bare_s:.2f}x)"
+        f"({cb_s / bare_s:.2f}x, target <= 1.3x)"
     )
     print(
         f"peak RSS over bare's        : agent_loop {ours_mb / bare_mb:.2f}x, "
-        f"run_agent_loop {cb_mb / bare_mb:.2f}x",
+        f"run_agent_loop {cb_mb / bare_mb:.2f}x (target <= 1.5x)",
         flush=True,
     )
 
