@@ -40,25 +40,24 @@ def _required(tool: AgentTool, args: Any) -> bool:
 
 def await_approval(
     item: _Call, tool: AgentTool, raw: Any, args: Any, decision: BeforeToolCallResult | None
-) -> bool:
-    """Settle `item` as waiting for approval if its tool or the hook's `decision` asks for it;
-    returns whether it waits. A raising `requires_approval` function raises here (the pipeline
-    turns it into the call's error result)."""
+) -> AgentToolResult | None:
+    """If the tool or the hook's `decision` asks for approval: `item` gets its request, and the
+    result of its `tool_execution_end` ("waiting for approval", not an error) is returned; else
+    None. A raising `requires_approval` function raises here (the pipeline turns it into the
+    call's error result)."""
     if decision is not None and decision.require_approval:
         reason = decision.reason
     elif _required(tool, args):
         reason = None
     else:
-        return False
+        return None
     call = item.call
     arguments = raw if isinstance(raw, dict) else call.arguments
     item.approval = ApprovalRequest(
         tool_call_id=call.id, tool_name=call.name, arguments=dict(arguments), reason=reason
     )
     text = WAITING if reason is None else f"{WAITING} {reason}"
-    item.result = AgentToolResult(content=[TextContent(text=text)])
-    item.is_error = False
-    return True
+    return AgentToolResult(content=[TextContent(text=text)])
 
 
 async def request_approvals(run: ToolRun, items: list[_Call]) -> None:

@@ -28,10 +28,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._approval_tail import Batch, CallState, denied_text, last_batch
-from ._tool_execution import ABORTED_WHILE_RUNNING, _Batch, _Call, _error, _run_concurrently
+from ._tool_execution import _Batch, _Call, _error, run_calls
 from .approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
-from .messages import AgentMessage, TextContent, ToolResultMessage
-from .tools import ToolExecutionMode
+from .messages import AgentMessage, TextContent
+from .tools import AgentToolResult
 
 if TYPE_CHECKING:
     from ._loop import _Run
@@ -45,15 +45,15 @@ def decided(messages: Sequence[AgentMessage]) -> Batch | None:
     return batch if batch is not None and batch.decided else None
 
 
-async def _prepare(batch: _Batch, item: _Call, state: CallState) -> bool:
+async def _prepare(batch: _Batch, item: _Call, state: CallState) -> AgentToolResult | None:
+    """A decided call: denied, or interrupted after it started (its result says so), else
+    prepared as any call is (minus the approval check)."""
     decision = state.decision
     assert decision is not None
     if not decision.approved:
-        batch.settle(item, _error(denied_text(decision)), True)
-        return False
+        return _error(denied_text(decision))
     if state.started:
-        batch.settle(item, _error(INTERRUPTED_APPROVED_CALL), True)
-        return False
+        return _error(INTERRUPTED_APPROVED_CALL)
     return await batch.prepare(item)
 
 
@@ -61,16 +61,11 @@ class _DecidedBatch(_Batch):
     """A batch of decided calls: the result of a call approved with edited arguments starts by
     saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
 
-    async def end(self, item: _Call) -> None:
-        if item.edited and item.result is not None:
+    async def end(self, item: _Call, result: AgentToolResult) -> None:
+        if item.edited:
             note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
-            content = [TextContent(text=note), *item.result.content]
-            item.result = replace(item.result, content=content)
-        await super().end(item)
-
-
-async def _started(run: _Run, item: _Call) -> None:
-    await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
+            result = replace(result, content=[TextContent(text=note), *result.content])
+        await super().end(item, result)
 
 
 async def resolve(run: _Run, stopped: Batch) -> bool:
@@ -85,46 +80,15 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
         if decision is not None and decision.approved and decision.arguments is not None:
             call = replace(call, arguments=decision.arguments)
         items.append(_Call(call=call, approved=True, edited=call is not state.call))
-    sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
-        (t := run.tools_by_name.get(i.call.name)) is not None
-        and t.execution_mode is ToolExecutionMode.SEQUENTIAL
-        for i in items
-    )
-    results: list[ToolResultMessage] = []
-    try:
-        if sequential:
-            for item, state in zip(items, states, strict=True):
-                await batch.start(item)
-                if await _prepare(batch, item, state):
-                    await _started(run, item)
-                    await batch.execute(item)
-                await batch.end(item)
-                results.append(await batch.publish(item))
-        else:
-            prepared: list[_Call] = []
-            for item, state in zip(items, states, strict=True):
-                await batch.start(item)
-                if await _prepare(batch, item, state):
-                    prepared.append(item)
-                else:
-                    await batch.end(item)
-            for item in prepared:
-                await _started(run, item)
-            if len(prepared) == 1:
-                await batch.run_one(prepared[0])
-            elif prepared:
-                await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
-            for item in items:
-                results.append(await batch.publish(item))
-    except BaseException as exc:
-        for item in items:  # cancelled from outside: the instrumentation learns how calls ended
-            observer = item.observer
-            if observer is not None:
-                item.observer = None
-                observer.end_tool(_error(ABORTED_WHILE_RUNNING), True, exc)
-        raise
-    finally:
-        batch.closed = True
+    state_of = dict(zip(items, states, strict=True))
+
+    async def prepare(item: _Call) -> AgentToolResult | None:
+        return await _prepare(batch, item, state_of[item])
+
+    async def started(item: _Call) -> None:  # the marker: the approved call is about to run
+        await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
+
+    results = await run_calls(batch, items, prepare, started)
     terminate = all(i.result is not None and i.result.terminate for i in items)
     await run.turn_end(stopped.message, results)
     run.emitter.check()

@@ -6,6 +6,10 @@ approval (`_approval_check`: a waiting call ends here, its request follows the b
 (`tool_execution_update` per `on_update`) → `after_tool_call` → `tool_execution_end` → result.
 Every failure along the way (invalid JSON, unknown tool, invalid arguments, a blocking or raising
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
+The stages return values (`_Batch.prepare`: None when the call is ready, else the result it ends
+with; `execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`)
+takes a batch through them, also the batch of approval decisions (`_approval_loop`). The run is
+reached only through `_tool_run.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -32,6 +36,7 @@ import logging
 import math
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -171,8 +176,7 @@ class _Call:
     call: ToolCall
     tool: AgentTool | None = None
     args: Any = None
-    result: AgentToolResult | None = None
-    is_error: bool = False
+    result: AgentToolResult | None = None  # its outcome, from its `tool_execution_end` on
     finished: bool = False
     pending_updates: int = 0
     drained: anyio.Event | None = None
@@ -259,24 +263,18 @@ class _Batch:
         if (pending := self.run.emitter.send(event)) is not None:
             await pending
 
-    def settle(self, item: _Call, result: AgentToolResult, is_error: bool) -> None:
-        item.result = result
-        item.is_error = is_error
-
-    async def prepare(self, item: _Call) -> bool:
-        """Find, adapt, validate and gate one call; False if it already has its outcome."""
+    async def prepare(self, item: _Call) -> AgentToolResult | None:
+        """Find, adapt, validate and gate one call: None when it is ready to execute, else the
+        result it ends with here (an error, a block, the abort, or waiting for approval)."""
         run = self.run
         call = item.call
         if run.signal.aborted:
-            self.settle(item, _error(ABORTED_BEFORE_START), True)
-            return False
+            return _error(ABORTED_BEFORE_START)
         if call.invalid_arguments is not None:  # never guess what the model meant to send
-            self.settle(item, _error(_invalid_arguments(call, call.invalid_arguments)), True)
-            return False
+            return _error(_invalid_arguments(call, call.invalid_arguments))
         tool = run.tools_by_name.get(call.name)
         if tool is None:
-            self.settle(item, _error(f"Tool {call.name} not found"), True)
-            return False
+            return _error(f"Tool {call.name} not found")
         item.tool = tool
         try:
             raw: Any = call.arguments
@@ -296,68 +294,61 @@ class _Batch:
                         "BeforeToolCallResult or None"
                     )
                 if run.signal.aborted:
-                    self.settle(item, _error(ABORTED_BEFORE_START), True)
-                    return False
+                    return _error(ABORTED_BEFORE_START)
                 if decision is not None and decision.block:
-                    result = _error(decision.reason or BLOCKED)
-                    if decision.terminate:
-                        result = AgentToolResult(
-                            content=result.content, is_error=True, terminate=True
-                        )
-                    self.settle(item, result, True)
-                    return False
-            if not item.approved and await_approval(item, tool, raw, args, decision):
-                return False
+                    return AgentToolResult(
+                        content=[TextContent(text=decision.reason or BLOCKED)],
+                        is_error=True,
+                        terminate=decision.terminate,
+                    )
+            if not item.approved:
+                waiting = await_approval(item, tool, raw, args, decision)
+                if waiting is not None:
+                    return waiting
         except ArgumentsError as exc:
-            self.settle(item, _error(str(exc)), True)
-            return False
+            return _error(str(exc))
         except Exception as exc:
-            self.settle(item, _error(_text(exc)), True)
-            return False
+            return _error(_text(exc))
         item.args = args
-        return True
+        return None
 
-    async def execute(self, item: _Call) -> None:
-        """Run a prepared call and its `after_tool_call`; never raises."""
+    async def execute(self, item: _Call) -> AgentToolResult:
+        """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
         call = item.call
         if run.signal.aborted:
-            self.settle(item, _error(ABORTED_BEFORE_START), True)
-            return
+            return _error(ABORTED_BEFORE_START)
         if item.observer is None:
             result = await self.invoke(item)
         else:
             with item.observer.executing():
                 result = await self.invoke(item)
-        is_error = result.is_error
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
         hook = run.hooks.after_tool_call
-        if hook is not None:
-            try:
-                ctx = AfterToolCallContext(
-                    assistant_message=self.message,
-                    tool_call=call,
-                    args=item.args,
-                    result=result,
-                    is_error=is_error,
-                    context=run.context(),
+        if hook is None:
+            return result
+        try:
+            ctx = AfterToolCallContext(
+                assistant_message=self.message,
+                tool_call=call,
+                args=item.args,
+                result=result,
+                is_error=result.is_error,
+                context=run.context(),
+            )
+            change = await call_hook(hook, ctx, run.signal)
+            if change is None:
+                return result
+            if not isinstance(change, AfterToolCallResult):
+                raise TypeError(
+                    f"after_tool_call returned {type(change).__name__}; expected "
+                    "AfterToolCallResult or None"
                 )
-                change = await call_hook(hook, ctx, run.signal)
-                if change is not None:
-                    if not isinstance(change, AfterToolCallResult):
-                        raise TypeError(
-                            f"after_tool_call returned {type(change).__name__}; expected "
-                            "AfterToolCallResult or None"
-                        )
-                    if change.is_error is not None:
-                        is_error = change.is_error
-                    result = _changed_result(result, change, is_error)
-            except Exception as exc:
-                result = _error(_text(exc))
-                is_error = True
-        self.settle(item, result, is_error)
+            return _changed_result(result, change)
+        except Exception as exc:
+            return _error(_text(exc))
 
     async def invoke(self, item: _Call) -> AgentToolResult:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
@@ -419,24 +410,25 @@ class _Batch:
                 return _error(_stray_cancel(tool))
             raise
 
-    async def end(self, item: _Call) -> None:
-        assert item.result is not None
+    async def end(self, item: _Call, result: AgentToolResult) -> None:
+        """The call's outcome: kept on `item`, and published as its `tool_execution_end`."""
+        item.result = result
         item.finished = True
         call = item.call
         observer = item.observer
         if observer is not None:
             item.observer = None  # ended: not again if the batch is cancelled
-            observer.end_tool(item.result, item.is_error, item.error)
+            observer.end_tool(result, result.is_error, item.error)
         if item.started:
             _log.debug(
                 "tool %r (call %s) finished in %.3f s%s",
                 call.name,
                 call.id,
                 time.perf_counter() - item.started,
-                " with an error" if item.is_error else "",
+                " with an error" if result.is_error else "",
             )
         event = ToolExecutionEndEvent(
-            tool_call_id=call.id, tool_name=call.name, result=item.result, is_error=item.is_error
+            tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
         )
         if (pending := self.run.emitter.send(event)) is not None:
             await pending
@@ -451,20 +443,17 @@ class _Batch:
             details=result.details,
             usage=result.usage,
             added_tool_names=list(result.added_tool_names) if result.added_tool_names else None,
-            is_error=item.is_error,
+            is_error=result.is_error,
         )
         await self.run.add_message(message)
         return message
 
     async def run_one(self, item: _Call) -> None:
-        """Execute a prepared call and emit its end (parallel mode)."""
-        await self.execute(item)
-        await self.end(item)
+        """Execute a prepared call and end it (one of several run concurrently)."""
+        await self.end(item, await self.execute(item))
 
 
-def _changed_result(
-    result: AgentToolResult, change: AfterToolCallResult, is_error: bool
-) -> AgentToolResult:
+def _changed_result(result: AgentToolResult, change: AfterToolCallResult) -> AgentToolResult:
     """`result` with what `after_tool_call` replaced; its details made JSON like a tool's."""
     try:
         changed = AgentToolResult(
@@ -473,7 +462,7 @@ def _changed_result(
             usage=result.usage if change.usage is None else change.usage,
             added_tool_names=result.added_tool_names,
             terminate=result.terminate if change.terminate is None else change.terminate,
-            is_error=is_error,
+            is_error=result.is_error if change.is_error is None else change.is_error,
         )
     except TypeError as exc:
         raise TypeError(f"after_tool_call returned an invalid result: {exc}") from None
@@ -492,34 +481,63 @@ async def execute_batch(
     """Run the tool calls of one answer; returns the result messages and the terminate flag."""
     batch = _Batch(run=run, message=message)
     items = [_Call(call=c) for c in calls]
-    sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
-        (t := run.tools_by_name.get(c.name)) is not None
-        and t.execution_mode is ToolExecutionMode.SEQUENTIAL
-        for c in calls
-    )
+    results = await run_calls(batch, items, batch.prepare)
+    await request_approvals(run, items)
+    terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
+    return results, terminate
+
+
+async def run_calls(
+    batch: _Batch,
+    items: list[_Call],
+    prepare: Callable[[_Call], Awaitable[AgentToolResult | None]],
+    before_execute: Callable[[_Call], Awaitable[None]] | None = None,
+    *,
+    sequential: bool | None = None,
+) -> list[ToolResultMessage]:
+    """Take each call through the stages: start → `prepare` (None: ready, else the call's
+    result) → `before_execute` → execute → end → its result message (none for a call waiting
+    for approval); returns the messages, in call order.
+
+    Sequential mode (`sequential`, else the config's or any of the batch's tools') does each
+    call completely before the next; parallel mode prepares them one by one, then runs the
+    ready ones concurrently, then publishes the results."""
+    run = batch.run
+    if sequential is None:
+        sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
+            (t := run.tools_by_name.get(i.call.name)) is not None
+            and t.execution_mode is ToolExecutionMode.SEQUENTIAL
+            for i in items
+        )
     results: list[ToolResultMessage] = []
     try:
         if sequential:
             for item in items:
                 await batch.start(item)
-                if await batch.prepare(item):
-                    await batch.execute(item)
-                await batch.end(item)
+                result = await prepare(item)
+                if result is None:
+                    if before_execute is not None:
+                        await before_execute(item)
+                    result = await batch.execute(item)
+                await batch.end(item, result)
                 if item.approval is None:  # a waiting call has no result yet
                     results.append(await batch.publish(item))
         else:
-            prepared: list[_Call] = []
+            ready: list[_Call] = []
             for item in items:
                 await batch.start(item)
-                if await batch.prepare(item):
-                    prepared.append(item)
+                result = await prepare(item)
+                if result is None:
+                    ready.append(item)
                 else:
-                    await batch.end(item)
-            if len(prepared) == 1:
-                await batch.execute(prepared[0])
-                await batch.end(prepared[0])
-            elif prepared:
-                await _run_concurrently(batch, prepared, run.config.max_parallel_tools)
+                    await batch.end(item, result)
+            if before_execute is not None:
+                for item in ready:
+                    await before_execute(item)
+            if len(ready) == 1:
+                await batch.run_one(ready[0])
+            elif ready:
+                await _run_concurrently(batch, ready, run.config.max_parallel_tools)
             for item in items:
                 if item.approval is None:
                     results.append(await batch.publish(item))
@@ -533,9 +551,7 @@ async def execute_batch(
         raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
-    await request_approvals(run, items)
-    terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
-    return results, terminate
+    return results
 
 
 async def _run_concurrently(batch: _Batch, items: list[_Call], limit: int | None) -> None:
@@ -567,11 +583,8 @@ async def fail_truncated(
 ) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
     batch = _Batch(run=run, message=message)
-    results = []
-    for call in calls:
-        item = _Call(call=call)
-        await batch.start(item)
-        batch.settle(item, _error(TRUNCATED), True)
-        await batch.end(item)
-        results.append(await batch.publish(item))
-    return results
+
+    async def truncated(item: _Call) -> AgentToolResult:
+        return _error(TRUNCATED)
+
+    return await run_calls(batch, [_Call(call=c) for c in calls], truncated, sequential=True)
