@@ -45,7 +45,9 @@ def test_readme_has_examples() -> None:
 
 def test_docs_in_subdirectories_are_collected() -> None:
     # The site's pages live in docs/concepts/ and below: their examples run too.
-    nested = {c.values[0] for c in CASES if c.values[0].parent != ROOT / "docs"} - {ROOT / "README.md"}
+    nested = {c.values[0] for c in CASES if c.values[0].parent != ROOT / "docs"} - {
+        ROOT / "README.md"
+    }
     assert ROOT / "docs" / "concepts" / "loop.md" in nested
 
 

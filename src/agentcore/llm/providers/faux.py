@@ -366,3 +366,4 @@ def _stream_simple(
 
 
 PROVIDER = ApiProvider(api="faux", stream=_stream, stream_simple=_stream_simple)
+"""The faux adapter, as `get_api_provider` returns it."""
