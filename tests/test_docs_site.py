@@ -228,3 +228,13 @@ def test_the_plot_shows_the_figures_of_the_benchmarks_page() -> None:
     changed = (plot.Group("A test", (("x", "9.5"),), 2.0),)
     assert plot.render(changed) != plot.render()
     assert ">9.5x<" in plot.render(changed)
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    # The README is the GitHub landing page, outside the site: its links are checked here.
+    text = re.sub(r"^```.*?^```", "", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S | re.M)
+    targets = re.findall(r"\]\(([^()\s#]+)(?:#[^()\s]*)?\)", text)
+    relative = [t for t in targets if "://" not in t]
+    assert "docs/getting-started.md" in relative and "docs/concepts/loop.md" in relative
+    broken = [t for t in relative if not (ROOT / t).exists()]
+    assert broken == [], f"README.md links to missing files: {broken}"
