@@ -232,7 +232,8 @@ def test_the_plot_shows_the_figures_of_the_benchmarks_page() -> None:
 
 def test_the_readme_links_to_files_that_exist() -> None:
     # The README is the GitHub landing page, outside the site: its links are checked here.
-    text = re.sub(r"^```.*?^```", "", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S | re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = re.sub(r"^```.*?^```", "", readme, flags=re.S | re.M)
     targets = re.findall(r"\]\(([^()\s#]+)(?:#[^()\s]*)?\)", text)
     relative = [t for t in targets if "://" not in t]
     assert "docs/getting-started.md" in relative and "docs/concepts/loop.md" in relative
