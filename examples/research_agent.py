@@ -63,8 +63,8 @@ SYSTEM_PROMPT = (
 
 
 COMMON_WORDS = frozenset(
-    ["the", "and", "are", "was", "were", "who", "what", "how", "did", "does", "for", "from"]
-    + ["with", "that", "this", "its", "her", "his"]
+    {"the", "and", "are", "was", "were", "who", "what", "how", "did", "does", "for", "from"}
+    | {"with", "that", "this", "its", "her", "his"}
 )
 
 
