@@ -383,24 +383,29 @@ def test_web_agent_example_serves_and_answers_over_http() -> None:
 
 
 # --- the gallery on the local model ---------------------------------------------------------------
+# Every gallery script takes --local; these two are run here, where the small local model does
+# what the script is about reliably (it answers the arithmetic with the calculator, and fills in
+# the typed answers). On the others it often answers without using its tools.
 
 
 @pytest.mark.local_llm
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(
-    ("name", "args"),
-    [
-        ("research_agent", ["--local"]),
-        ("coding_helper", ["--local"]),
-        ("typed_extractor", ["--local"]),
-        ("mcp_agent", ["--local"]),
-        ("web_agent", ["--check", "--local"]),
-    ],
-)
-def test_gallery_on_the_local_model(local_model_port: str, name: str, args: list[str]) -> None:
-    """The same scripts with `--local` finish on the local model (what it answers varies)."""
-    started = time.perf_counter()
-    done = run_example(name, *args, env={"AGENTCORE_LOCAL_PORT": local_model_port}, timeout=280)
-    elapsed = time.perf_counter() - started
+def test_web_agent_on_the_local_model(local_model_port: str) -> None:
+    env = {"AGENTCORE_LOCAL_PORT": local_model_port}
+    done = run_example("web_agent", "--check", "--local", env=env, timeout=280)
     assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
-    print(f"{name} on the local model: {elapsed:.1f} s\n{done.stdout}")
+    assert "  ✓ 17 * 23 + 4 = 395\n" in done.stdout
+    assert "395" in done.stdout.split("agent: ", 1)[1]
+    print(done.stdout)
+
+
+@pytest.mark.local_llm
+@pytest.mark.timeout(300)
+def test_typed_extractor_on_the_local_model(local_model_port: str) -> None:
+    env = {"AGENTCORE_LOCAL_PORT": local_model_port}
+    done = run_example("typed_extractor", "--local", env=env, timeout=280)
+    assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    out = done.stdout
+    assert "on Tuesday 10 March 2026, with Ana, Bilal, Chen" in out
+    assert "  - Bilal: " in out and "email='ines.moreau@rivet.example'" in out
+    print(out)
