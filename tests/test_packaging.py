@@ -5,15 +5,21 @@
    `[project].dependencies`; inside a function also an optional extra's, behind an
    `except ImportError` fallback; a provider SDK through `import_sdk(module, extra)`, whose
    extra must exist and install it. A new undeclared import fails here, not on a user's machine.
-2. The wheel, installed with no extras into a fresh virtual environment (one per test session;
-   the wheel build and the install reach PyPI through pip and its cache), imports every public
-   module, runs an agent with tools and both session stores, and answers a model of each
-   provider API whose SDK is missing with `pip install 'agentcore[extra]'`.
+2. The sdist and the wheel, built once per session with `python -m build` (the wheel from the
+   sdist), pass `twine check --strict`; the sdist holds the sources, tests, docs, examples,
+   LICENSE and CHANGELOG.md and no caches; the wheel holds `py.typed`, the license in its
+   dist-info and the project's metadata; the version is written once (`src/agentcore/_version.py`).
+3. That wheel, installed with no extras into a fresh virtual environment (the build and the
+   install reach PyPI through pip and its cache), imports every public module, runs an agent with
+   tools and both session stores, and answers a model of each provider API whose SDK is missing
+   with `pip install 'agentcore[extra]'`.
 """
 
 from __future__ import annotations
 
 import ast
+import email.message
+import email.parser
 import functools
 import importlib
 import importlib.metadata
@@ -21,6 +27,7 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import textwrap
 import tomllib
 import zipfile
@@ -280,6 +287,156 @@ def test_the_all_extra_is_every_runtime_extra() -> None:
     assert extras["all"] == runtime
 
 
+# --- the distributions: built once, checked as an index would ---------------------------------
+
+_BUILD_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class Dists:
+    sdist: Path
+    wheel: Path
+
+
+@pytest.fixture(scope="session")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
+    """The sdist and the wheel, built once per session by `python -m build` as a release would
+    be: the sdist from the checkout, then the wheel from the unpacked sdist (so a file missing from
+    the sdist breaks the wheel), each in an isolated environment with the build backend
+    (hatchling) from PyPI or pip's cache."""
+    out = tmp_path_factory.mktemp("dist")
+    command = [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)]
+    try:
+        done = subprocess.run(
+            command, cwd=out, capture_output=True, text=True, timeout=_BUILD_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{' '.join(command)}` took more than {_BUILD_TIMEOUT} s: is PyPI reachable?")
+    if done.returncode != 0:
+        pytest.fail(
+            f"`{' '.join(command)}` failed with exit code {done.returncode} (it needs the `build` "
+            "package, and fetches hatchling from PyPI or pip's cache):\n"
+            f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        )
+    (sdist,) = out.glob("agentcore-*.tar.gz")
+    (wheel,) = out.glob("agentcore-*.whl")
+    return Dists(sdist=sdist, wheel=wheel)
+
+
+def test_the_distributions_pass_twine_check_strict(dists: Dists) -> None:
+    """What PyPI would refuse (metadata, a README that does not render) fails here."""
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(dists.sdist), str(dists.wheel)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+def _version() -> str:
+    """agentcore.__version__, read from the checkout's one place for it."""
+    namespace: dict[str, object] = {}
+    exec((SRC / "_version.py").read_text("utf-8"), namespace)
+    version = namespace["__version__"]
+    assert isinstance(version, str)
+    return version
+
+
+def test_the_version_is_written_once() -> None:
+    """src/agentcore/_version.py holds it; pyproject reads it (dynamic), the package imports it."""
+    import agentcore
+
+    assert agentcore.__version__ == _version()
+    assert "version" in _project()["dynamic"]  # type: ignore[operator]
+    assert "version" not in _project()
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        hatch = tomllib.load(f)["tool"]["hatch"]
+    assert hatch["version"]["path"] == "src/agentcore/_version.py"
+    written = [
+        str(path.relative_to(ROOT))
+        for path in sorted(SRC.rglob("*.py"))
+        if re.search(rf"[\"']{re.escape(_version())}[\"']", path.read_text("utf-8"))
+    ]
+    assert written == ["src/agentcore/_version.py"], "the version is written again elsewhere"
+
+
+def _metadata(text: str) -> email.message.Message:
+    return email.parser.Parser().parsestr(text)
+
+
+def test_the_sdist_holds_what_a_source_release_needs(dists: Dists) -> None:
+    top = f"agentcore-{_version()}"
+    assert dists.sdist.name == f"{top}.tar.gz"
+    with tarfile.open(dists.sdist) as sdist:
+        names = {name.removeprefix(f"{top}/") for name in sdist.getnames()}
+        info = sdist.extractfile(f"{top}/PKG-INFO")
+        assert info is not None
+        metadata = _metadata(info.read().decode("utf-8"))
+    for needed in [
+        "PKG-INFO",
+        "pyproject.toml",
+        "README.md",
+        "CHANGELOG.md",
+        "LICENSE",
+        "src/agentcore/__init__.py",
+        "src/agentcore/_version.py",
+        "src/agentcore/py.typed",
+        "src/agentcore/llm/models.json",
+        "src/agentcore/web/static/index.html",
+        "tests/conftest.py",
+        "tests/test_packaging.py",
+        "examples/research_agent.py",
+        "examples/research_notes/waggle-dance.md",
+        "docs/examples.md",
+        "scripts/local-model",
+    ]:
+        assert needed in names, f"the sdist has no {needed}"
+    unwanted = {".venv", "site", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", "bench"}
+    for name in names:
+        parts = set(name.split("/"))
+        assert not parts & unwanted and not name.endswith(".pyc"), f"the sdist has {name}"
+    assert metadata["Version"] == _version()
+
+
+def test_the_wheel_holds_the_package_its_license_and_its_metadata(dists: Dists) -> None:
+    version = _version()
+    assert dists.wheel.name == f"agentcore-{version}-py3-none-any.whl"
+    info = f"agentcore-{version}.dist-info"
+    with zipfile.ZipFile(dists.wheel) as wheel:
+        names = set(wheel.namelist())
+        metadata = _metadata(wheel.read(f"{info}/METADATA").decode("utf-8"))
+        license_text = wheel.read(f"{info}/licenses/LICENSE").decode("utf-8")
+    assert "agentcore/py.typed" in names
+    assert "agentcore/llm/models.json" in names
+    assert not any(n.startswith(("tests/", "examples/", "docs/")) for n in names)
+    assert license_text == (ROOT / "LICENSE").read_text("utf-8")
+    assert license_text.startswith("MIT License\n\nCopyright (c) 2026 agentcore developers\n")
+    assert metadata["Name"] == "agentcore"
+    assert metadata["Version"] == version
+    assert metadata["License-Expression"] == "MIT"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    assert metadata["Requires-Python"] == ">=3.11"
+    urls = dict(u.split(", ", 1) for u in metadata.get_all("Project-URL") or [])
+    assert set(urls) == {"Homepage", "Documentation", "Repository", "Issues", "Changelog"}
+    assert all(u.startswith("https://") for u in urls.values())
+    classifiers = metadata.get_all("Classifier") or []
+    for classifier in [
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Developers",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
+        "Framework :: AnyIO",
+        "Typing :: Typed",
+    ]:
+        assert classifier in classifiers
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload().startswith("# agentcore\n")  # the README is the description
+
+
 # --- the wheel, installed with no extras -----------------------------------------------------
 
 _PIP_TIMEOUT = 240
@@ -327,17 +484,16 @@ class BaseInstall:
 
 
 @pytest.fixture(scope="module")
-def base_install(tmp_path_factory: pytest.TempPathFactory) -> BaseInstall:
-    """The wheel built from this checkout, installed with no extras into a fresh venv."""
+def base_install(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> BaseInstall:
+    """The wheel built from this checkout (`dists`), installed with no extras into a fresh
+    venv."""
     tmp = tmp_path_factory.mktemp("base-install")
-    _pip("wheel", "--no-deps", "--wheel-dir", str(tmp / "dist"), str(ROOT), cwd=tmp)
-    (wheel,) = (tmp / "dist").glob("agentcore-*.whl")
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, cwd=tmp
     )
     python = tmp / "venv" / "bin" / "python"
-    _pip("--python", str(python), "install", str(wheel), cwd=tmp)
-    return BaseInstall(python=python, wheel=wheel, cwd=tmp)
+    _pip("--python", str(python), "install", str(dists.wheel), cwd=tmp)
+    return BaseInstall(python=python, wheel=dists.wheel, cwd=tmp)
 
 
 def _public_modules(wheel: Path) -> list[str]:
@@ -371,6 +527,17 @@ def test_the_base_install_has_agentcore_and_no_extra(base_install: BaseInstall) 
     assert isinstance(found, dict)
     assert str(base_install.python.parents[1]) in found["file"], found  # the wheel, not src/
     assert found["present"] == [], "the base install pulled in an optional package"
+
+
+@pytest.mark.timeout(300)
+def test_the_installed_version_is_the_metadata_version(base_install: BaseInstall) -> None:
+    found = base_install.json(
+        """
+        import importlib.metadata, json, agentcore, agentcore.tracing
+        print(json.dumps([agentcore.__version__, importlib.metadata.version("agentcore")]))
+        """
+    )
+    assert found == [_version(), _version()]
 
 
 @pytest.mark.timeout(300)

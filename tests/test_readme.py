@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SKIP_MARK = "# not run by the tests"
 
 
@@ -32,7 +32,7 @@ def python_blocks(path: Path) -> list[tuple[int, str]]:
 
 
 CASES = [
-    pytest.param(path, line, code, id=f"{path.name}:{line}")
+    pytest.param(path, line, code, id=f"{path.relative_to(ROOT).as_posix()}:{line}")
     for path in DOCS
     for line, code in python_blocks(path)
     if not code.lstrip().startswith(SKIP_MARK)
@@ -41,6 +41,14 @@ CASES = [
 
 def test_readme_has_examples() -> None:
     assert len([c for c in CASES if c.values[0].name == "README.md"]) >= 6
+
+
+def test_docs_in_subdirectories_are_collected() -> None:
+    # The site's pages live in docs/concepts/ and below: their examples run too.
+    nested = {c.values[0] for c in CASES if c.values[0].parent != ROOT / "docs"} - {
+        ROOT / "README.md"
+    }
+    assert ROOT / "docs" / "concepts" / "loop.md" in nested
 
 
 _WILDCARD = re.compile(r"\.\.\.|<[^<>\s]+>")
@@ -102,7 +110,7 @@ def test_promises_are_read_from_print_comments_only() -> None:
 
 @pytest.mark.parametrize(("path", "line", "code"), CASES)
 def test_example_runs(path: Path, line: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
-    compiled = compile(f"{code}\n{_FINISHED} = True\n", f"{path.name}:{line}", "exec")
+    compiled = compile(f"{code}\n{_FINISHED} = True\n", f"{path.relative_to(ROOT)}:{line}", "exec")
     namespace: dict[str, object] = {"__name__": "__readme__"}
     exec(compiled, namespace)
     assert namespace.get(_FINISHED) is True, "the example stopped before its last line"

@@ -40,6 +40,7 @@ from ._loop_request import ToolObserver as ToolObserver
 from ._loop_request import get_instrumentation as get_instrumentation
 from ._loop_request import run_usage as run_usage
 from ._loop_request import set_instrumentation as set_instrumentation
+from ._version import __version__ as __version__
 from .abort import (
     AbortController as AbortController,
 )
@@ -227,8 +228,6 @@ from .tools import (
 from .tools import (
     tool as tool,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AbortController",

@@ -101,15 +101,17 @@ class Agent(QueueMethods, ApprovalMethods):
         stream_fn: the stream function (default: `agentcore.llm.stream_simple`).
         session: an open `agentcore.sessions.Session` to write the transcript to, and resume
             from (its messages, repaired; its system prompt, model, thinking level and queues).
-        steering_mode, follow_up_mode: `"one-at-a-time"` (default) or `"all"`.
-        the rest: the options of `AgentLoopConfig`, forwarded to every run. Each is also an
-            attribute; a change applies from the next run. With a session and no `session_id`,
-            the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
-            bounds its runs by default: `max_turns=100`, `tool_timeout=600`,
-            `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see
-            docs/limits.md). `state.limit` tells which bound ended the last run, and
-            `state.output` holds the last run's answer when it had an `output_type` (see
-            docs/typed-answers.md).
+        steering_mode: how `steer` messages are delivered: `"one-at-a-time"` (default) or
+            `"all"`.
+        follow_up_mode: the same for `follow_up` messages.
+
+    The other keyword arguments are the options of `AgentLoopConfig`, forwarded to every run.
+    Each is also an attribute; a change applies from the next run. With a session and no
+    `session_id`, the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
+    bounds its runs by default: `max_turns=100`, `tool_timeout=600`, `request_timeout=300`,
+    `idle_timeout=300` seconds (None turns one off; see docs/limits.md). `state.limit` tells which
+    bound ended the last run, and `state.output` holds the last run's answer when it had an
+    `output_type` (see docs/typed-answers.md).
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.

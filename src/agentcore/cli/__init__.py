@@ -198,8 +198,10 @@ def main(
         argv: the arguments (default: `sys.argv[1:]`).
         stream_fn: the stream function of every run (default: `agentcore.llm.stream_simple`);
             with one given, the model's API key and SDK are not checked up front.
-        stdin, stdout, stderr: the streams to use (default: the process's own). With `stdin`
-            given, `chat` reads it line by line as if it were not a terminal.
+        stdin: the input stream (default: the process's own). With `stdin` given, `chat` reads
+            it line by line as if it were not a terminal.
+        stdout: the output stream (default: the process's own).
+        stderr: the error stream (default: the process's own).
     """
     out = GuardedOutput(stdout if stdout is not None else sys.stdout)
     err = stderr if stderr is not None else sys.stderr

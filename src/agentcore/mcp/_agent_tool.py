@@ -237,7 +237,11 @@ def agent_tool(
         agent: an `Agent` (each call prompts it, so it remembers earlier calls; calls take
             turns), or an `AgentLoopConfig` (each call is a fresh run on `context`, and parallel
             calls run in parallel).
-        name, description, label, timeout, execution_mode: as for `AgentTool`.
+        name: the tool's name, as for `AgentTool`.
+        description: the tool's description, as for `AgentTool`.
+        label: the tool's label, as for `AgentTool`.
+        timeout: seconds one call may run, as for `AgentTool`.
+        execution_mode: as for `AgentTool`.
         context: for a loop configuration, the system prompt, tools and any leading messages
             of each run (default: empty).
         stream_fn: for a loop configuration, the stream function of its runs (default:

@@ -202,7 +202,8 @@ class MCPClient:
                 `HOME`, ...; the parent's other variables, API keys included, are not passed).
             cwd: its working directory.
             errlog: an open file for the server's stderr (default: this process's stderr).
-            the rest: see `MCPClient`.
+
+        The other keyword arguments are those of `MCPClient`.
         """
         if not isinstance(command, str) or not command:
             raise ConfigError(f"command must be a non-empty string, got {command!r}")
@@ -251,7 +252,8 @@ class MCPClient:
                 providers are ones).
             timeout: seconds to connect, send, or wait for a pooled connection (a response
                 stream may stay silent longer: a call is bounded by the tool timeout).
-            the rest: see `MCPClient`.
+
+        The other keyword arguments are those of `MCPClient`.
         """
         if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
             raise ConfigError(f"url must be an http:// or https:// URL, got {url!r}")

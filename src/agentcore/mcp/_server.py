@@ -62,7 +62,8 @@ def tools_server(
 
     Args:
         tools: the tools to offer, under their own names.
-        name, version: how the server introduces itself.
+        name: how the server introduces itself: its name.
+        version: how the server introduces itself: its version.
         instructions: text the client may show its model about these tools.
 
     Raises:

@@ -122,7 +122,8 @@ class SessionStore(abc.ABC):
             parent: recorded for branches (see `branch`).
 
         Raises:
-            SessionError: the id is taken. MessageFormatError: a message cannot be encoded.
+            SessionError: the id is taken.
+            MessageFormatError: a message cannot be encoded.
         """
         now = creation_time()
         sid = check_session_id(session_id) if session_id is not None else fresh_session_id(now)
@@ -146,7 +147,8 @@ class SessionStore(abc.ABC):
         """Open an existing session for writing (takes its write lock).
 
         Raises:
-            SessionNotFoundError: no such session. SessionLockedError: another writer has it.
+            SessionNotFoundError: no such session.
+            SessionLockedError: another writer has it.
         """
         check_session_id(session_id)
         with self._lock:
@@ -194,8 +196,10 @@ class SessionStore(abc.ABC):
         append `messages`, and replace the state (if given).
 
         Raises:
-            SessionNotFoundError, SessionLockedError, MessageFormatError (a message that cannot
-            be encoded: register application message types with `register_message_type`).
+            SessionNotFoundError: no such session.
+            SessionLockedError: another writer has it.
+            MessageFormatError: a message cannot be encoded (register application message types
+                with `register_message_type`).
         """
         check_session_id(session_id)
         if truncate_to is not None and (not isinstance(truncate_to, int) or truncate_to < 0):
@@ -219,7 +223,8 @@ class SessionStore(abc.ABC):
         text; to regenerate an answer at *i*, branch at *i* and `continue_()`.
 
         Raises:
-            SessionNotFoundError: no such session. IndexError: `at_index` out of range.
+            SessionNotFoundError: no such session.
+            IndexError: `at_index` out of range.
         """
         data = self.load(session_id)
         if not isinstance(at_index, int) or not 0 <= at_index <= len(data.messages):
@@ -249,7 +254,8 @@ class SessionStore(abc.ABC):
         """Delete a session (its branches are kept).
 
         Raises:
-            SessionNotFoundError: no such session. SessionLockedError: another writer has it.
+            SessionNotFoundError: no such session.
+            SessionLockedError: another writer has it.
         """
         check_session_id(session_id)
         with self._lock:

@@ -197,19 +197,29 @@ class RunOptions:
     history can hold (no functions, no API keys), plus how its activities are scheduled.
 
     Attributes:
-        reasoning, temperature, max_tokens, session_id, tool_execution, max_parallel_tools,
-            max_turns, usage_limits, max_retries: as in `AgentLoopConfig`.
+        reasoning: as in `AgentLoopConfig`.
+        temperature: as in `AgentLoopConfig`.
+        max_tokens: as in `AgentLoopConfig`.
+        session_id: as in `AgentLoopConfig`.
+        tool_execution: as in `AgentLoopConfig`.
+        max_parallel_tools: as in `AgentLoopConfig`.
+        max_turns: as in `AgentLoopConfig`.
+        usage_limits: as in `AgentLoopConfig`.
+        max_retries: as in `AgentLoopConfig`.
         tool_timeout: seconds a tool call may run (a tool's own `timeout` takes precedence);
             also bounds its activity (start-to-close, plus a margin).
-        request_timeout, idle_timeout: the model request's bounds, applied by the provider in the
-            model activity, as in-process.
+        request_timeout: the model request's bound to its first event, applied by the provider
+            in the model activity, as in-process.
+        idle_timeout: the model request's bound on silence between events, applied the same
+            way.
         heartbeat_timeout: seconds without a heartbeat after which a model request or tool call
             counts as lost (its worker died) and is retried on another worker. Running
             activities heartbeat every third of it.
         model_deadline: start-to-close bound of one model request activity (seconds).
         tool_deadline: start-to-close bound of one tool call activity when no timeout bounds
             it (seconds).
-        steering_mode, follow_up_mode: how queued messages are taken, as in `Agent`.
+        steering_mode: how queued steering messages are taken, as in `Agent`.
+        follow_up_mode: how queued follow-up messages are taken, as in `Agent`.
         history_limit: continue as new once the workflow's history holds this many events,
             at the end of a turn whose tool results need an answer (None: when the server
             suggests it, past its own limits).

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import typing
 
+from agentcore import __version__ as _VERSION
 from agentcore import get_instrumentation as _get_instrumentation
 from agentcore import set_instrumentation as _set_instrumentation
 
@@ -39,8 +40,6 @@ __all__ = [
     "uninstrument",
     "usage_text",
 ]
-
-_VERSION = "0.1.0"
 
 
 def instrument(

@@ -23,7 +23,8 @@ async def serve(
 
     Args:
         app: the app (`create_app(...)`).
-        host, port: where to listen; port 0 picks a free one.
+        host: the address to listen on.
+        port: the port to listen on; 0 picks a free one.
         on_ready: called with the host and the real port once the socket listens.
 
     Raises:

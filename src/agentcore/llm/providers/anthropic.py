@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 API = "anthropic-messages"
+"""The `Model.api` this module serves."""
 
 _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "end_turn": "stop",
@@ -375,3 +376,4 @@ def stream_simple(
 
 
 PROVIDER = ApiProvider(api=API, stream=stream, stream_simple=stream_simple)
+"""The Anthropic Messages adapter, as `get_api_provider` returns it."""

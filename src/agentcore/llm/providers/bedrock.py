@@ -85,6 +85,7 @@ __all__ = [
 ]
 
 API = "bedrock-converse-stream"
+"""The `Model.api` this module serves."""
 
 _STOP_REASONS: dict[str, Literal["stop", "length", "tool_use"]] = {
     "end_turn": "stop",
@@ -409,3 +410,4 @@ def stream_simple(
 
 
 PROVIDER = ApiProvider(api=API, stream=stream, stream_simple=stream_simple)
+"""The Amazon Bedrock Converse adapter, as `get_api_provider` returns it."""

@@ -91,9 +91,13 @@ class FauxProvider:
         tokens_per_second: pace the stream (None streams as fast as the consumer reads).
         latency: seconds to wait before the first event of each answer.
         seed: seed of the chunk-size generator.
-        context_window, max_tokens, reasoning, input, cost, structured_output: fields of
-            `model` (`structured_output=True` makes typed runs use the native mode; the faux
-            provider streams its script whatever `output_schema` says).
+        context_window: the `context_window` of `model`.
+        max_tokens: the `max_tokens` of `model`.
+        reasoning: the `reasoning` flag of `model`.
+        input: the `input` kinds of `model`.
+        cost: the `cost` of `model`.
+        structured_output: `True` makes typed runs use the native mode (the faux provider
+            streams its script whatever `output_schema` says).
     """
 
     def __init__(
@@ -362,3 +366,4 @@ def _stream_simple(
 
 
 PROVIDER = ApiProvider(api="faux", stream=_stream, stream_simple=_stream_simple)
+"""The faux adapter, as `get_api_provider` returns it."""

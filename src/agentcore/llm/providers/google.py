@@ -80,6 +80,7 @@ __all__ = [
 ]
 
 API = "google-generative-ai"
+"""The `Model.api` this module serves."""
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 DEFAULT_API_VERSION = "v1beta"
 VERTEX_API_VERSION = "v1"
@@ -479,3 +480,4 @@ def stream_simple(
 
 
 PROVIDER = ApiProvider(api=API, stream=stream, stream_simple=stream_simple)
+"""The Google Gemini adapter, as `get_api_provider` returns it."""

@@ -539,3 +539,4 @@ def stream_simple(
 
 
 PROVIDER = ApiProvider(api="openai-completions", stream=stream, stream_simple=stream_simple)
+"""The OpenAI Chat Completions adapter, as `get_api_provider` returns it."""

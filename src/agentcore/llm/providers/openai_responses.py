@@ -83,6 +83,7 @@ __all__ = [
 ]
 
 API = "openai-responses"
+"""The `Model.api` this module serves."""
 _TRUNCATED = truncated_text("response.completed, response.incomplete or response.failed event")
 
 # -- the response ---------------------------------------------------------------------------
@@ -491,3 +492,4 @@ def stream_simple(
 
 
 PROVIDER = ApiProvider(api=API, stream=stream, stream_simple=stream_simple)
+"""The OpenAI Responses adapter, as `get_api_provider` returns it."""
