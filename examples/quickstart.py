@@ -2,7 +2,7 @@
 
     scripts/demo                                  # starts the local model, then runs this
     python examples/quickstart.py                 # the local model must already be running
-    python examples/quickstart.py "What does README.md say about tests?"
+    python examples/quickstart.py "Which files are in the examples directory?"
 
 The model is `AGENTCORE_MODEL` ("provider/model-id", e.g. `anthropic/claude-haiku-4-5`, with that
 provider's API key in the environment), else the built-in local model served by
@@ -16,9 +16,11 @@ The agent reads files of this repository (`read_file`, `list_files`) and does ar
 tools of `agentcore.builtin_tools`. Everything the run does arrives as events: text as it streams,
 each tool call with its arguments as the model writes them, and each tool result.
 
-By default it asks how many lines `pyproject.toml` has, then, as a follow-up message in the same
-run (`get_follow_up_messages`), to multiply that number by 7 with the calculator: the small local
-model answers after one tool result rather than chaining a second tool on its own.
+By default it asks how many lines `LICENSE` has, then, as a follow-up message in the same run
+(`get_follow_up_messages`), to multiply that number by 7 with the calculator: the small local
+model answers after one tool result rather than chaining a second tool on its own. (A short file:
+the small model's context holds a few thousand tokens, and a file that fills it is read again and
+again, the first reading no longer in view.)
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LOCAL_PROVIDER, LOCAL_MODEL = "local", "qwen2.5-coder-1.5b"
 DEFAULT_TASK = [
-    "How many lines does pyproject.toml have?",
+    "How many lines does LICENSE have?",
     "Use the calculator to multiply that number by 7.",  # a follow-up, asked after the answer
 ]
 SYSTEM_PROMPT = (
