@@ -32,16 +32,16 @@ class Group:
 
 
 GROUPS = (
-    Group("Loop overhead per turn (loop_overhead.py)", (("agentcore", "2.2"),), 3.0),
-    Group("Time per streamed text delta (streaming.py)", (("agent_loop", "1.4"),), 3.0),
+    Group("Loop overhead per turn (loop_overhead.py)", (("agentcore", "1.9"),), 1.5),
+    Group("Time per streamed text delta (streaming.py)", (("agent_loop", "2.0"),), 1.5),
     Group(
         "1,000 concurrent runs, wall time (concurrency.py)",
-        (("agent_loop", "2.7"), ("run_agent_loop", "2.1")),
-        2.0,
+        (("agent_loop", "3.2"), ("run_agent_loop", "1.5")),
+        1.3,
     ),
     Group(
         "10,000 concurrent runs, wall time (concurrency.py)",
-        (("agent_loop", "4.3"), ("run_agent_loop", "2.3")),
+        (("agent_loop", "3.65"), ("run_agent_loop", "2.16")),
         1.3,
     ),
     Group(
