@@ -346,8 +346,8 @@ class EventStream(Generic[E, R]):
     async def result(self) -> R:
         """Wait for the run to finish and return its result (the messages of `agent_end`).
 
-        Raises:
-            the producer's exception, if the run itself failed (agentcore's loop does not).
+        If the producer itself failed (agentcore's loop never does: its failures end the run
+        with an error message), its exception is raised here.
         """
         self._start()
         assert self._channel.done is not None
