@@ -110,7 +110,7 @@ class _Phase(enum.Enum):
 
     BETWEEN_TURNS = "between_turns"  # no turn is open
     IN_TURN = "in_turn"  # a turn is open, no answer is streaming
-    STREAMING = "streaming"  # an answer is streaming; `partial_event` is its latest event
+    STREAMING = "streaming"  # an answer is streaming (failed: `partial_event` is its latest)
 
 
 class _Run:
@@ -146,10 +146,9 @@ class _Run:
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
         self.phase = _Phase.BETWEEN_TURNS
-        self.partial_event: AssistantMessageEvent | None = None  # the latest, while STREAMING
-        self.emitter = Emitter(
-            emit, sync=sync_sink
-        )  # hot paths: `if (p := send(e)) is not None`  # the sink, its lock and its failure
+        # the latest event of an answer whose request failed while it streamed (`fail` keeps it)
+        self.partial_event: AssistantMessageEvent | None = None
+        self.emitter = Emitter(emit, sync=sync_sink)  # the sink, its lock and its failure
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count

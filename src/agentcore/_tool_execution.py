@@ -299,7 +299,7 @@ class _Batch:
                     return AgentToolResult(
                         content=[TextContent(text=decision.reason or BLOCKED)],
                         is_error=True,
-                        terminate=decision.terminate,
+                        terminate=bool(decision.terminate),
                     )
             if not item.approved:
                 waiting = await_approval(item, tool, raw, args, decision)
