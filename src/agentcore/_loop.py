@@ -62,7 +62,7 @@ from ._loop_request import (
     unique_tool_call_ids,
 )
 from ._output_run import TypedRun
-from .abort import _NEVER_ABORTED, AbortSignal, _current_loop, _EventLoopRef
+from .abort import _NEVER_ABORTED, AbortSignal
 from .config import (
     AgentContext,
     AgentLoopConfig,
@@ -182,10 +182,6 @@ class _Run:
         self.new_messages.append(message)
         if (pending := self.emitter.send(MessageEndEvent(message=message))) is not None:
             await pending
-
-    def event_loop(self) -> _EventLoopRef:
-        """The run's event loop, for tools' progress updates from other threads."""
-        return _current_loop()
 
     def context(self) -> AgentContext:
         return AgentContext(

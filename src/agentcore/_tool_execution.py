@@ -48,7 +48,7 @@ from ._approval_check import await_approval, request_approvals
 from ._emit import call_hook
 from ._tool_values import NotJsonError, to_json_value
 from ._validation import ArgumentsError
-from .abort import _NEVER_CANCELLED, AbortSignal, cancel_on_abort
+from .abort import _NEVER_CANCELLED, AbortSignal, _current_loop, cancel_on_abort
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -200,7 +200,7 @@ class _Batch:
     # -- updates -------------------------------------------------------------------------
 
     def on_update_for(self, item: _Call) -> Any:
-        loop = self.run.event_loop()
+        loop = _current_loop()  # the run's: this runs on it
 
         def on_update(partial: AgentToolResult) -> None:
             if loop.on_loop():

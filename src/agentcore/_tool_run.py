@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ._emit import Emitter
     from ._hooks import Hooks
     from ._loop_request import RunObserver
-    from .abort import AbortSignal, _EventLoopRef
+    from .abort import AbortSignal
     from .config import AgentContext, AgentLoopConfig
     from .messages import AgentMessage
     from .tools import AgentTool
@@ -75,8 +75,4 @@ class ToolRun(Protocol):
 
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
-        ...
-
-    def event_loop(self) -> _EventLoopRef:
-        """The run's event loop, for tools' progress updates from other threads."""
         ...
