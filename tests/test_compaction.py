@@ -38,7 +38,7 @@ from agentcore import (
     run_usage,
     tool,
 )
-from agentcore._compaction_view import SUMMARY_PREFIX, compacted_view, split
+from agentcore._compaction.view import SUMMARY_PREFIX, compacted_view, split
 from agentcore.events import AgentEvent
 from agentcore.messages import (
     AgentMessage,

@@ -12,7 +12,7 @@ import pydantic
 import pytest
 
 from agentcore import AgentContext, AgentToolResult, ToolResultMessage, tool
-from agentcore._validation import ArgumentsError, ArgumentsValidator
+from agentcore._tools.validation import ArgumentsError, ArgumentsValidator
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from conftest import call_tool, make_tool, run, texts
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import anyio
 
-from ._agent_approvals import ApprovalMethods
-from ._agent_queues import QueueMethods
-from ._agent_run import (
+from ._agent.approvals import ApprovalMethods
+from ._agent.queues import QueueMethods
+from ._agent.run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
     OPTIONS,
@@ -38,8 +38,8 @@ from ._agent_run import (
     prompt_messages,
     run_blocking,
 )
-from ._agent_session import SessionBinding
-from ._agent_state import (
+from ._agent.session import SessionBinding
+from ._agent.state import (
     UNKNOWN_MODEL,
     AgentState,
     QueueMode,
@@ -47,8 +47,8 @@ from ._agent_state import (
     check_queue_mode,
     state_fields,
 )
-from ._compaction import Compaction
-from ._loop_entry import run_agent_loop, run_agent_loop_continue
+from ._compaction.policy import Compaction
+from ._engine.entry import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .approvals import NEW_MESSAGE_REASON
 from .config import (

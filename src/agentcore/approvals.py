@@ -155,7 +155,7 @@ APPROVAL_ROLES = frozenset({"approval_request", "approval_decision", "approved_c
 def pending_approvals(messages: Sequence[AgentMessage]) -> list[ApprovalRequest]:
     """The requests of a transcript that wait for a decision (what `Agent.state.pending_approvals`
     returns), in call order."""
-    from ._approval_tail import last_batch
+    from ._approvals.transcript import last_batch
 
     batch = last_batch(messages)
     return batch.undecided if batch is not None else []

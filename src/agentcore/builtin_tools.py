@@ -30,12 +30,12 @@ Each factory returns a new `AgentTool`; what a tool refuses reaches the model as
 
 from __future__ import annotations
 
-from ._builtin_tools import HIDDEN_PATTERNS as HIDDEN_PATTERNS
-from ._builtin_tools import builtin_tools as builtin_tools
-from ._builtin_tools import calculator as calculator
-from ._builtin_tools import is_hidden as is_hidden
-from ._builtin_tools import list_files as list_files
-from ._builtin_tools import read_file as read_file
+from ._tools.builtin import HIDDEN_PATTERNS as HIDDEN_PATTERNS
+from ._tools.builtin import builtin_tools as builtin_tools
+from ._tools.builtin import calculator as calculator
+from ._tools.builtin import is_hidden as is_hidden
+from ._tools.builtin import list_files as list_files
+from ._tools.builtin import read_file as read_file
 
 __all__ = [
     "HIDDEN_PATTERNS",

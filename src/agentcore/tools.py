@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-from ._tool_values import NotJsonError, json_text, to_json_value
-from ._validation import ArgumentsValidator, json_schema_of
+from ._tools.validation import ArgumentsValidator, json_schema_of
+from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
 from .errors import ToolDefinitionError
 from .llm.types import Tool

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._compaction import CompactionSummary
-from .llm.types import Tool
-from .messages import (
+from ..llm.types import Tool
+from ..messages import (
     AgentMessage,
     AssistantMessage,
     ImageContent,
@@ -31,6 +30,7 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
+from .policy import CompactionSummary
 
 __all__ = [
     "IMAGE_TOKENS",

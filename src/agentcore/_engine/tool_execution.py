@@ -44,27 +44,27 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from ._approval_check import await_approval, request_approvals
-from ._emit import call_hook
-from ._tool_values import NotJsonError, to_json_value
-from ._validation import ArgumentsError
-from .abort import _NEVER_CANCELLED, AbortSignal, _current_loop, cancel_on_abort
-from .config import (
+from .._tools.validation import ArgumentsError
+from .._tools.values import NotJsonError, to_json_value
+from ..abort import _NEVER_CANCELLED, AbortSignal, _current_loop, cancel_on_abort
+from ..config import (
     AfterToolCallContext,
     AfterToolCallResult,
     BeforeToolCallContext,
     BeforeToolCallResult,
 )
-from .errors import clip
-from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
-from .llm._partial_json import describe_invalid_json
-from .messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
-from .tools import AgentTool, AgentToolResult, ToolExecutionMode
+from ..errors import clip
+from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from ..llm._partial_json import describe_invalid_json
+from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
+from .approval_gate import await_approval, request_approvals
+from .emit import call_hook
 
 if TYPE_CHECKING:
-    from ._loop_request import ToolObserver
-    from ._tool_run import ToolRun
-    from .approvals import ApprovalRequest
+    from ..approvals import ApprovalRequest
+    from .request import ToolObserver
+    from .tool_run import ToolRun
 
 __all__ = ["execute_batch", "fail_truncated"]
 

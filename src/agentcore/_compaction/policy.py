@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, TypeAlias
 
-from .abort import AbortSignal
-from .errors import AgentCoreError, ConfigError
-from .llm.model import Model
-from .messages import AgentMessage, AssistantMessage, Cost, Usage, now_ms, register_message_type
+from ..abort import AbortSignal
+from ..errors import AgentCoreError, ConfigError
+from ..llm.model import Model
+from ..messages import AgentMessage, AssistantMessage, Cost, Usage, now_ms, register_message_type
 
 __all__ = [
     "Compaction",
@@ -253,7 +253,7 @@ class Compaction:
 
 
 def _default_strategy() -> CompactionStrategy:
-    from ._compaction_strategies import Summarize
+    from .strategies import Summarize
 
     return Summarize()
 

@@ -17,8 +17,10 @@ from typing import Any
 
 import jiter
 
-from ._validation import _path as path_text  # one spelling of paths for every validation error
-from .errors import ConfigError, OutputValidationError
+from .._tools.validation import (
+    _path as path_text,  # one spelling of paths for every validation error
+)
+from ..errors import ConfigError, OutputValidationError
 
 __all__ = [
     "VALUE",
@@ -145,7 +147,7 @@ def parse_answer_text(text: str) -> Any:
     Raises:
         OutputValidationError: the text is not exactly one JSON value.
     """
-    from .llm._partial_json import describe_invalid_json
+    from ..llm._partial_json import describe_invalid_json
 
     body = _unfenced(text).strip()
     if not body:

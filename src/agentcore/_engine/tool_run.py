@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from ._emit import Emitter
-    from ._hooks import Hooks
-    from ._loop_request import RunObserver
-    from .abort import AbortSignal
-    from .config import AgentContext, AgentLoopConfig
-    from .messages import AgentMessage
-    from .tools import AgentTool
+    from ..abort import AbortSignal
+    from ..config import AgentContext, AgentLoopConfig
+    from ..messages import AgentMessage
+    from ..tools import AgentTool
+    from .emit import Emitter
+    from .hooks import Hooks
+    from .request import RunObserver
 
 __all__ = ["ToolRun"]
 

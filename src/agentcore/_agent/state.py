@@ -15,10 +15,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
-from ._loop_request import add_usage
-from .approvals import ApprovalRequest, pending_approvals
-from .errors import ConfigError
-from .events import (
+from .._engine.request import add_usage
+from ..approvals import ApprovalRequest, pending_approvals
+from ..errors import ConfigError
+from ..events import (
     AgentEndEvent,
     AgentEvent,
     MessageEndEvent,
@@ -28,11 +28,11 @@ from .events import (
     ToolExecutionStartEvent,
     TurnEndEvent,
 )
-from .limits import LimitReached
-from .llm.model import Model
-from .llm.types import ThinkingLevel
-from .messages import AgentMessage, Usage
-from .tools import AgentTool
+from ..limits import LimitReached
+from ..llm.model import Model
+from ..llm.types import ThinkingLevel
+from ..messages import AgentMessage, Usage
+from ..tools import AgentTool
 
 __all__ = ["UNKNOWN_MODEL", "AgentState", "QueueMode"]
 

@@ -39,16 +39,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
 from typing import Protocol
 
-from .abort import AbortSignal
-from .config import AgentLoopConfig, default_convert_to_llm
-from .limits import LimitReached
-from .llm._adapter import ABORTED
-from .llm._request import RetryObserver, watch_retries
-from .llm.fallback import with_fallbacks
-from .llm.model import Model
-from .llm.registry import StreamFn
-from .llm.types import Context, SimpleStreamOptions, ThinkingLevel
-from .messages import (
+from ..abort import AbortSignal
+from ..config import AgentLoopConfig, default_convert_to_llm
+from ..limits import LimitReached
+from ..llm._adapter import ABORTED
+from ..llm._request import RetryObserver, watch_retries
+from ..llm.fallback import with_fallbacks
+from ..llm.model import Model
+from ..llm.registry import StreamFn
+from ..llm.types import Context, SimpleStreamOptions, ThinkingLevel
+from ..messages import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
@@ -57,7 +57,7 @@ from .messages import (
     ToolCall,
     Usage,
 )
-from .tools import AgentTool, AgentToolResult
+from ..tools import AgentTool, AgentToolResult
 
 __all__ = [
     "LlmTranscript",
@@ -352,7 +352,7 @@ def run_stream_fn(config: AgentLoopConfig, stream_fn: StreamFn | None) -> Stream
     """The stream function of a run: the given one (default `stream_simple`), wrapped to try
     `config.fallback_models` in order when a request fails before its first event."""
     if stream_fn is None:
-        from .llm.registry import stream_simple
+        from ..llm.registry import stream_simple
 
         stream_fn = stream_simple
     if config.fallback_models:

@@ -14,8 +14,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from .abort import AbortSignal
-from .errors import ConfigError
+from ..abort import AbortSignal
+from ..errors import ConfigError
 
 __all__ = ["HOOK_SHAPES", "Hooks", "SignalHook", "config_hooks", "hook_arity"]
 

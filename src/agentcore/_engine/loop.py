@@ -42,14 +42,40 @@ from typing import Any, TypeAlias
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _approval_loop, _loop_request, _tool_execution
-from ._bounds import Bounds
-from ._emit import Emitter, SinkError, call_hook, error_text
-from ._event_stream import RunEnding
-from ._hooks import config_hooks
-from ._loop_checks import check_prompts
-from ._loop_compaction import request_messages, retry_after_overflow
-from ._loop_request import (
+from ..abort import _NEVER_ABORTED, AbortSignal
+from ..config import (
+    AgentContext,
+    AgentLoopConfig,
+    NextTurn,
+    PrepareNextTurnContext,
+    default_convert_to_llm,
+)
+from ..errors import ConfigError
+from ..events import (
+    AgentEndEvent,
+    AgentEventSink,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    message_update,
+)
+from ..limits import LimitReached
+from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from ..llm.registry import StreamFn, call_stream_fn
+from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
+from ..messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
+from . import decided_calls as _approval_loop
+from . import request as _loop_request
+from . import tool_execution as _tool_execution
+from .bounds import Bounds
+from .checks import check_prompts
+from .compaction import request_messages, retry_after_overflow
+from .emit import Emitter, SinkError, call_hook, error_text
+from .event_stream import RunEnding
+from .hooks import config_hooks
+from .request import (
     LlmTranscript,
     RequestWatch,
     RunInfo,
@@ -61,31 +87,7 @@ from ._loop_request import (
     stream_options,
     unique_tool_call_ids,
 )
-from ._output_run import TypedRun
-from .abort import _NEVER_ABORTED, AbortSignal
-from .config import (
-    AgentContext,
-    AgentLoopConfig,
-    NextTurn,
-    PrepareNextTurnContext,
-    default_convert_to_llm,
-)
-from .errors import ConfigError
-from .events import (
-    AgentEndEvent,
-    AgentEventSink,
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-    message_update,
-)
-from .limits import LimitReached
-from .llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
-from .llm.registry import StreamFn, call_stream_fn
-from .llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
-from .messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
+from .typed_answer import TypedRun
 
 __all__ = ["_Run"]
 

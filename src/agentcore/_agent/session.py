@@ -45,8 +45,8 @@ from typing import Any
 
 import anyio.to_thread
 
-from .errors import MessageFormatError, clip
-from .messages import (
+from ..errors import MessageFormatError, clip
+from ..messages import (
     AgentMessage,
     TextContent,
     ToolResultMessage,
@@ -54,7 +54,7 @@ from .messages import (
     from_json,
     now_ms,
 )
-from .sessions import Session, SessionData, SessionState, repair_transcript
+from ..sessions import Session, SessionData, SessionState, repair_transcript
 
 __all__ = ["SessionBinding", "storable"]
 

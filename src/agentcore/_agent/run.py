@@ -16,16 +16,16 @@ import anyio
 import anyio.from_thread
 import sniffio
 
-from .abort import AbortController
-from .config import AgentLoopConfig
-from .errors import ConfigError, MessageFormatError, UsageError
-from .limits import (
+from ..abort import AbortController
+from ..config import AgentLoopConfig
+from ..errors import ConfigError, MessageFormatError, UsageError
+from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 )
-from .messages import AgentMessage, ImageContent, TextContent, UserMessage
+from ..messages import AgentMessage, ImageContent, TextContent, UserMessage
 
 __all__ = [
     "AGENT_DEFAULTS",

@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._compaction import CompactionError, CompactionRequest, CompactionResult
-from ._compaction_view import SUMMARY_PREFIX, cut_tool_result
-from .llm.model import Model
-from .llm.types import Context
-from .messages import (
+from ..llm.model import Model
+from ..llm.types import Context
+from ..messages import (
     AgentMessage,
     AssistantMessage,
     Cost,
@@ -28,6 +26,8 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .policy import CompactionError, CompactionRequest, CompactionResult
+from .view import SUMMARY_PREFIX, cut_tool_result
 
 __all__ = ["DropOldest", "KeepToolResultHeads", "Summarize", "transcript_text"]
 

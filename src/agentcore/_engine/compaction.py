@@ -28,23 +28,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._compaction import (
+from .._compaction.policy import (
     CompactionError,
     CompactionReason,
     CompactionRequest,
     CompactionResult,
     CompactionSummary,
 )
-from ._compaction_view import compacted_view, estimate_context, estimate_tokens, split
-from ._emit import call_hook
-from .llm.model import Model
-from .llm.overflow import is_context_overflow
-from .llm.registry import call_stream_fn
-from .llm.types import Context, Tool
-from .messages import AgentMessage, AssistantMessage, Message
+from .._compaction.view import compacted_view, estimate_context, estimate_tokens, split
+from ..llm.model import Model
+from ..llm.overflow import is_context_overflow
+from ..llm.registry import call_stream_fn
+from ..llm.types import Context, Tool
+from ..messages import AgentMessage, AssistantMessage, Message
+from .emit import call_hook
 
 if TYPE_CHECKING:
-    from ._loop import _Run
+    from .loop import _Run
 
 __all__ = ["api_key_for", "request_messages", "retry_after_overflow"]
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .approvals import ApprovalRequest
-from .config import BeforeToolCallResult
-from .messages import TextContent
-from .tools import AgentTool, AgentToolResult
+from ..approvals import ApprovalRequest
+from ..config import BeforeToolCallResult
+from ..messages import TextContent
+from ..tools import AgentTool, AgentToolResult
 
 if TYPE_CHECKING:
-    from ._tool_execution import _Call
-    from ._tool_run import ToolRun
+    from .tool_execution import _Call
+    from .tool_run import ToolRun
 
 __all__ = ["WAITING", "await_approval", "request_approvals"]
 

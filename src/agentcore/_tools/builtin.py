@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .abort import AbortSignal
-from .errors import ToolError
-from .tools import AgentTool, tool
+from ..abort import AbortSignal
+from ..errors import ToolError
+from ..tools import AgentTool, tool
 
 __all__ = [
     "HIDDEN_PATTERNS",

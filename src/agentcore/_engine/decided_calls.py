@@ -27,14 +27,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ._approval_tail import Batch, CallState, denied_text, last_batch
-from ._tool_execution import _Batch, _Call, _error, run_calls
-from .approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
-from .messages import AgentMessage, TextContent
-from .tools import AgentToolResult
+from .._approvals.transcript import Batch, CallState, denied_text, last_batch
+from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
+from ..messages import AgentMessage, TextContent
+from ..tools import AgentToolResult
+from .tool_execution import _Batch, _Call, _error, run_calls
 
 if TYPE_CHECKING:
-    from ._loop import _Run
+    from .loop import _Run
 
 __all__ = ["decided", "resolve"]
 

@@ -27,18 +27,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from . import _output_schema as schemas
-from ._validation import ArgumentsError, ArgumentsValidator
-from .abort import AbortSignal
-from .errors import ConfigError, OutputValidationError, clip
-from .limits import LimitReached
-from .llm.types import Context, SimpleStreamOptions
-from .messages import AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from .output import OutputMode, OutputSpec
-from .tools import AgentTool, AgentToolResult, ToolUpdateCallback
+from .._output import schema as schemas
+from .._tools.validation import ArgumentsError, ArgumentsValidator
+from ..abort import AbortSignal
+from ..errors import ConfigError, OutputValidationError, clip
+from ..limits import LimitReached
+from ..llm.types import Context, SimpleStreamOptions
+from ..messages import AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from ..output import OutputMode, OutputSpec
+from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 
 if TYPE_CHECKING:
-    from ._loop import _Run
+    from .loop import _Run
 
 __all__ = ["ACCEPTED", "TypedRun", "final_answer_tool"]
 

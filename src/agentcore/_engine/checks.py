@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._approval_tail import check_decided
-from .config import AgentContext, AgentLoopConfig
-from .errors import ConfigError, MessageFormatError
-from .messages import AgentMessage
+from .._approvals.transcript import check_decided
+from ..config import AgentContext, AgentLoopConfig
+from ..errors import ConfigError, MessageFormatError
+from ..messages import AgentMessage
 
 __all__ = ["check_call", "check_continue", "check_prompts"]
 

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ToolDefinitionError, clip
+from ..errors import ToolDefinitionError, clip
 
 if TYPE_CHECKING:
     import pydantic

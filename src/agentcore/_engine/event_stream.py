@@ -33,10 +33,10 @@ from typing import Any, Generic, Self, TypeVar
 import anyio
 import sniffio
 
-from ._loop_request import run_usage
-from .abort import _current_loop, _EventLoopRef, _threadsafe_caller
-from .limits import LimitReached
-from .messages import Usage
+from ..abort import _current_loop, _EventLoopRef, _threadsafe_caller
+from ..limits import LimitReached
+from ..messages import Usage
+from .request import run_usage
 
 __all__ = ["EventStream", "RunEnding"]
 

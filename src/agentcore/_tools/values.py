@@ -38,7 +38,7 @@ from itertools import islice
 from pathlib import PurePath as _PurePath
 from typing import Any
 
-from .errors import clip
+from ..errors import clip
 
 __all__ = ["MAX_DEPTH", "NotJsonError", "json_text", "to_json_value"]
 

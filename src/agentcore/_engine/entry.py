@@ -7,14 +7,14 @@ import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ._event_stream import EventStream, RunEnding
-from ._loop import _Run
-from ._loop_checks import check_call, check_continue, check_prompts
-from .abort import AbortSignal
-from .config import AgentContext, AgentLoopConfig
-from .events import AgentEvent, AgentEventSink
-from .llm.registry import StreamFn
-from .messages import AgentMessage
+from ..abort import AbortSignal
+from ..config import AgentContext, AgentLoopConfig
+from ..events import AgentEvent, AgentEventSink
+from ..llm.registry import StreamFn
+from ..messages import AgentMessage
+from .checks import check_call, check_continue, check_prompts
+from .event_stream import EventStream, RunEnding
+from .loop import _Run
 
 __all__ = [
     "agent_loop",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._agent_run import ActiveRun, queued_message
-from ._agent_state import QueueKind, Queues
-from .messages import AgentMessage
+from ..messages import AgentMessage
+from .run import ActiveRun, queued_message
+from .state import QueueKind, Queues
 
 __all__ = ["QueueMethods"]
 

@@ -14,13 +14,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ._agent_run import ActiveRun
-from ._agent_session import SessionBinding, storable
-from ._agent_state import AgentState
-from ._approval_tail import last_batch, undecided_message
-from ._validation import ArgumentsError
-from .approvals import ApprovalDecision, ApprovalRequest
-from .errors import AgentBusyError, ConfigError
+from .._approvals.transcript import last_batch, undecided_message
+from .._tools.validation import ArgumentsError
+from ..approvals import ApprovalDecision, ApprovalRequest
+from ..errors import AgentBusyError, ConfigError
+from .run import ActiveRun
+from .session import SessionBinding, storable
+from .state import AgentState
 
 __all__ = ["ApprovalMethods"]
 

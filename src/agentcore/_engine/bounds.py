@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 
-from .config import AgentLoopConfig
-from .limits import LimitKind, LimitReached
-from .messages import AssistantMessage
+from ..config import AgentLoopConfig
+from ..limits import LimitKind, LimitReached
+from ..messages import AssistantMessage
 
 __all__ = ["Bounds"]
 
