@@ -151,3 +151,83 @@ def test_what_the_rules_allow() -> None:
     ]
     for module, source in allowed:
         assert violations(module, imports_of(module, source, is_package=False)) == [], source
+
+
+# --- no import circle ---------------------------------------------------------------------------
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the `agentcore` modules it imports (every import statement: at the top, under
+    `TYPE_CHECKING` and inside functions), from `{module: (source, is_package)}`."""
+    graph: dict[str, set[str]] = {}
+    for module, (source, package) in sources.items():
+        graph[module] = {
+            i.module
+            for i in imports_of(module, source, is_package=package)
+            if i.module != module and _is_module(i.module)
+        }
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: its strongly connected parts of more than one module
+    (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_circle_in_the_source() -> None:
+    sources = {
+        module: (path.read_text("utf-8"), path.name == "__init__.py")
+        for module, path in _all_modules()
+    }
+    graph = import_graph(sources)
+    assert sum(len(targets) for targets in graph.values()) > 300  # the walk found the imports
+    assert circles(graph) == []
+
+
+def test_a_made_up_circle_is_found() -> None:
+    """Type-only and function-local imports close a circle as well as top-level ones."""
+    sources = {
+        "agentcore._engine.loop": ("from .typed_answer import TypedRun", False),
+        "agentcore._engine.typed_answer": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .run_types import X",
+            False,
+        ),
+        "agentcore._engine.run_types": ("def f():\n    from . import loop", False),
+        "agentcore.output": ("from ._output.answer_tool import final_answer_tool", False),
+    }
+    assert circles(import_graph(sources)) == [
+        ["agentcore._engine.loop", "agentcore._engine.run_types", "agentcore._engine.typed_answer"]
+    ]
+    del sources["agentcore._engine.run_types"]
+    assert circles(import_graph(sources)) == []

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging as _logging
 
 from ._compaction.policy import Compaction as Compaction
-from ._compaction.policy import CompactionError as CompactionError
-from ._compaction.policy import CompactionReason as CompactionReason
-from ._compaction.policy import CompactionRequest as CompactionRequest
-from ._compaction.policy import CompactionResult as CompactionResult
-from ._compaction.policy import CompactionStrategy as CompactionStrategy
-from ._compaction.policy import CompactionSummary as CompactionSummary
+from ._compaction.protocol import CompactionError as CompactionError
+from ._compaction.protocol import CompactionReason as CompactionReason
+from ._compaction.protocol import CompactionRequest as CompactionRequest
+from ._compaction.protocol import CompactionResult as CompactionResult
+from ._compaction.protocol import CompactionStrategy as CompactionStrategy
+from ._compaction.protocol import CompactionSummary as CompactionSummary
 from ._compaction.strategies import DropOldest as DropOldest
 from ._compaction.strategies import KeepToolResultHeads as KeepToolResultHeads
 from ._compaction.strategies import Summarize as Summarize

@@ -303,7 +303,7 @@ class OutputSpec(Generic[T]):
     def tool(self) -> AgentTool:
         """The final-answer tool: its arguments are `object_schema`; a valid call is the answer."""
         if self._tool is None:
-            from ._engine.typed_answer import final_answer_tool
+            from ._output.answer_tool import final_answer_tool
 
             self._tool = final_answer_tool(self, self.description or _DEFAULT_DESCRIPTION)
         return self._tool

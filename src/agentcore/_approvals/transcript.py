@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..approvals import ApprovalDecision, ApprovalRequest, ApprovedCallStarted
 from ..errors import ConfigError
 from ..messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
+from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted
 
 _FAILED = ("error", "aborted")  # their calls never ran: not a batch
 

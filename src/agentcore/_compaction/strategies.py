@@ -26,7 +26,7 @@ from ..messages import (
     Usage,
     UserMessage,
 )
-from .policy import CompactionError, CompactionRequest, CompactionResult
+from .protocol import CompactionError, CompactionRequest, CompactionResult
 from .view import SUMMARY_PREFIX, cut_tool_result
 
 __all__ = ["DropOldest", "KeepToolResultHeads", "Summarize", "transcript_text"]

@@ -30,7 +30,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .policy import CompactionSummary
+from .protocol import CompactionSummary
 
 __all__ = [
     "IMAGE_TOKENS",

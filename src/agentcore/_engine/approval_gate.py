@@ -16,8 +16,7 @@ from ..messages import TextContent
 from ..tools import AgentTool, AgentToolResult
 
 if TYPE_CHECKING:
-    from .tool_execution import _Call
-    from .tool_run import ToolRun
+    from .run_types import PipelineCall, ToolRun
 
 __all__ = ["WAITING", "await_approval", "request_approvals"]
 
@@ -39,7 +38,7 @@ def _required(tool: AgentTool, args: Any) -> bool:
 
 
 def await_approval(
-    item: _Call, tool: AgentTool, raw: Any, args: Any, decision: BeforeToolCallResult | None
+    item: PipelineCall, tool: AgentTool, raw: Any, args: Any, decision: BeforeToolCallResult | None
 ) -> AgentToolResult | None:
     """If the tool or the hook's `decision` asks for approval: `item` gets its request, and the
     result of its `tool_execution_end` ("waiting for approval", not an error) is returned; else
@@ -60,7 +59,7 @@ def await_approval(
     return AgentToolResult(content=[TextContent(text=text)])
 
 
-async def request_approvals(run: ToolRun, items: list[_Call]) -> None:
+async def request_approvals(run: ToolRun, items: list[PipelineCall]) -> None:
     """After a batch: one `ApprovalRequest` message per waiting call, in call order. The run
     keeps them in `pending_approvals` and ends after this turn."""
     for item in items:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .._compaction.policy import (
+from .._compaction.protocol import (
     CompactionError,
     CompactionReason,
     CompactionRequest,
@@ -44,14 +44,14 @@ from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
 
 if TYPE_CHECKING:
-    from .loop import _Run
+    from .run_types import CompactionRun
 
 __all__ = ["api_key_for", "request_messages", "retry_after_overflow"]
 
 _log = logging.getLogger("agentcore")
 
 
-async def api_key_for(run: _Run, model: Model) -> str | None:
+async def api_key_for(run: CompactionRun, model: Model) -> str | None:
     """The key of a request to `model` that is not the run's own: `get_api_key(provider)`, else
     `config.api_key` when `model` is of the run's provider, else None (the provider's
     environment variable)."""
@@ -63,7 +63,7 @@ async def api_key_for(run: _Run, model: Model) -> str | None:
     return config.api_key if model.provider == run.model.provider else None
 
 
-async def _convert(run: _Run, messages: Sequence[AgentMessage]) -> list[Message] | None:
+async def _convert(run: CompactionRun, messages: Sequence[AgentMessage]) -> list[Message] | None:
     """`transform_context` then `convert_to_llm`; None when the abort fired in between."""
     config = run.config
     transform = run.hooks.transform_context
@@ -74,7 +74,7 @@ async def _convert(run: _Run, messages: Sequence[AgentMessage]) -> list[Message]
     return list(await call_hook(config.convert_to_llm, messages))
 
 
-async def request_messages(run: _Run) -> list[Message] | None:
+async def request_messages(run: CompactionRun) -> list[Message] | None:
     """The messages of the next request (compacting first when it would pass the threshold);
     None when the abort fired while preparing them."""
     policy = run.config.compaction
@@ -95,7 +95,7 @@ async def request_messages(run: _Run) -> list[Message] | None:
     return await _convert(run, compacted_view(run.messages))
 
 
-async def retry_after_overflow(run: _Run, answer: AssistantMessage) -> bool:
+async def retry_after_overflow(run: CompactionRun, answer: AssistantMessage) -> bool:
     """Compact after `answer` failed as a context overflow; True when the request should be
     sent again."""
     policy = run.config.compaction
@@ -114,11 +114,11 @@ async def retry_after_overflow(run: _Run, answer: AssistantMessage) -> bool:
     return await _compact(run, view, "overflow", tokens)
 
 
-def _tools(run: _Run) -> list[Tool]:
+def _tools(run: CompactionRun) -> list[Tool]:
     return list(run.llm_tools)
 
 
-def _estimate(run: _Run, messages: Sequence[Message]) -> int:
+def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
     transcript = run.messages
     last = max(
@@ -141,7 +141,7 @@ def _estimate(run: _Run, messages: Sequence[Message]) -> int:
 
 
 async def _compact(
-    run: _Run, view: list[AgentMessage], reason: CompactionReason, tokens: int
+    run: CompactionRun, view: list[AgentMessage], reason: CompactionReason, tokens: int
 ) -> bool:
     """Compact `view` with the run's policy; True when a marker joined the transcript."""
     policy = run.config.compaction

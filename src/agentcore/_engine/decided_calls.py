@@ -25,16 +25,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .._approvals.transcript import Batch, CallState, denied_text, last_batch
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
 from ..messages import AgentMessage, TextContent
 from ..tools import AgentToolResult
-from .tool_execution import _Batch, _Call, _error, run_calls
-
-if TYPE_CHECKING:
-    from .loop import _Run
+from .run_types import DecidedCallsRun, PipelineCall
+from .tool_execution import _Batch, _error, run_calls
 
 __all__ = ["decided", "resolve"]
 
@@ -45,7 +42,7 @@ def decided(messages: Sequence[AgentMessage]) -> Batch | None:
     return batch if batch is not None and batch.decided else None
 
 
-async def _prepare(batch: _Batch, item: _Call, state: CallState) -> AgentToolResult | None:
+async def _prepare(batch: _Batch, item: PipelineCall, state: CallState) -> AgentToolResult | None:
     """A decided call: denied, or interrupted after it started (its result says so), else
     prepared as any call is (minus the approval check)."""
     decision = state.decision
@@ -61,14 +58,14 @@ class _DecidedBatch(_Batch):
     """A batch of decided calls: the result of a call approved with edited arguments starts by
     saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
 
-    async def end(self, item: _Call, result: AgentToolResult) -> None:
+    async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
         if item.edited:
             note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
             result = replace(result, content=[TextContent(text=note), *result.content])
         await super().end(item, result)
 
 
-async def resolve(run: _Run, stopped: Batch) -> bool:
+async def resolve(run: DecidedCallsRun, stopped: Batch) -> bool:
     """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
     and the hooks after it. Returns whether the model should be asked next."""
     batch = _DecidedBatch(run=run, message=stopped.message)
@@ -79,13 +76,13 @@ async def resolve(run: _Run, stopped: Batch) -> bool:
         decision = state.decision
         if decision is not None and decision.approved and decision.arguments is not None:
             call = replace(call, arguments=decision.arguments)
-        items.append(_Call(call=call, approved=True, edited=call is not state.call))
+        items.append(PipelineCall(call=call, approved=True, edited=call is not state.call))
     state_of = dict(zip(items, states, strict=True))
 
-    async def prepare(item: _Call) -> AgentToolResult | None:
+    async def prepare(item: PipelineCall) -> AgentToolResult | None:
         return await _prepare(batch, item, state_of[item])
 
-    async def started(item: _Call) -> None:  # the marker: the approved call is about to run
+    async def started(item: PipelineCall) -> None:  # the marker: the approved call is about to run
         await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
 
     results = await run_calls(batch, items, prepare, started)

@@ -60,11 +60,10 @@ from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessag
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
 from .approval_gate import await_approval, request_approvals
 from .emit import call_hook
+from .run_types import PipelineCall
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalRequest
-    from .request import ToolObserver
-    from .tool_run import ToolRun
+    from .run_types import ToolRun
 
 __all__ = ["execute_batch", "fail_truncated"]
 
@@ -153,7 +152,7 @@ def _checked_result(value: Any, tool: AgentTool) -> AgentToolResult:
 _NOT_STARTED = object()
 
 
-def _execute_in_thread(item: _Call, signal: AbortSignal, on_update: Any) -> Any:
+def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) -> Any:
     """Run a sync tool in its worker thread, and check its result there (off the event loop).
 
     A worker may pick the call up only after the abort or the timeout fired (it was handed over
@@ -170,36 +169,16 @@ def _execute_in_thread(item: _Call, signal: AbortSignal, on_update: Any) -> Any:
 
 
 @dataclass(slots=True, eq=False)
-class _Call:
-    """One tool call on its way through the pipeline."""
-
-    call: ToolCall
-    tool: AgentTool | None = None
-    args: Any = None
-    result: AgentToolResult | None = None  # its outcome, from its `tool_execution_end` on
-    finished: bool = False
-    pending_updates: int = 0
-    drained: anyio.Event | None = None
-    abandoned: bool = False  # a sync tool whose worker thread was given up (timeout)
-    observer: ToolObserver | None = None  # the instrumentation's, when one is installed
-    error: BaseException | None = None  # what the tool raised, for the instrumentation
-    started: float = 0.0  # perf_counter at the start, when logging at DEBUG
-    approved: bool = False  # an approved call: not checked for approval again
-    edited: bool = False  # approved with edited arguments
-    approval: ApprovalRequest | None = None  # waiting for approval (see `_approval_check`)
-
-
-@dataclass(slots=True, eq=False)
 class _Batch:
     run: ToolRun
     message: AssistantMessage
-    updates: deque[tuple[_Call, AgentToolResult]] | None = None  # made at the first update
+    updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
 
     # -- updates -------------------------------------------------------------------------
 
-    def on_update_for(self, item: _Call) -> Any:
+    def on_update_for(self, item: PipelineCall) -> Any:
         loop = _current_loop()  # the run's: this runs on it
 
         def on_update(partial: AgentToolResult) -> None:
@@ -214,7 +193,7 @@ class _Batch:
 
         return on_update
 
-    def enqueue(self, item: _Call, partial: AgentToolResult) -> None:
+    def enqueue(self, item: PipelineCall, partial: AgentToolResult) -> None:
         # Once the batch is over (also when it was cancelled from outside), the run's task group
         # may be closing: starting the pump there would create its coroutine and fail to spawn
         # it (under trio: "coroutine '_Batch.pump' was never awaited").
@@ -249,7 +228,7 @@ class _Batch:
 
     # -- the pipeline --------------------------------------------------------------------
 
-    async def start(self, item: _Call) -> None:
+    async def start(self, item: PipelineCall) -> None:
         call = item.call
         observer = self.run.observer
         if observer is not None:
@@ -263,7 +242,7 @@ class _Batch:
         if (pending := self.run.emitter.send(event)) is not None:
             await pending
 
-    async def prepare(self, item: _Call) -> AgentToolResult | None:
+    async def prepare(self, item: PipelineCall) -> AgentToolResult | None:
         """Find, adapt, validate and gate one call: None when it is ready to execute, else the
         result it ends with here (an error, a block, the abort, or waiting for approval)."""
         run = self.run
@@ -312,7 +291,7 @@ class _Batch:
         item.args = args
         return None
 
-    async def execute(self, item: _Call) -> AgentToolResult:
+    async def execute(self, item: PipelineCall) -> AgentToolResult:
         """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
         call = item.call
@@ -350,7 +329,7 @@ class _Batch:
         except Exception as exc:
             return _error(_text(exc))
 
-    async def invoke(self, item: _Call) -> AgentToolResult:
+    async def invoke(self, item: PipelineCall) -> AgentToolResult:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
         cancellation aside."""
         run = self.run
@@ -382,7 +361,7 @@ class _Batch:
             return _error(ABORTED_WHILE_RUNNING)
         return result
 
-    async def call_tool(self, item: _Call) -> AgentToolResult:
+    async def call_tool(self, item: PipelineCall) -> AgentToolResult:
         """`execute`, its value checked; any failure of the tool becomes an error result."""
         run = self.run
         tool = item.tool
@@ -410,7 +389,7 @@ class _Batch:
                 return _error(_stray_cancel(tool))
             raise
 
-    async def end(self, item: _Call, result: AgentToolResult) -> None:
+    async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
         """The call's outcome: kept on `item`, and published as its `tool_execution_end`."""
         item.result = result
         item.finished = True
@@ -433,7 +412,7 @@ class _Batch:
         if (pending := self.run.emitter.send(event)) is not None:
             await pending
 
-    async def publish(self, item: _Call) -> ToolResultMessage:
+    async def publish(self, item: PipelineCall) -> ToolResultMessage:
         result = item.result
         assert result is not None
         message = ToolResultMessage(
@@ -448,7 +427,7 @@ class _Batch:
         await self.run.add_message(message)
         return message
 
-    async def run_one(self, item: _Call) -> None:
+    async def run_one(self, item: PipelineCall) -> None:
         """Execute a prepared call and end it (one of several run concurrently)."""
         await self.end(item, await self.execute(item))
 
@@ -480,7 +459,7 @@ async def execute_batch(
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run the tool calls of one answer; returns the result messages and the terminate flag."""
     batch = _Batch(run=run, message=message)
-    items = [_Call(call=c) for c in calls]
+    items = [PipelineCall(call=c) for c in calls]
     results = await run_calls(batch, items, batch.prepare)
     await request_approvals(run, items)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
@@ -489,9 +468,9 @@ async def execute_batch(
 
 async def run_calls(
     batch: _Batch,
-    items: list[_Call],
-    prepare: Callable[[_Call], Awaitable[AgentToolResult | None]],
-    before_execute: Callable[[_Call], Awaitable[None]] | None = None,
+    items: list[PipelineCall],
+    prepare: Callable[[PipelineCall], Awaitable[AgentToolResult | None]],
+    before_execute: Callable[[PipelineCall], Awaitable[None]] | None = None,
     *,
     sequential: bool | None = None,
 ) -> list[ToolResultMessage]:
@@ -523,7 +502,7 @@ async def run_calls(
                 if item.approval is None:  # a waiting call has no result yet
                     results.append(await batch.publish(item))
         else:
-            ready: list[_Call] = []
+            ready: list[PipelineCall] = []
             for item in items:
                 await batch.start(item)
                 result = await prepare(item)
@@ -554,13 +533,13 @@ async def run_calls(
     return results
 
 
-async def _run_concurrently(batch: _Batch, items: list[_Call], limit: int | None) -> None:
+async def _run_concurrently(batch: _Batch, items: list[PipelineCall], limit: int | None) -> None:
     """Run prepared calls as tasks of the run's task group and wait for all of them."""
     remaining = len(items)
     all_done = anyio.Event()
     limiter = anyio.CapacityLimiter(limit) if limit is not None and limit < len(items) else None
 
-    async def job(item: _Call) -> None:
+    async def job(item: PipelineCall) -> None:
         nonlocal remaining
         try:
             if limiter is None:
@@ -584,7 +563,7 @@ async def fail_truncated(
     """Give every call of a `length`-truncated answer an error result without running it."""
     batch = _Batch(run=run, message=message)
 
-    async def truncated(item: _Call) -> AgentToolResult:
+    async def truncated(item: PipelineCall) -> AgentToolResult:
         return _error(TRUNCATED)
 
-    return await run_calls(batch, [_Call(call=c) for c in calls], truncated, sequential=True)
+    return await run_calls(batch, [PipelineCall(call=c) for c in calls], truncated, sequential=True)

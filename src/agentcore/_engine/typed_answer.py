@@ -28,57 +28,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._output import schema as schemas
-from .._tools.validation import ArgumentsError, ArgumentsValidator
-from ..abort import AbortSignal
 from ..errors import ConfigError, OutputValidationError, clip
 from ..limits import LimitReached
 from ..llm.types import Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from ..output import OutputMode, OutputSpec
-from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 
 if TYPE_CHECKING:
-    from .loop import _Run
+    from .run_types import TypedAnswerRun
 
-__all__ = ["ACCEPTED", "TypedRun", "final_answer_tool"]
-
-ACCEPTED = "Final answer received."
-"""The result of a valid final-answer call."""
+__all__ = ["TypedRun"]
 
 _log = logging.getLogger("agentcore")
-
-
-class _AnswerValidator(ArgumentsValidator):
-    """The final-answer tool's arguments are validated as the answer itself."""
-
-    __slots__ = ("_spec",)
-
-    def __init__(self, spec: OutputSpec[Any]) -> None:
-        # No base init: the base's schema reading and coercions are not used, the spec validates.
-        self._spec = spec
-
-    def validate(self, arguments: Any) -> Any:
-        try:
-            return self._spec.validate_object(arguments)
-        except OutputValidationError as exc:
-            raise ArgumentsError(
-                f"{exc}\n\nCall {self._spec.name} again with the corrected answer."
-            ) from None
-
-
-async def _accept(
-    tool_call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
-) -> AgentToolResult:
-    return AgentToolResult(content=[TextContent(text=ACCEPTED)], terminate=True)
-
-
-def final_answer_tool(spec: OutputSpec[Any], description: str) -> AgentTool:
-    """The tool whose valid call is the answer (its result just acknowledges it)."""
-    tool = AgentTool(
-        name=spec.name, description=description, parameters=spec.object_schema, execute=_accept
-    )
-    tool.validator = _AnswerValidator(spec)
-    return tool
 
 
 def _result_text(result: ToolResultMessage) -> str:
@@ -99,7 +60,7 @@ class TypedRun:
         self.mode: OutputMode = "tool"
 
     def request(
-        self, run: _Run, context: Context, options: SimpleStreamOptions
+        self, run: TypedAnswerRun, context: Context, options: SimpleStreamOptions
     ) -> tuple[Context, SimpleStreamOptions]:
         """The request's context and options, asking for the answer.
 
@@ -124,7 +85,7 @@ class TypedRun:
         return replace(context, tools=[*context.tools, tool.llm_tool]), options
 
     def after_turn(
-        self, run: _Run, message: AssistantMessage, results: Sequence[ToolResultMessage]
+        self, run: TypedAnswerRun, message: AssistantMessage, results: Sequence[ToolResultMessage]
     ) -> bool:
         """Read the turn's answer; True when the run ends here (answered: `run.output`; out of
         retries: `run.limit`)."""
@@ -174,7 +135,7 @@ class TypedRun:
             f"that matches this JSON Schema:\n{clip(schema)}"
         )
 
-    def _failed(self, run: _Run, error: str, fix: AgentMessage | None) -> bool:
+    def _failed(self, run: TypedAnswerRun, error: str, fix: AgentMessage | None) -> bool:
         self.failures += 1
         self.errors.append(error)
         if self.failures > self.retries:

@@ -22,7 +22,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
-from ._serve import add_serve_arguments
+from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]

@@ -28,12 +28,12 @@ if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
     from ._client import MCPConnectionError as MCPConnectionError
+    from ._refresh import refresh_tools as refresh_tools
     from ._server import serve_http as serve_http
     from ._server import serve_stdio as serve_stdio
     from ._server import tools_server as tools_server
     from ._tools import MCPProgress as MCPProgress
     from ._tools import MCPTool as MCPTool
-    from ._tools import refresh_tools as refresh_tools
 
 __all__ = [
     "MCPClient",
@@ -54,7 +54,7 @@ _WHERE: dict[str, str] = {
     "MCPProgress": "._tools",
     "MCPTool": "._tools",
     "agent_tool": "._agent_tool",
-    "refresh_tools": "._tools",
+    "refresh_tools": "._refresh",
     "serve_http": "._server",
     "serve_stdio": "._server",
     "tools_server": "._server",

@@ -1,4 +1,5 @@
-"""The tools of an MCP server as `AgentTool`s: names, filters, results, and refreshing the list.
+"""The tools of an MCP server as `AgentTool`s: names, filters and results (refreshing the list
+between turns is `_refresh`).
 
 An `MCPTool` carries the server's JSON Schema and description, so the loop validates and coerces
 the model's arguments as for any tool; its `execute` sends `tools/call` through its client.
@@ -30,19 +31,16 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import (
     AbortSignal,
-    AgentContext,
     AgentTool,
     AgentToolResult,
     ConfigError,
     ImageContent,
-    NextTurn,
-    PrepareNextTurnContext,
     TextContent,
     ToolDefinitionError,
     ToolExecutionMode,
@@ -51,11 +49,7 @@ from .. import (
 )
 from ._sdk import types
 
-if TYPE_CHECKING:
-    from .. import Agent
-    from ._client import MCPClient
-
-__all__ = ["MCPProgress", "MCPTool", "ToolFilter", "build_tools", "refresh_tools"]
+__all__ = ["MCPProgress", "MCPTool", "ToolFilter", "ToolSource", "build_tools"]
 
 _log = logging.getLogger("agentcore")
 
@@ -95,6 +89,21 @@ class MCPProgress:
         return f"{done}/{self.total:g}" if self.total is not None else done
 
 
+class ToolSource(Protocol):
+    """What an `MCPTool` needs of the client it belongs to (`MCPClient` provides it)."""
+
+    @property
+    def name(self) -> str:
+        """The server's name, as results and errors show it."""
+        ...
+
+    async def call(
+        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+    ) -> AgentToolResult:
+        """Call `tool` on the server; every outcome is a result (errors included)."""
+        ...
+
+
 class MCPTool(AgentTool):
     """A tool of an MCP server, as an `AgentTool`; built by `MCPClient`.
 
@@ -106,7 +115,7 @@ class MCPTool(AgentTool):
 
     def __init__(
         self,
-        client: MCPClient,
+        client: ToolSource,
         definition: types.Tool,
         *,
         name: str,
@@ -193,7 +202,7 @@ def _same(tool: MCPTool, definition: types.Tool) -> bool:
 
 
 def build_tools(
-    client: MCPClient,
+    client: ToolSource,
     listed: Sequence[types.Tool],
     previous: Sequence[MCPTool],
     spec: ToolFilter,
@@ -302,75 +311,3 @@ def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageCont
         text=f"[resource {uri}: {mime or 'binary data'}, {_size(blob)}; kept in the result's "
         "details]"
     )
-
-
-# --- refreshing between turns -------------------------------------------------------------
-
-
-def _merged(tools: Sequence[AgentTool], clients: Sequence[MCPClient]) -> list[AgentTool]:
-    """`tools` with each client's tools replaced by its current ones, where its first tool was
-    (or at the end), so that the order the model sees changes as little as possible."""
-    owners = {id(c): c for c in clients}
-    placed: set[int] = set()
-    out: list[AgentTool] = []
-    for tool in tools:
-        owner = tool.client if isinstance(tool, MCPTool) else None
-        if owner is None or id(owner) not in owners:
-            out.append(tool)
-        elif id(owner) not in placed:
-            placed.add(id(owner))
-            out.extend(owner.tools)
-    for client in clients:
-        if id(client) not in placed:
-            out.extend(client.tools)
-    return out
-
-
-def refresh_tools(
-    *clients: MCPClient, agent: Agent | None = None
-) -> Callable[[PrepareNextTurnContext], Awaitable[NextTurn | None]]:
-    """A `prepare_next_turn` hook that brings the tools of these MCP clients up to date between
-    turns: when a server announced a change, its tools are listed again, and the next request
-    carries the new list (other tools stay where they are).
-
-    ```python
-    config = AgentLoopConfig(model=model, prepare_next_turn=refresh_tools(git, time))
-    ```
-
-    Args:
-        clients: the clients whose tools the run uses.
-        agent: an `Agent` whose `state.tools` should follow too, so that its next prompt
-            starts with the current list (set `agent.prepare_next_turn` to the hook).
-
-    A server that cannot be listed keeps its previous tools (their calls then report it
-    unavailable). Compose it with a hook of your own by calling it from yours.
-    """
-    if not clients:
-        raise ConfigError("refresh_tools needs at least one MCPClient")
-    from ._client import MCPClient
-
-    for client in clients:
-        if not isinstance(client, MCPClient):
-            raise ConfigError(f"refresh_tools takes MCPClient objects, got {type(client).__name__}")
-
-    async def prepare_next_turn(ctx: PrepareNextTurnContext) -> NextTurn | None:
-        for client in clients:
-            if client.tools_changed:
-                try:
-                    await client.refresh_tools()
-                except Exception as exc:
-                    _log.warning("MCP server %r: could not refresh its tools: %s", client.name, exc)
-        current = list(ctx.context.tools)
-        tools = _merged(current, clients)
-        if agent is not None:
-            agent.state.tools = _merged(agent.state.tools, clients)
-        if len(tools) == len(current) and all(a is b for a, b in zip(tools, current, strict=True)):
-            return None
-        context = AgentContext(
-            system_prompt=ctx.context.system_prompt,
-            messages=list(ctx.context.messages),
-            tools=tools,
-        )
-        return NextTurn(context=context)
-
-    return prepare_next_turn
