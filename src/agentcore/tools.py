@@ -281,7 +281,7 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
 
 
 def _to_result(value: Any, tool_name: str) -> AgentToolResult:
-    """What a `@tool` function returned, as a result (the rule is in `_tool_values`)."""
+    """What a `@tool` function returned, as a result (the rule is in `_tools.values`)."""
     if isinstance(value, str):
         return AgentToolResult(content=[TextContent(text=value)])
     if isinstance(value, AgentToolResult):

@@ -11,7 +11,14 @@ from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted
 
 _FAILED = ("error", "aborted")  # their calls never ran: not a batch
 
-__all__ = ["Batch", "CallState", "check_decided", "denied_text", "last_batch", "undecided_message"]
+__all__ = [
+    "ApprovalBatch",
+    "CallState",
+    "check_decided",
+    "denied_text",
+    "last_batch",
+    "undecided_message",
+]
 
 
 def denied_text(decision: ApprovalDecision) -> str:
@@ -32,7 +39,7 @@ class CallState:
 
 
 @dataclass(slots=True, eq=False)
-class Batch:
+class ApprovalBatch:
     """The last batch of a transcript that asked for approvals: its assistant message and the
     state of each requested call, in call order."""
 
@@ -50,7 +57,7 @@ class Batch:
         return [s for s in self.calls if s.decision is not None and not s.answered]
 
 
-def last_batch(messages: Sequence[AgentMessage]) -> Batch | None:
+def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     """The approval state of the transcript's last batch (the calls of its last assistant message
     that did not fail), or None when that batch asked for no approval."""
     k = len(messages) - 1
@@ -88,7 +95,7 @@ def last_batch(messages: Sequence[AgentMessage]) -> Batch | None:
         state.started = call_id in started
         state.answered = call_id in answered
     order = list(calls)
-    return Batch(
+    return ApprovalBatch(
         message=assistant,
         calls=sorted(states.values(), key=lambda s: order.index(s.call.id)),
     )

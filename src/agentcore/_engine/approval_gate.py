@@ -1,5 +1,5 @@
 """Whether a call must wait for approval: the step of the per-call pipeline between
-`before_tool_call` and `execute` (see `_tool_execution`).
+`before_tool_call` and `execute` (see `tool_execution`).
 
 The check comes after argument validation (a request always carries valid arguments) and after
 `before_tool_call` (a hook that blocks the call wins: blocked calls are never offered for

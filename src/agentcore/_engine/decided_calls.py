@@ -26,35 +26,37 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .._approvals.transcript import Batch, CallState, denied_text, last_batch
+from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
 from ..messages import AgentMessage, TextContent
 from ..tools import AgentToolResult
 from .run_types import DecidedCallsRun, PipelineCall
-from .tool_execution import _Batch, _error, run_calls
+from .tool_execution import ToolBatch, error_result, run_calls
 
 __all__ = ["decided", "resolve"]
 
 
-def decided(messages: Sequence[AgentMessage]) -> Batch | None:
+def decided(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     """The last batch, if it has decided calls still without a result."""
     batch = last_batch(messages)
     return batch if batch is not None and batch.decided else None
 
 
-async def _prepare(batch: _Batch, item: PipelineCall, state: CallState) -> AgentToolResult | None:
+async def _prepare(
+    batch: ToolBatch, item: PipelineCall, state: CallState
+) -> AgentToolResult | None:
     """A decided call: denied, or interrupted after it started (its result says so), else
     prepared as any call is (minus the approval check)."""
     decision = state.decision
     assert decision is not None
     if not decision.approved:
-        return _error(denied_text(decision))
+        return error_result(denied_text(decision))
     if state.started:
-        return _error(INTERRUPTED_APPROVED_CALL)
+        return error_result(INTERRUPTED_APPROVED_CALL)
     return await batch.prepare(item)
 
 
-class _DecidedBatch(_Batch):
+class DecidedBatch(ToolBatch):
     """A batch of decided calls: the result of a call approved with edited arguments starts by
     saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
 
@@ -65,10 +67,10 @@ class _DecidedBatch(_Batch):
         await super().end(item, result)
 
 
-async def resolve(run: DecidedCallsRun, stopped: Batch) -> bool:
+async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> bool:
     """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
     and the hooks after it. Returns whether the model should be asked next."""
-    batch = _DecidedBatch(run=run, message=stopped.message)
+    batch = DecidedBatch(run=run, message=stopped.message)
     states = stopped.decided
     items = []
     for state in states:

@@ -1,5 +1,5 @@
 """The loop's entry points: each checks its call (misuse raises at once, before any event),
-starts a run (`_loop._Run`) and hands back the messages it added, or its events as they happen."""
+starts a run (`loop.LoopRun`) and hands back the messages it added, or its events as they happen."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from .checks import check_call, check_continue, check_prompts
 from .event_stream import EventStream, RunEnding
-from .loop import _Run
+from .loop import LoopRun
 
 __all__ = [
     "agent_loop",
@@ -43,7 +43,7 @@ async def run_agent_loop(
     """
     checked = check_prompts(prompts)
     check_call(context, config, emit)
-    run = _Run(context, config, emit, signal, stream_fn)
+    run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(checked)
     return run.new_messages
 
@@ -62,7 +62,7 @@ async def run_agent_loop_continue(
     """
     check_call(context, config, emit)
     check_continue(context)
-    run = _Run(context, config, emit, signal, stream_fn)
+    run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(None)
     return run.new_messages
 
@@ -135,6 +135,6 @@ def _start(
     ending: RunEnding,
     push: Callable[[Any], Awaitable[None] | None],
 ) -> Awaitable[list[AgentMessage]]:
-    run = _Run(context, config, push, signal, stream_fn, sync_sink=True)
+    run = LoopRun(context, config, push, signal, stream_fn, sync_sink=True)
     run.ending = ending
     return run.run(prompts)

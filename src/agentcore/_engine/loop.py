@@ -15,19 +15,19 @@ goes on while tool results need an answer or steering/follow-up messages are que
   and follow-up messages are not polled after an abort, so they are never lost. An abort seen
   before a request is sent answers it with an aborted message: no hook of the request
   (`transform_context`, `convert_to_llm`, `get_api_key`) nor the stream function is called after it.
-- Bounds (`max_turns`, `usage_limits`; see `_bounds`) are checked after each turn, once
+- Bounds (`max_turns`, `usage_limits`; see `bounds`) are checked after each turn, once
   `turn_end`, `prepare_next_turn` and `should_stop_after_turn` are done and before the queues are
   polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
 - A typed run (`output_type`) ends after the turn with its validated answer, or at the
-  `output_retries` limit (`_output_run`). A batch with calls waiting for approval ends the run
+  `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
-Elsewhere: event delivery in `_emit`; what goes around a request in `_loop_request`; tool batches
-in `_tool_execution`; approvals in `_approval_loop`; compaction (built from the compacted
-transcript, compacted near the context window and once after an overflow) in `_loop_compaction`;
-fallback models in `llm.fallback`.
+Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
+`request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
+compaction (built from the compacted transcript, compacted near the context window and once after
+an overflow) in `compaction`; fallback models in `llm.fallback`.
 """
 
 from __future__ import annotations
@@ -66,9 +66,7 @@ from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
-from . import decided_calls as _approval_loop
-from . import request as _loop_request
-from . import tool_execution as _tool_execution
+from . import decided_calls, request, tool_execution
 from .bounds import Bounds
 from .checks import check_prompts
 from .compaction import request_messages, retry_after_overflow
@@ -89,7 +87,7 @@ from .request import (
 )
 from .typed_answer import TypedRun
 
-__all__ = ["_Run"]
+__all__ = ["LoopRun"]
 
 
 _log = logging.getLogger("agentcore")
@@ -115,7 +113,7 @@ class _Phase(enum.Enum):
     STREAMING = "streaming"  # an answer is streaming (failed: `partial_event` is its latest)
 
 
-class _Run:
+class LoopRun:
     """The state of one run. `run()` never raises (outer cancellation aside)."""
 
     def __init__(
@@ -158,9 +156,9 @@ class _Run:
         self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
         self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
-        self.typed = TypedRun.of(config)  # None: a plain-text run (see `_output_run`)
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
         self.output: Any = None  # a typed run's validated answer
-        self.compaction_failed = False  # then only an overflow compacts again (_loop_compaction)
+        self.compaction_failed = False  # then only an overflow compacts again (see `compaction`)
 
     # -- emitting --------------------------------------------------------------------------
 
@@ -195,13 +193,13 @@ class _Run:
     def run(self, prompts: list[AgentMessage] | None) -> Awaitable[list[AgentMessage]]:
         """The run, to be awaited: its events, then the messages it added. (A plain function
         returning the coroutine, so that a run is one frame shallower while it waits.)"""
-        if _loop_request._instrumentation is None:
+        if request._instrumentation is None:
             return self.run_events(prompts)
         return self.run_observed(prompts)
 
     async def run_observed(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         """The run, seen by the installed instrumentation."""
-        instrumentation = _loop_request._instrumentation
+        instrumentation = request._instrumentation
         assert instrumentation is not None
         self.observer = observer = start_observing(
             instrumentation,
@@ -232,7 +230,7 @@ class _Run:
                 try:
                     await self.emitter.emit(AgentStartEvent())
                     await self.turn_start()
-                    decided = _approval_loop.decided(self.messages)  # approvals to carry out
+                    decided = decided_calls.decided(self.messages)  # approvals to carry out
                     if decided is None:  # (else the prompts follow their results, next turn)
                         for prompt in prompts or ():
                             await self.add_message(prompt)
@@ -272,8 +270,8 @@ class _Run:
     async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
         """Turns until one ends the run, or the model is done and no message is queued."""
         first = True  # the first turn's `turn_start` and prompts are out already
-        if decided is not None:  # a batch's approval decisions: carried out first (_approval_loop)
-            if not await _approval_loop.resolve(self, decided) and not deferred:
+        if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
+            if not await decided_calls.resolve(self, decided) and not deferred:
                 return
             first = False
         steering = self.config.get_steering_messages
@@ -335,8 +333,8 @@ class _Run:
         if not calls:
             return [], _Outcome.DONE
         if message.stop_reason == "length":  # arguments may be cut off: none is run
-            return await _tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
-        results, terminate = await _tool_execution.execute_batch(self, message, calls)
+            return await tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
+        results, terminate = await tool_execution.execute_batch(self, message, calls)
         return results, _Outcome.DONE if terminate else _Outcome.NEXT
 
     async def turn_hooks_stop(

@@ -2,14 +2,14 @@
 
 Per call: `tool_execution_start` → arguments that were not one complete JSON object end the call
 here (nothing else runs) → find the tool → `prepare_arguments` → validate → `before_tool_call` →
-approval (`_approval_check`: a waiting call ends here, its request follows the batch) → `execute`
+approval (`approval_gate`: a waiting call ends here, its request follows the batch) → `execute`
 (`tool_execution_update` per `on_update`) → `after_tool_call` → `tool_execution_end` → result.
 Every failure along the way (invalid JSON, unknown tool, invalid arguments, a blocking or raising
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
-The stages return values (`_Batch.prepare`: None when the call is ready, else the result it ends
+The stages return values (`ToolBatch.prepare`: None when the call is ready, else the result it ends
 with; `execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`)
-takes a batch through them, also the batch of approval decisions (`_approval_loop`). The run is
-reached only through `_tool_run.ToolRun`.
+takes a batch through them, also the batch of approval decisions (`decided_calls`). The run is
+reached only through `run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -81,7 +81,7 @@ _NO_ABORT = contextlib.nullcontext(_NEVER_CANCELLED)
 _log = logging.getLogger("agentcore")
 
 
-def _error(text: str) -> AgentToolResult:
+def error_result(text: str) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], is_error=True)
 
 
@@ -169,7 +169,7 @@ def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) 
 
 
 @dataclass(slots=True, eq=False)
-class _Batch:
+class ToolBatch:
     run: ToolRun
     message: AssistantMessage
     updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
@@ -196,7 +196,7 @@ class _Batch:
     def enqueue(self, item: PipelineCall, partial: AgentToolResult) -> None:
         # Once the batch is over (also when it was cancelled from outside), the run's task group
         # may be closing: starting the pump there would create its coroutine and fail to spawn
-        # it (under trio: "coroutine '_Batch.pump' was never awaited").
+        # it (under trio: "coroutine 'ToolBatch.pump' was never awaited").
         if item.finished or self.closed:
             return
         item.pending_updates += 1
@@ -248,12 +248,12 @@ class _Batch:
         run = self.run
         call = item.call
         if run.signal.aborted:
-            return _error(ABORTED_BEFORE_START)
+            return error_result(ABORTED_BEFORE_START)
         if call.invalid_arguments is not None:  # never guess what the model meant to send
-            return _error(_invalid_arguments(call, call.invalid_arguments))
+            return error_result(_invalid_arguments(call, call.invalid_arguments))
         tool = run.tools_by_name.get(call.name)
         if tool is None:
-            return _error(f"Tool {call.name} not found")
+            return error_result(f"Tool {call.name} not found")
         item.tool = tool
         try:
             raw: Any = call.arguments
@@ -273,7 +273,7 @@ class _Batch:
                         "BeforeToolCallResult or None"
                     )
                 if run.signal.aborted:
-                    return _error(ABORTED_BEFORE_START)
+                    return error_result(ABORTED_BEFORE_START)
                 if decision is not None and decision.block:
                     return AgentToolResult(
                         content=[TextContent(text=decision.reason or BLOCKED)],
@@ -285,9 +285,9 @@ class _Batch:
                 if waiting is not None:
                     return waiting
         except ArgumentsError as exc:
-            return _error(str(exc))
+            return error_result(str(exc))
         except Exception as exc:
-            return _error(_text(exc))
+            return error_result(_text(exc))
         item.args = args
         return None
 
@@ -296,7 +296,7 @@ class _Batch:
         run = self.run
         call = item.call
         if run.signal.aborted:
-            return _error(ABORTED_BEFORE_START)
+            return error_result(ABORTED_BEFORE_START)
         if item.observer is None:
             result = await self.invoke(item)
         else:
@@ -327,7 +327,7 @@ class _Batch:
                 )
             return _changed_result(result, change)
         except Exception as exc:
-            return _error(_text(exc))
+            return error_result(_text(exc))
 
     async def invoke(self, item: PipelineCall) -> AgentToolResult:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
@@ -354,11 +354,11 @@ class _Batch:
                             item.call.id,
                             timeout,
                         )
-                        result = _error(_timed_out(tool, timeout))
+                        result = error_result(_timed_out(tool, timeout))
         finally:
             item.finished = True  # also on outer cancellation: later updates are dropped
         if result is None or scope.cancelled_caught:
-            return _error(ABORTED_WHILE_RUNNING)
+            return error_result(ABORTED_WHILE_RUNNING)
         return result
 
     async def call_tool(self, item: PipelineCall) -> AgentToolResult:
@@ -375,18 +375,18 @@ class _Batch:
                     _execute_in_thread, item, run.signal, on_update, abandon_on_cancel=True
                 )
                 if value is _NOT_STARTED:
-                    return _error(ABORTED_BEFORE_START)
+                    return error_result(ABORTED_BEFORE_START)
             if not isinstance(value, AgentToolResult) and inspect.isawaitable(value):
                 value = await value
             return _checked_result(value, tool)
         except Exception as exc:
             item.error = exc
-            return _error(_text(exc))
+            return error_result(_text(exc))
         except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
-            return _error(f"The tool exited (SystemExit: {exc.code!r}).")
+            return error_result(f"The tool exited (SystemExit: {exc.code!r}).")
         except BaseException as exc:
             if _is_stray_cancellation(exc):
-                return _error(_stray_cancel(tool))
+                return error_result(_stray_cancel(tool))
             raise
 
     async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
@@ -458,7 +458,7 @@ async def execute_batch(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run the tool calls of one answer; returns the result messages and the terminate flag."""
-    batch = _Batch(run=run, message=message)
+    batch = ToolBatch(run=run, message=message)
     items = [PipelineCall(call=c) for c in calls]
     results = await run_calls(batch, items, batch.prepare)
     await request_approvals(run, items)
@@ -467,7 +467,7 @@ async def execute_batch(
 
 
 async def run_calls(
-    batch: _Batch,
+    batch: ToolBatch,
     items: list[PipelineCall],
     prepare: Callable[[PipelineCall], Awaitable[AgentToolResult | None]],
     before_execute: Callable[[PipelineCall], Awaitable[None]] | None = None,
@@ -526,14 +526,14 @@ async def run_calls(
             observer = item.observer
             if observer is not None:
                 item.observer = None
-                observer.end_tool(_error(ABORTED_WHILE_RUNNING), True, exc)
+                observer.end_tool(error_result(ABORTED_WHILE_RUNNING), True, exc)
         raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
     return results
 
 
-async def _run_concurrently(batch: _Batch, items: list[PipelineCall], limit: int | None) -> None:
+async def _run_concurrently(batch: ToolBatch, items: list[PipelineCall], limit: int | None) -> None:
     """Run prepared calls as tasks of the run's task group and wait for all of them."""
     remaining = len(items)
     all_done = anyio.Event()
@@ -561,9 +561,9 @@ async def fail_truncated(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
-    batch = _Batch(run=run, message=message)
+    batch = ToolBatch(run=run, message=message)
 
     async def truncated(item: PipelineCall) -> AgentToolResult:
-        return _error(TRUNCATED)
+        return error_result(TRUNCATED)
 
     return await run_calls(batch, [PipelineCall(call=c) for c in calls], truncated, sequential=True)

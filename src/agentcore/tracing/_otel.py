@@ -115,7 +115,7 @@ class OtelInstrumentation:
 
     def start_run(self, run: RunInfo) -> RunObserver | None:
         """Open the run's `invoke_agent` span and make it current in the run's task."""
-        return _Run(self, run)
+        return _SpanRunObserver(self, run)
 
 
 def _model_attributes(model: Model) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def _model_attributes(model: Model) -> dict[str, Any]:
     }
 
 
-class _Run:
+class _SpanRunObserver:
     __slots__ = ("api", "info", "owner", "span", "started", "token")
 
     def __init__(self, owner: OtelInstrumentation, info: RunInfo) -> None:
@@ -212,7 +212,7 @@ class _Run:
 class _Request:
     __slots__ = ("attributes", "first", "model", "retries", "run", "span", "started")
 
-    def __init__(self, run: _Run, model: Model, context: Context) -> None:
+    def __init__(self, run: _SpanRunObserver, model: Model, context: Context) -> None:
         owner = run.owner
         self.run = run
         self.model = model
@@ -296,7 +296,7 @@ class _Request:
 class _Tool:
     __slots__ = ("attributes", "call", "run", "span", "started")
 
-    def __init__(self, run: _Run, call: ToolCall) -> None:
+    def __init__(self, run: _SpanRunObserver, call: ToolCall) -> None:
         owner = run.owner
         self.run = run
         self.call = call
