@@ -7,7 +7,14 @@ inside functions and under `TYPE_CHECKING` included):
 * the CLI and the integrations (`cli`, `mcp`, `tracing`, `web`, `temporal`) use only public names:
   no private module (`agentcore._loop`, `agentcore.llm._env`) and no private name
   (`from agentcore.abort import _x`) outside their own package;
-* the core never imports an integration.
+* the core never imports an integration;
+* the agent layer uses only the model layer's public names: no private module
+  (`agentcore.llm._request`) and no private name (`from agentcore.llm.registry import _x`);
+  what it needs of the model layer is a public seam (`agentcore.llm.retries`,
+  `agentcore.llm.events.ABORTED_ERROR_MESSAGE`, `agentcore.llm.describe_invalid_json`);
+* no private name of a shared module (`from agentcore.abort import _x`) is used outside its
+  package, and of its private modules only the declared seams (`SHARED_SEAMS`) are;
+* no import circle anywhere (see the end of this file).
 
 Each rule is also checked against a made-up module that breaks it, so that a rule which can no
 longer fail is noticed.
@@ -27,6 +34,15 @@ SHARED = ("agentcore.messages", "agentcore.errors", "agentcore.abort")
 MODEL = "agentcore.llm"
 CLI = "agentcore.cli"
 INTEGRATIONS = ("agentcore.mcp", "agentcore.temporal", "agentcore.tracing", "agentcore.web")
+
+SHARED_SEAMS = {
+    "agentcore.abort._eventloop": "the current event loop's reference, running a callback on it "
+    "from any thread (abort, a request's abort listener, the event stream, tool execution)",
+    "agentcore.abort._no_signal": "the signal of a run given none (the engine gives it, the model "
+    "layer recognises it)",
+}
+"""Private modules of the shared layer that the other layers may use: declared, documented
+seams (each module's docstring says what it is for), not public API."""
 
 
 @dataclass(frozen=True)
@@ -90,13 +106,19 @@ def violations(module: str, imports: list[Import]) -> list[str]:
         if not _under(module, CLI) and _under(target, CLI):
             out.append(f"library imports the CLI: {where}")
         own = next((p for p in (CLI, *INTEGRATIONS) if _under(module, p)), None)
-        if own is not None and not _under(target, own):
-            private_module = any(part.startswith("_") for part in target.split(".")[1:])
-            private_name = (
-                imp.name is not None and imp.name.startswith("_") and not imp.name.endswith("__")
-            )
-            if private_module or private_name:
-                out.append(f"{own} uses a private name: {where}")
+        private_module = any(part.startswith("_") for part in target.split(".")[1:])
+        private_name = (
+            imp.name is not None and imp.name.startswith("_") and not imp.name.endswith("__")
+        )
+        agent_layer = own is None and not _under(module, MODEL)
+        if agent_layer and _under(target, MODEL) and (private_module or private_name):
+            out.append(f"the agent layer uses a private name of the model layer: {where}")
+        shared = next((s for s in SHARED if _under(target, s)), None)
+        outside = shared is not None and not _under(module, shared)
+        if outside and (private_name or (private_module and target not in SHARED_SEAMS)):
+            out.append(f"a private name of a shared module is used outside it: {where}")
+        if own is not None and not _under(target, own) and (private_module or private_name):
+            out.append(f"{own} uses a private name: {where}")
         if own is None and _under(target, *INTEGRATIONS):
             out.append(f"core imports an integration: {where}")
     return out
@@ -132,6 +154,17 @@ def test_the_layers_hold_in_the_source() -> None:
         ("agentcore.tracing._otel", "import agentcore.llm._request", "agentcore.tracing uses"),
         ("agentcore._loop", "from .tracing import tracer", "core imports an integration"),
         ("agentcore.llm.registry", "def f():\n    import agentcore.web", "model layer"),
+        ("agentcore._engine.request", "from ..llm._request import watch_retries", "agent layer"),
+        (
+            "agentcore._output.schema",
+            "def f():\n    from ..llm import _sdk",
+            "agent layer",
+        ),
+        ("agentcore.agent", "from .llm.registry import _providers", "agent layer"),
+        ("agentcore._engine.loop", "from ..abort import _NEVER_ABORTED", "shared module"),
+        ("agentcore.llm._driver", "from ..abort import _threadsafe_caller", "shared module"),
+        ("agentcore._engine.loop", "from ..messages._types import Usage", "shared module"),
+        ("agentcore.llm._adapter", "import agentcore.abort._signal", "shared module"),
     ],
 )
 def test_each_rule_can_fail(module: str, source: str, rule: str) -> None:
@@ -143,7 +176,12 @@ def test_what_the_rules_allow() -> None:
     allowed = [
         ("agentcore.llm.builder", "from ..messages import AssistantMessage"),
         ("agentcore.llm.models", "from ..errors import ModelNotFoundError"),
-        ("agentcore.llm._driver", "from ..abort import _threadsafe_caller"),  # not an integration
+        ("agentcore.llm._driver", "from ..abort._eventloop import threadsafe_caller"),  # a seam
+        ("agentcore._engine.loop", "from ..abort._no_signal import NEVER_ABORTED"),  # a seam
+        ("agentcore._engine.request", "from ..llm.retries import watch_retries"),
+        ("agentcore._engine.tool_execution", "from ..llm import describe_invalid_json"),
+        ("agentcore.abort._no_signal", "from ._eventloop import current_loop"),  # its own
+        ("agentcore.messages._json", "from ._types import Usage"),
         ("agentcore.cli._run", "from agentcore.llm import get_model"),
         ("agentcore.mcp._server", "from ._tools import as_tool"),  # its own private module
         ("agentcore.tracing", "from agentcore import Agent"),

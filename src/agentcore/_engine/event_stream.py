@@ -33,7 +33,7 @@ from typing import Any, Generic, Self, TypeVar
 import anyio
 import sniffio
 
-from ..abort import _current_loop, _EventLoopRef, _threadsafe_caller
+from ..abort._eventloop import EventLoopRef, current_loop, threadsafe_caller
 from ..limits import LimitReached
 from ..messages import Usage
 from .request import run_usage
@@ -75,7 +75,7 @@ class _Channel:
         self.result: Any = None
         self.error: BaseException | None = None
         self.done: anyio.Event | None = None
-        self.loop: _EventLoopRef | None = None  # the producer's, set with `scope`
+        self.loop: EventLoopRef | None = None  # the producer's, set with `scope`
         self.scope: anyio.CancelScope | None = None  # the producer's, while it runs
         self.closing = False  # set by a sync `close()`: the producer stops as soon as it starts
         self.drained: anyio.Event | None = None
@@ -147,7 +147,7 @@ class _Handover:
             if len(self.buffer) <= _HIGH_WATER or self.unbounded:
                 return None
             if self.drained is None:  # one event for every producer task that waits meanwhile
-                self.call = _threadsafe_caller()
+                self.call = threadsafe_caller()
                 self.drained = anyio.Event()
             return self.drained.wait()
 
@@ -193,7 +193,7 @@ async def _run_producer(channel: _Channel, producer: Producer, push: Any, reader
     that the consumer always sees the stream end; a cancellation still propagates.
     """
     try:
-        channel.loop = _current_loop()
+        channel.loop = current_loop()
         with anyio.CancelScope() as scope:
             channel.scope = scope
             # A sync `close()` sets `closing` and then reads `scope`; this sets `scope` and

@@ -42,7 +42,8 @@ from typing import Any, TypeAlias
 import anyio
 from anyio.abc import TaskGroup
 
-from ..abort import _NEVER_ABORTED, AbortSignal
+from ..abort import AbortSignal
+from ..abort._no_signal import NEVER_ABORTED
 from ..config import (
     AgentContext,
     AgentLoopConfig,
@@ -128,7 +129,7 @@ class LoopRun:
     ) -> None:
         self.config = config
         self.hooks = config_hooks(config)  # normalised when the config was built
-        self.signal = signal if signal is not None else _NEVER_ABORTED  # (shared: never fires)
+        self.signal = signal if signal is not None else NEVER_ABORTED  # (shared: never fires)
         self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
         self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
         self.system_prompt = context.system_prompt

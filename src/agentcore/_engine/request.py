@@ -19,7 +19,7 @@ calls the hooks in the task where the work happens:
 - `RunObserver.start_request`, `RequestObserver.on_first_event`, `on_retry`, `end_request`: in
   the run's task, around one request (after the request's hooks ran: `transform_context`,
   `convert_to_llm`, `get_api_key`). `on_retry` comes from the model layer while it retries an
-  attempt (see `llm._request.watch_retries`).
+  attempt (the declared seam `agentcore.llm.retries`).
 - `RunObserver.start_tool`: at `tool_execution_start`, in the run's task; `ToolObserver.executing`
   is entered in the task that calls the tool's `execute` (its own task for parallel tools) around
   that call, so a run started inside `execute` sees what it makes current; `end_tool` at
@@ -42,11 +42,11 @@ from typing import Protocol
 from ..abort import AbortSignal
 from ..config import AgentLoopConfig, default_convert_to_llm
 from ..limits import LimitReached
-from ..llm._adapter import ABORTED
-from ..llm._request import RetryObserver, watch_retries
+from ..llm.events import ABORTED_ERROR_MESSAGE
 from ..llm.fallback import with_fallbacks
 from ..llm.model import Model
 from ..llm.registry import StreamFn
+from ..llm.retries import RetryObserver, watch_retries
 from ..llm.types import Context, SimpleStreamOptions, ThinkingLevel
 from ..messages import (
     AgentMessage,
@@ -108,7 +108,7 @@ def aborted_answer(model: Model) -> AssistantMessage:
         provider=model.provider,
         model=model.id,
         stop_reason="aborted",
-        error_message=ABORTED,
+        error_message=ABORTED_ERROR_MESSAGE,
     )
 
 

@@ -46,7 +46,8 @@ import anyio.to_thread
 
 from .._tools.validation import ArgumentsError
 from .._tools.values import NotJsonError, to_json_value
-from ..abort import _NEVER_CANCELLED, AbortSignal, _current_loop, cancel_on_abort
+from ..abort import AbortSignal, cancel_on_abort
+from ..abort._eventloop import current_loop
 from ..config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -55,7 +56,7 @@ from ..config import (
 )
 from ..errors import clip
 from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
-from ..llm._partial_json import describe_invalid_json
+from ..llm import describe_invalid_json
 from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
 from .approval_gate import await_approval, request_approvals
@@ -75,7 +76,15 @@ TRUNCATED = (
 )
 BLOCKED = "Tool execution was blocked."
 
-_NO_ABORT = contextlib.nullcontext(_NEVER_CANCELLED)
+
+class _NotCancelled:
+    """Stands in for the cancel scope of a run nothing can abort (as `cancel_on_abort(None)`
+    gives, without its generator)."""
+
+    cancelled_caught = False
+
+
+_NO_ABORT = contextlib.nullcontext(_NotCancelled())
 """The scope of a tool call in a run that nothing can abort: no cancel scope (reusable)."""
 
 _log = logging.getLogger("agentcore")
@@ -179,7 +188,7 @@ class ToolBatch:
     # -- updates -------------------------------------------------------------------------
 
     def on_update_for(self, item: PipelineCall) -> Any:
-        loop = _current_loop()  # the run's: this runs on it
+        loop = current_loop()  # the run's: this runs on it
 
         def on_update(partial: AgentToolResult) -> None:
             if loop.on_loop():

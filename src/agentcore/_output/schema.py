@@ -147,7 +147,7 @@ def parse_answer_text(text: str) -> Any:
     Raises:
         OutputValidationError: the text is not exactly one JSON value.
     """
-    from ..llm._partial_json import describe_invalid_json
+    from ..llm import describe_invalid_json
 
     body = _unfenced(text).strip()
     if not body:

@@ -8,106 +8,24 @@ Inside the library an abort is delivered as the cancellation of an anyio cancel 
 (`cancel_on_abort`). Only that scope's own cancellation is caught and turned into
 `stop_reason="aborted"`: a cancellation coming from outside (a task group, a timeout) is never
 swallowed and propagates as usual.
+
+Two private modules of this package are shared with the other layers (a declared seam, see
+`tests/test_layers.py`): `_eventloop` (the current event loop's reference and running a callback
+on it from any thread) and `_no_signal` (the signal of a run given none).
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
 import anyio
-import sniffio
+
+from ._eventloop import threadsafe_caller
 
 __all__ = ["AbortController", "AbortSignal", "cancel_on_abort"]
-
-
-class _EventLoopRef:
-    """The current event loop, for code that may run on another thread: whether a caller is
-    on that loop now, and running a callback on it from anywhere. One small object (no closures),
-    as a run may keep one for its whole life.
-
-    Under asyncio "on the loop" means "this thread is running that loop now", not "this is the
-    thread that made the reference": a loop may move between threads (Temporal runs each
-    activation of a workflow's loop on a thread of a pool). Under asyncio a callback runs outside
-    any task, so it is told which async library it is in (as trio does by itself); it may then
-    use anyio, e.g. start a task in a task group.
-    """
-
-    __slots__ = ("_loop", "_thread", "_token")
-
-    def __init__(self) -> None:
-        self._thread = threading.get_ident()
-        self._token: Any = None  # trio's token, under trio
-        self._loop: Any = None  # the asyncio loop, under asyncio
-        if sniffio.current_async_library() == "trio":
-            import trio
-
-            self._token = trio.lowlevel.current_trio_token()
-        else:
-            self._loop = asyncio.get_running_loop()
-
-    def on_loop(self) -> bool:
-        """Whether the caller runs on this event loop now."""
-        if self._loop is None:
-            return threading.get_ident() == self._thread
-        try:
-            return asyncio.get_running_loop() is self._loop
-        except RuntimeError:
-            return False
-
-    def call_soon(self, fn: Callable[[], Any]) -> None:
-        """Run `fn` on the loop: at once when called on it, else as soon as the loop can (and
-        not at all once the loop is closed or its run finished)."""
-        if self.on_loop():
-            fn()
-        elif self._loop is None:
-            import trio
-
-            with suppress(trio.RunFinishedError):
-                self._token.run_sync_soon(fn)
-        elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(_run_as_asyncio, fn)
-
-
-_last_ref: _EventLoopRef | None = None  # of the asyncio loop that asked last
-
-
-def _current_loop() -> _EventLoopRef:
-    """The reference of the current event loop: under asyncio one per loop, shared by every
-    run on it (no sniffio lookup, nothing allocated per run), under trio a new one."""
-    global _last_ref
-    ref = _last_ref
-    if ref is not None:
-        try:
-            if asyncio.get_running_loop() is ref._loop:
-                return ref
-        except RuntimeError:  # no asyncio loop in this thread: trio, or another library
-            pass
-    ref = _EventLoopRef()
-    if ref._loop is not None:
-        _last_ref = ref
-    return ref
-
-
-def _threadsafe_caller() -> Callable[[Callable[[], Any]], None]:
-    """A function that runs a callback on the current event loop, from any thread."""
-    return _current_loop().call_soon
-
-
-def _loop_check() -> Callable[[], bool]:
-    """A function telling whether its caller runs on the current event loop."""
-    return _current_loop().on_loop
-
-
-def _run_as_asyncio(fn: Callable[[], Any]) -> None:
-    token = sniffio.current_async_library_cvar.set("asyncio")
-    try:
-        fn()
-    finally:
-        sniffio.current_async_library_cvar.reset(token)
 
 
 class AbortSignal:
@@ -159,7 +77,7 @@ class AbortSignal:
         if self._aborted:
             return
         event = anyio.Event()
-        call = _threadsafe_caller()
+        call = threadsafe_caller()
         remove = self.add_listener(lambda _reason: call(event.set))
         try:
             await event.wait()
@@ -184,33 +102,6 @@ class AbortSignal:
 
     def __repr__(self) -> str:
         return f"AbortSignal(aborted={self._aborted}, reason={self._reason!r})"
-
-
-def _no_listener() -> None:
-    """Removes a listener that was never kept."""
-
-
-class _NeverAborted(AbortSignal):
-    """The signal of a run that nothing can abort (no signal was given): it never fires, so a
-    listener is never kept and nothing is allocated for one. One instance serves every such run.
-    """
-
-    __slots__ = ()
-
-    def add_listener(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
-        """Never calls `listener`: this signal never fires."""
-        return _no_listener
-
-    async def wait(self) -> None:
-        """Wait forever (until cancelled): this signal never fires."""
-        await anyio.sleep_forever()
-
-    def _fire(self, reason: Any) -> None:
-        raise RuntimeError("this signal has no controller and cannot fire")
-
-
-_NEVER_ABORTED: AbortSignal = _NeverAborted()
-"""The run's signal when the caller gave none (tools, hooks and requests still get a signal)."""
 
 
 class AbortController:
@@ -263,7 +154,7 @@ def cancel_on_abort(signal: AbortSignal | None) -> Iterator[anyio.CancelScope]:
             scope.cancel()
             yield scope
             return
-        call = _threadsafe_caller()
+        call = threadsafe_caller()
         remove = signal.add_listener(lambda _reason: call(scope.cancel))
         try:
             yield scope
