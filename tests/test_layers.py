@@ -6,7 +6,8 @@ inside functions and under `TYPE_CHECKING` included):
 * the library never imports the CLI;
 * the CLI and the integrations (`cli`, `mcp`, `tracing`, `web`, `temporal`) use only public names:
   no private module (`agentcore._loop`, `agentcore.llm._env`) and no private name
-  (`from agentcore.abort import _x`) outside their own package;
+  (`from agentcore.abort import _x`) outside their own package, with one declared exception for
+  the integrations: `agentcore._optional` (lazy exports, importing an extra's SDK);
 * the core never imports an integration;
 * the agent layer uses only the model layer's public names: no private module
   (`agentcore.llm._request`) and no private name (`from agentcore.llm.registry import _x`);
@@ -33,6 +34,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 SHARED = ("agentcore.messages", "agentcore.errors", "agentcore.abort")
 MODEL = "agentcore.llm"
 CLI = "agentcore.cli"
+OPTIONAL = "agentcore._optional"  # the one private module the integrations share
 INTEGRATIONS = ("agentcore.mcp", "agentcore.temporal", "agentcore.tracing", "agentcore.web")
 
 SHARED_SEAMS = {
@@ -117,7 +119,9 @@ def violations(module: str, imports: list[Import]) -> list[str]:
         outside = shared is not None and not _under(module, shared)
         if outside and (private_name or (private_module and target not in SHARED_SEAMS)):
             out.append(f"a private name of a shared module is used outside it: {where}")
-        if own is not None and not _under(target, own) and (private_module or private_name):
+        private = private_module or private_name
+        optional = own in INTEGRATIONS and target == OPTIONAL and not private_name
+        if own is not None and not _under(target, own) and private and not optional:
             out.append(f"{own} uses a private name: {where}")
         if own is None and _under(target, *INTEGRATIONS):
             out.append(f"core imports an integration: {where}")
@@ -161,6 +165,9 @@ def test_the_layers_hold_in_the_source() -> None:
             "agent layer",
         ),
         ("agentcore.agent", "from .llm.registry import _providers", "agent layer"),
+        ("agentcore.web._deps", "from .._optional import _helper", "agentcore.web uses"),
+        ("agentcore.cli._run", "from .._optional import import_sdk", "agentcore.cli uses"),
+        ("agentcore.mcp._sdk", "from .._tools.values import to_json_value", "agentcore.mcp uses"),
         ("agentcore._engine.loop", "from ..abort import _NEVER_ABORTED", "shared module"),
         ("agentcore.llm._driver", "from ..abort import _threadsafe_caller", "shared module"),
         ("agentcore._engine.loop", "from ..messages._types import Usage", "shared module"),
@@ -179,6 +186,8 @@ def test_what_the_rules_allow() -> None:
         ("agentcore.llm._driver", "from ..abort._eventloop import threadsafe_caller"),  # a seam
         ("agentcore._engine.loop", "from ..abort._no_signal import NEVER_ABORTED"),  # a seam
         ("agentcore._engine.request", "from ..llm.retries import watch_retries"),
+        ("agentcore.web._deps", "from .._optional import import_sdk"),  # the declared exception
+        ("agentcore.tracing._otel", "from agentcore._optional import import_sdk"),
         ("agentcore._engine.tool_execution", "from ..llm import describe_invalid_json"),
         ("agentcore.abort._no_signal", "from ._eventloop import current_loop"),  # its own
         ("agentcore.messages._json", "from ._types import Usage"),

@@ -21,8 +21,9 @@ other names raise `MissingExtraError` naming the extra when the SDK is missing.
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
@@ -60,15 +61,4 @@ _WHERE: dict[str, str] = {
     "tools_server": "._server",
 }
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentcore.mcp' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__ = _lazy_exports(__name__, _WHERE, globals())

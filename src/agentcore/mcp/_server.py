@@ -276,7 +276,7 @@ async def serve_http(
     """
     if not isinstance(path, str) or not path.startswith("/"):
         raise ConfigError(f"path must start with '/', got {path!r}")
-    uvicorn = import_sdk("uvicorn", "mcp")
+    uvicorn = import_sdk("uvicorn", "mcp", needed_by="agentcore.mcp")
     server = tools_server(tools, name=name, version=version, instructions=instructions)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -21,7 +21,6 @@ from agentcore import (
     AgentToolResult,
     AssistantMessage,
     LimitReached,
-    MissingExtraError,
     RequestObserver,
     RunInfo,
     RunObserver,
@@ -31,6 +30,7 @@ from agentcore import (
 )
 from agentcore.llm import Context, Model
 
+from .._optional import import_sdk
 from ._content import messages_json, result_text, to_json_text
 
 if TYPE_CHECKING:
@@ -50,20 +50,15 @@ class _Api:
     """
 
     def __init__(self) -> None:
-        try:
-            from opentelemetry import context, metrics, trace
-            from opentelemetry.trace import SpanKind, Status, StatusCode
-        except ImportError as exc:
-            raise MissingExtraError(
-                "agentcore.tracing needs the OpenTelemetry API, which is not installed: "
-                "pip install 'agentcore[otel]'"
-            ) from exc
-        self.context = context
-        self.metrics = metrics
-        self.trace = trace
-        self.SpanKind = SpanKind
-        self.Status = Status
-        self.StatusCode = StatusCode
+        needed_by, what = "agentcore.tracing", "the OpenTelemetry API"
+        self.context = import_sdk("opentelemetry.context", "otel", needed_by=needed_by, what=what)
+        self.metrics = import_sdk("opentelemetry.metrics", "otel", needed_by=needed_by, what=what)
+        self.trace = trace = import_sdk(
+            "opentelemetry.trace", "otel", needed_by=needed_by, what=what
+        )
+        self.SpanKind = trace.SpanKind
+        self.Status = trace.Status
+        self.StatusCode = trace.StatusCode
 
 
 def load_api() -> _Api:
