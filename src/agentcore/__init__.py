@@ -32,14 +32,14 @@ from ._engine.entry import (
     run_agent_loop_continue as run_agent_loop_continue,
 )
 from ._engine.event_stream import EventStream as EventStream
-from ._engine.request import Instrumentation as Instrumentation
-from ._engine.request import RequestObserver as RequestObserver
-from ._engine.request import RunInfo as RunInfo
-from ._engine.request import RunObserver as RunObserver
-from ._engine.request import ToolObserver as ToolObserver
-from ._engine.request import get_instrumentation as get_instrumentation
-from ._engine.request import run_usage as run_usage
-from ._engine.request import set_instrumentation as set_instrumentation
+from ._engine.instrumentation import Instrumentation as Instrumentation
+from ._engine.instrumentation import RequestObserver as RequestObserver
+from ._engine.instrumentation import RunInfo as RunInfo
+from ._engine.instrumentation import RunObserver as RunObserver
+from ._engine.instrumentation import ToolObserver as ToolObserver
+from ._engine.instrumentation import get_instrumentation as get_instrumentation
+from ._engine.instrumentation import set_instrumentation as set_instrumentation
+from ._engine.usage import run_usage as run_usage
 from ._version import __version__ as __version__
 from .abort import (
     AbortController as AbortController,

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
-from .._engine.request import add_usage
+from .._engine.usage import add_usage
 from ..approvals import ApprovalRequest, pending_approvals
 from ..errors import ConfigError
 from ..events import (

@@ -36,7 +36,7 @@ import sniffio
 from ..abort._eventloop import EventLoopRef, current_loop, threadsafe_caller
 from ..limits import LimitReached
 from ..messages import Usage
-from .request import run_usage
+from .usage import run_usage
 
 __all__ = ["EventStream", "RunEnding"]
 

@@ -67,22 +67,19 @@ from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
-from . import decided_calls, request, tool_execution
+from . import decided_calls, instrumentation, tool_execution
 from .bounds import Bounds
 from .checks import check_prompts
 from .compaction import request_messages, retry_after_overflow
 from .emit import Emitter, SinkError, call_hook, error_text
 from .event_stream import RunEnding
 from .hooks import config_hooks
+from .instrumentation import RunInfo, RunObserver, end_observing, start_observing
 from .request import (
     LlmTranscript,
     RequestWatch,
-    RunInfo,
-    RunObserver,
     aborted_answer,
-    end_observing,
     run_stream_fn,
-    start_observing,
     stream_options,
     unique_tool_call_ids,
 )
@@ -194,16 +191,16 @@ class LoopRun:
     def run(self, prompts: list[AgentMessage] | None) -> Awaitable[list[AgentMessage]]:
         """The run, to be awaited: its events, then the messages it added. (A plain function
         returning the coroutine, so that a run is one frame shallower while it waits.)"""
-        if request._instrumentation is None:
+        if instrumentation.installed is None:
             return self.run_events(prompts)
         return self.run_observed(prompts)
 
     async def run_observed(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         """The run, seen by the installed instrumentation."""
-        instrumentation = request._instrumentation
-        assert instrumentation is not None
+        installed = instrumentation.installed
+        assert installed is not None
         self.observer = observer = start_observing(
-            instrumentation,
+            installed,
             RunInfo(
                 model=self.model,
                 system_prompt=self.system_prompt,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
     from .hooks import Hooks
-    from .request import RunObserver, ToolObserver
+    from .instrumentation import RunObserver, ToolObserver
 
 __all__ = ["CompactionRun", "DecidedCallsRun", "PipelineCall", "ToolRun", "TypedAnswerRun"]
 
