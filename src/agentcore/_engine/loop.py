@@ -96,7 +96,7 @@ class _Outcome(enum.Enum):
 
     NEXT = "next"  # tool results want an answer: another request
     DONE = "done"  # the model answered, or the tools terminate: only queued messages go on
-    STOP = "stop"  # the run ends (abort, error, a tool, a hook, a bound, approvals, typed answer)
+    STOP = "stop"  # the run ends (abort, error, a hook, a bound, approvals, typed answer)
 
 
 _Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
