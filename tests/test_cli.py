@@ -301,6 +301,22 @@ def test_missing_api_key_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.err.count("\n") == 1 and "OPENAI_API_KEY" in result.err
 
 
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_missing_api_key_names_the_variable_to_set(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: the text told a CLI user to "pass api_key in the stream options"."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ("run", "hi") if command == "run" else ("chat",)
+    result = cli(*args, "--model", "openai/gpt-4o-mini")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "agentcore: error: no API key for provider 'openai' (model 'gpt-4o-mini'): set the "
+        "environment variable OPENAI_API_KEY (in code, api_key=... works too)\n"
+    )
+
+
 def test_unreachable_server_exits_1() -> None:
     pytest.importorskip("openai")
     with socket.socket() as s:  # a port nothing listens on
