@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+import agentcore
 import agentcore.cli
 from agentcore import AssistantMessage, ToolResultMessage, UserMessage
 from agentcore.cli import main
@@ -486,6 +487,24 @@ def test_chat_with_tools(faux: FauxProvider, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     assert result.out == "32\n"
     assert "[tool] calculator" in result.err and "[calculator ok]" in result.err
+
+
+def test_one_more_line_is_singular(faux: FauxProvider, tmp_path: Path) -> None:
+    """Issue 26: "… (1 more lines)"."""
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).write_text(name)
+    faux.set_responses([faux_tool_call("list_files", {}), faux_text("four")])
+    result = cli("run", "list", "--tools", "--root", str(tmp_path), faux=faux)
+    assert result.code == 0, result.err
+    [listing] = [m for m in faux.calls[1].context.messages if isinstance(m, ToolResultMessage)]
+    assert len(listing.content[0].text.splitlines()) == 4  # type: ignore[union-attr]
+    assert "… (1 more line)" in result.err and "more lines" not in result.err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    result = cli("--version")
+    assert result.code == 0 and result.err == ""
+    assert result.out == f"agentcore {agentcore.__version__} (Python {sys.version.split()[0]})\n"
 
 
 # --- as a process --------------------------------------------------------------------------------
