@@ -16,7 +16,7 @@ ensure_venv() {  # ensure_venv EXTRAS
   local stamp="$VENV/.agentcore-$extras" want
   want=$(sha256sum pyproject.toml | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "[setup] installing agentcore[$extras] into $VENV" >&2
+    echo "[setup] installing agentcore-loop[$extras] into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 \
       | grep -v "^WARNING: Location" >&2 || true
     "$VENV/bin/python" -c "import agentcore" || { echo "[setup] install failed" >&2; exit 1; }

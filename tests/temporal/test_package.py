@@ -96,7 +96,7 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
     )
     assert out == (
         "MissingExtraError | agentcore.temporal needs the 'temporalio' package, which is not "
-        "installed: pip install 'agentcore[temporal]'"
+        "installed: pip install 'agentcore-loop[temporal]'"
     )
     assert issubclass(MissingExtraError, ImportError)
 

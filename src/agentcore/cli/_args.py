@@ -272,7 +272,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="print each run's span tree and total usage on stderr, or export the spans over "
-        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore[otlp])",
+        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore-loop[otlp])",
     )
     _add_bounds(common)
 

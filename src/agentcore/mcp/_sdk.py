@@ -20,14 +20,15 @@ def import_sdk(module: str, extra: str) -> ModuleType:
     """Import `module`, which the `extra` extra installs.
 
     Raises:
-        MissingExtraError: it is not installed; the message says `pip install 'agentcore[extra]'`.
+        MissingExtraError: it is not installed; the message says
+            `pip install 'agentcore-loop[extra]'`.
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(
             f"agentcore.mcp needs the {module.split('.')[0]!r} package, which is not installed: "
-            f"pip install 'agentcore[{extra}]'"
+            f"pip install 'agentcore-loop[{extra}]'"
         ) from exc
 
 

@@ -36,7 +36,7 @@ def import_sdk(module: str, extra: str) -> ModuleType:
     except ImportError as exc:
         raise MissingExtraError(
             f"agentcore.temporal needs the {module.split('.')[0]!r} package, which is not "
-            f"installed: pip install 'agentcore[{extra}]'"
+            f"installed: pip install 'agentcore-loop[{extra}]'"
         ) from exc
 
 

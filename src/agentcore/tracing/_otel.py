@@ -46,7 +46,8 @@ class _Api:
     """The parts of `opentelemetry-api` the observers use, imported once by `instrument()`.
 
     Raises:
-        MissingExtraError: `opentelemetry-api` is not installed (`pip install 'agentcore[otel]'`).
+        MissingExtraError: `opentelemetry-api` is not installed
+            (`pip install 'agentcore-loop[otel]'`).
     """
 
     def __init__(self) -> None:
@@ -56,7 +57,7 @@ class _Api:
         except ImportError as exc:
             raise MissingExtraError(
                 "agentcore.tracing needs the OpenTelemetry API, which is not installed: "
-                "pip install 'agentcore[otel]'"
+                "pip install 'agentcore-loop[otel]'"
             ) from exc
         self.context = context
         self.metrics = metrics
