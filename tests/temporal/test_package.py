@@ -203,11 +203,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_the_worker_without_a_server_says_what_to_do_in_one_line(tmp_path: Path) -> None:
-    """Issue 26: a wrong address was a 40-line traceback. One line, exit 1; the address comes
-    from $TEMPORAL_ADDRESS when --address is not given."""
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("port", "connection refused"), ("name", "the host name does not resolve")],
+)
+def test_the_worker_without_a_server_says_what_to_do_in_one_line(
+    where: str, reason: str, tmp_path: Path
+) -> None:
+    """Issue 26: a wrong address was a 40-line traceback. One line, exit 1, nothing after it;
+    the address comes from $TEMPORAL_ADDRESS when --address is not given."""
     (tmp_path / "served.py").write_text("models = {}\ntools = []\n")
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{_free_port()}" if where == "port" else "nosuchhost.invalid:7233"
     env = {**os.environ, "PYTHONPATH": f"{SRC.parent}:{tmp_path}", "TEMPORAL_ADDRESS": address}
     done = subprocess.run(
         [sys.executable, "-m", "agentcore.temporal", "worker", "--module", "served"],
@@ -218,7 +224,7 @@ def test_the_worker_without_a_server_says_what_to_do_in_one_line(tmp_path: Path)
     )
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.splitlines() == [
-        f"error: cannot reach the Temporal server at {address} (connection refused): start one "
+        f"error: cannot reach the Temporal server at {address} ({reason}): start one "
         "with `scripts/temporal start` (it serves 127.0.0.1:17233) or `temporal server "
         "start-dev`, or pass --address HOST:PORT"
     ]

@@ -57,6 +57,10 @@ DEFAULT_ADDRESS = "127.0.0.1:17233"
 `scripts/temporal start` serves on."""
 
 
+EXIT_UNREACHABLE = 1
+"""The worker's exit status when the Temporal server cannot be reached."""
+
+
 class _Unreachable(Exception):
     """The Temporal server could not be reached (the text says where and what to do)."""
 
@@ -67,7 +71,14 @@ async def _connect(address: str, namespace: str) -> Any:
     except RuntimeError as exc:  # the SDK's bridge says "Failed client connect: ..."
         if "connect" not in str(exc).lower():
             raise
-        reason = "connection refused" if "refused" in str(exc).lower() else "no answer"
+        text = str(exc).lower()
+        reason = (
+            "connection refused"
+            if "refused" in text
+            else "the host name does not resolve"
+            if "dns error" in text
+            else "no answer"
+        )
         raise _Unreachable(
             f"cannot reach the Temporal server at {address} ({reason}): start one with "
             f"`scripts/temporal start` (it serves {DEFAULT_ADDRESS}) or "
@@ -217,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except _Unreachable as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_UNREACHABLE
     except KeyboardInterrupt:
         return 130
     return 0
