@@ -211,10 +211,13 @@ def test_the_worker_without_a_server_says_what_to_do_in_one_line(
     where: str, reason: str, tmp_path: Path
 ) -> None:
     """Issue 26: a wrong address was a 40-line traceback. One line, exit 1, nothing after it;
-    the address comes from $TEMPORAL_ADDRESS when --address is not given."""
+    the address comes from $AGENTCORE_TEMPORAL_ADDRESS or $TEMPORAL_ADDRESS when --address is
+    not given."""
     (tmp_path / "served.py").write_text("models = {}\ntools = []\n")
     address = f"127.0.0.1:{_free_port()}" if where == "port" else "nosuchhost.invalid:7233"
-    env = {**os.environ, "PYTHONPATH": f"{SRC.parent}:{tmp_path}", "TEMPORAL_ADDRESS": address}
+    env = {k: v for k, v in os.environ.items() if not k.endswith("TEMPORAL_ADDRESS")}
+    variable = "TEMPORAL_ADDRESS" if where == "port" else "AGENTCORE_TEMPORAL_ADDRESS"
+    env.update(PYTHONPATH=f"{SRC.parent}:{tmp_path}", **{variable: address})
     done = subprocess.run(
         [sys.executable, "-m", "agentcore.temporal", "worker", "--module", "served"],
         env=env,

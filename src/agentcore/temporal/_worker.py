@@ -7,7 +7,8 @@ and importing them once per worker instead of once per workflow keeps workflows 
 
 `python -m agentcore.temporal worker --module mypkg.agents ...` runs one worker from the command
 line; the module names what it serves in `models` (a dict) and `tools` (a list). It connects to
-`--address`, else `$TEMPORAL_ADDRESS` (the Temporal CLI's variable), else 127.0.0.1:17233, where
+`--address`, else `$AGENTCORE_TEMPORAL_ADDRESS` (as examples/durable_agent.py), else
+`$TEMPORAL_ADDRESS` (the Temporal CLI's variable), else 127.0.0.1:17233, where
 `scripts/temporal start` serves; a server it cannot reach is one line saying what to do.
 """
 
@@ -206,8 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--task-queue", default="agentcore", help="the task queue [agentcore]")
     run.add_argument(
         "--address",
-        default=os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS,
-        help=f"the Temporal frontend [$TEMPORAL_ADDRESS, else {DEFAULT_ADDRESS}: scripts/temporal]",
+        default=os.environ.get("AGENTCORE_TEMPORAL_ADDRESS")
+        or os.environ.get("TEMPORAL_ADDRESS")
+        or DEFAULT_ADDRESS,
+        help="the Temporal frontend [$AGENTCORE_TEMPORAL_ADDRESS, else $TEMPORAL_ADDRESS, else "
+        f"{DEFAULT_ADDRESS}: scripts/temporal's]",
     )
     run.add_argument("--namespace", default="default", help="the namespace [default]")
     run.add_argument(
