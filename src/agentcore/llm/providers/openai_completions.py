@@ -22,7 +22,7 @@ plain JSON object:
 Usage is asked for in the stream (`stream_options.include_usage`, where the compat flag
 `supports_usage_in_streaming` says the server takes it), but it comes last, so an answer that is
 aborted, breaks off or comes from a server that never sends it has none. Such an answer, once
-its request was accepted, gets an estimate instead of 0/0 (so usage limits and `--max-cost` see
+its first event arrived, gets an estimate instead of 0/0 (so usage limits and `--max-cost` see
 what was spent): the prompt at four characters a token from the request sent, the output at
 four characters a token from the deltas received, priced like reported usage. The `Usage`
 fields are the same either way; the estimate is marked where it can be seen: every estimate is
@@ -349,8 +349,9 @@ def _prompt_chars(payload: Any) -> int:
 class _EstimatingBuilder(MessageBuilder):
     """A `MessageBuilder` that estimates the usage of an answer the server sent none for.
 
-    `prompt_chars` is set once the request was accepted (before that nothing was spent and the
-    usage stays zero); the output is counted from the deltas received.
+    `prompt_chars` is set once the answer's first event arrived (the prompt was read); an answer
+    stopped before that counts nothing, rather than a prompt the server may not have read. The
+    output is counted from the deltas received.
     """
 
     def __init__(self, model: Model) -> None:
@@ -582,7 +583,9 @@ class _Wire(Wire):
             raise
         # the body is read here rather than by the SDK, whose reader leaves generators suspended
         answer = await open_event_stream(opened.response, request)
-        self.estimating.prompt_chars = _prompt_chars(self.payload)  # accepted: the prompt counts
+        self.estimating.prompt_chars = _prompt_chars(
+            self.payload
+        )  # the answer began: the prompt counts
         return answer
 
     def classify(self, exc: BaseException) -> RetryInfo | None:
