@@ -21,12 +21,13 @@ after every run, show `pending_notice(agent)` when it is not None; add `HELP` to
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from typing import Any
 
 from ..agent import Agent
 from ..approvals import ApprovalRequest
 from ..errors import AgentCoreError
+from ._safe import EXACT_NOTE, exact, json_text, visible
 
 __all__ = ["COMMANDS", "HELP", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
 
@@ -61,16 +62,24 @@ def is_approval_command(line: str) -> bool:
     return line.split(maxsplit=1)[0] in COMMANDS if line.strip() else False
 
 
-def _describe(request: ApprovalRequest) -> str:
-    args = request.arguments
-    if request.tool_name == "shell" and set(args) == {"command"}:
-        shown = f"$ {args['command']}"
+def describe(request: ApprovalRequest, arguments: dict[str, Any] | None = None) -> str:
+    """One waiting call as the person deciding sees it: a shell command whole and exactly as it
+    will run (`_safe.exact`, with a note when it holds control characters); other arguments as
+    JSON, clipped."""
+    args = request.arguments if arguments is None else arguments
+    note = ""
+    command = args.get("command")
+    if request.tool_name == "shell" and set(args) == {"command"} and isinstance(command, str):
+        text, escaped = exact(command)
+        shown = f"$ {text}"
+        note = f"\n  {EXACT_NOTE}" if escaped else ""
     else:
-        shown = json.dumps(args, ensure_ascii=False)
-    if len(shown) > _ARGS_LIMIT:
-        shown = shown[:_ARGS_LIMIT] + "…"
-    reason = f"  ({request.reason})" if request.reason else ""
-    return f"  {request.tool_call_id}  {request.tool_name}: {shown}{reason}"
+        shown = json_text(args)
+        if len(shown) > _ARGS_LIMIT:
+            shown = shown[:_ARGS_LIMIT] + "…"
+    reason = f"  ({visible(request.reason)})" if request.reason else ""
+    call = visible(f"{request.tool_call_id}  {request.tool_name}")
+    return f"  {call}: {shown}{reason}{note}"
 
 
 def pending_notice(agent: Agent) -> str | None:
@@ -80,7 +89,7 @@ def pending_notice(agent: Agent) -> str | None:
         return None
     one = len(waiting) == 1
     lines = ["waiting for approval:" if one else f"{len(waiting)} calls wait for approval:"]
-    lines += [_describe(r) for r in waiting]
+    lines += [describe(r) for r in waiting]
     if one:
         lines.append("/approve runs it, /deny [REASON] refuses it")
     else:

@@ -1,0 +1,62 @@
+"""Text from outside (a model, a tool, a session file) made safe to show in a terminal.
+
+A terminal obeys the control characters it is sent: `ESC[3D` moves the cursor back over what was
+just written, `\\r` returns to the start of the line, `ESC]52;…` writes the clipboard, `ESC]0;…`
+sets the window title, a bidi override (U+202E) reorders what follows. A model, a tool's output,
+or a session file written by someone else can hold any of them, so every string of theirs that
+the CLI writes to a terminal goes through `visible` first, and an approval line through `exact`
+(the person decides on what they see: it must be the bytes that will run).
+
+Made visible, as Python writes them in a string literal: the C0 controls but newline and tab
+(`\\x1b`, `\\r`, `\\x07`, …), DEL (`\\x7f`), the C1 controls (`\\x9b`, …), the bidi embedding,
+override and isolate marks (`\\u202e`, `\\u2066`, …) and lone surrogates (`\\ud800`, which a
+UTF-8 terminal cannot even be sent). Everything else is shown as it is. JSON output is left
+alone: JSON escapes control characters itself (`json_text` adds the few it lets through).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["EXACT_NOTE", "exact", "json_text", "visible"]
+
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL = re.compile(f"[{_UNSAFE}]")
+_CONTROL_OR_TAB = re.compile(f"[\t{_UNSAFE}]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+EXACT_NOTE = (
+    "(control characters are shown as \\xNN or \\uNNNN escapes and backslashes doubled: "
+    "this is exactly what runs)"
+)
+"""Said under an `exact` line that had to escape something."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters (all but newline and tab) written as escapes."""
+    if _CONTROL.search(text) is None:  # the common case: nothing to do
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+def exact(text: str) -> tuple[str, bool]:
+    """`text` as it must show on an approval line: unchanged when it holds no control character
+    (tabs included); else with each one escaped and each backslash doubled, so that what is shown
+    reads back to exactly `text`. Returns the shown text and whether it had to escape."""
+    if _CONTROL_OR_TAB.search(text) is None:
+        return text, False
+    return _CONTROL_OR_TAB.sub(_escape, text.replace("\\", "\\\\")), True
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON with non-ASCII text kept readable, but DEL, the C1 controls, bidi marks
+    and lone surrogates escaped as `\\uNNNN` (JSON itself escapes only the C0 controls)."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
