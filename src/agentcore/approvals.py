@@ -8,6 +8,11 @@ another one that opened the same session — each request gets an `ApprovalDecis
 run carries the decisions out: an approved call runs (marked first by an `ApprovedCallStarted`
 message, so that it never runs twice), a denied one gets an error result with the reason.
 
+A decision records who took it (`decided_by`, e.g. `"cli"` for the terminal chat), and an agent
+decides only for tools it holds (`Agent.approve`/`deny` refuse others): a surface that runs
+calls can tell a decision it took from one taken elsewhere (`decided_approvals`) and ask again
+(`Agent.reopen`) instead of running, unseen, what someone else approved.
+
 These three messages are application-defined messages (registered with `register_message_type`):
 sessions store them, and the default `convert_to_llm` drops them, so the model sees only the tool
 calls and their results. See docs/approvals.md.
@@ -28,6 +33,8 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
+    "DecidedApproval",
+    "decided_approvals",
     "pending_approvals",
 ]
 
@@ -98,6 +105,9 @@ class ApprovalDecision:
         arguments: edited arguments for the approved call (None: as requested).
         reason: why it was denied (or any note), or None.
         timestamp: when it was decided (ms since the epoch).
+        decided_by: who took the decision: a name for the surface or program (`"cli"` for
+            `agentcore chat`), or None when not said. A surface that runs decided calls asks
+            again for those it did not decide itself (see docs/approvals.md).
     """
 
     tool_call_id: str
@@ -105,6 +115,7 @@ class ApprovalDecision:
     arguments: dict[str, Any] | None = None
     reason: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    decided_by: str | None = None
     role: Literal["approval_decision"] = "approval_decision"
 
     def __post_init__(self) -> None:
@@ -114,22 +125,35 @@ class ApprovalDecision:
         _check_arguments(name, self.arguments, optional=True)
         _check(name, "reason", self.reason, (str, type(None)), "a string or None")
         _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+        _check(name, "decided_by", self.decided_by, (str, type(None)), "a string or None")
 
     @classmethod
     def approve(
-        cls, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None
+        cls,
+        request: ApprovalRequest,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        decided_by: str | None = None,
     ) -> ApprovalDecision:
         """Approve `request`, as requested or with edited `arguments`."""
         return cls(
             tool_call_id=request.tool_call_id,
             approved=True,
             arguments=dict(arguments) if arguments is not None else None,
+            decided_by=decided_by,
         )
 
     @classmethod
-    def deny(cls, request: ApprovalRequest, reason: str | None = None) -> ApprovalDecision:
+    def deny(
+        cls, request: ApprovalRequest, reason: str | None = None, *, decided_by: str | None = None
+    ) -> ApprovalDecision:
         """Deny `request`; the call gets an error result saying so, with `reason`."""
-        return cls(tool_call_id=request.tool_call_id, approved=False, reason=reason)
+        return cls(
+            tool_call_id=request.tool_call_id,
+            approved=False,
+            reason=reason,
+            decided_by=decided_by,
+        )
 
 
 @register_message_type
@@ -150,6 +174,36 @@ class ApprovedCallStarted:
 
 APPROVAL_ROLES = frozenset({"approval_request", "approval_decision", "approved_call_started"})
 """The roles of the three approval messages (they sit among a batch's tool results)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecidedApproval:
+    """A call of the last batch that was decided and has not started: the next run carries
+    the decision out (see `decided_approvals`).
+
+    Attributes:
+        request: the call's (latest) request.
+        decision: the decision on it.
+    """
+
+    request: ApprovalRequest
+    decision: ApprovalDecision
+
+
+def decided_approvals(messages: Sequence[AgentMessage]) -> list[DecidedApproval]:
+    """The calls of a transcript's last batch that were decided but have not started (what the
+    next run would carry out), in call order. A surface about to run them checks who decided
+    each (`decision.decided_by`) and asks again (`Agent.reopen`) for those it did not decide."""
+    from ._approval_tail import last_batch
+
+    batch = last_batch(messages)
+    if batch is None:
+        return []
+    return [
+        DecidedApproval(request=s.request, decision=s.decision)
+        for s in batch.decided
+        if s.decision is not None and not s.started
+    ]
 
 
 def pending_approvals(messages: Sequence[AgentMessage]) -> list[ApprovalRequest]:

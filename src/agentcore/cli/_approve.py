@@ -8,8 +8,8 @@ call waiting; `pending_notice` lists the waiting calls for the person at the ter
 /deny [ID] [REASON]     refuse it; the model is told, with the reason
 ```
 
-Each decision is recorded at once (`Agent.approve`/`Agent.deny`); once no call waits any more,
-`decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
+Each decision is recorded at once (`Agent.approve`/`Agent.deny`, `decided_by="cli"`); once no
+call waits any more, `decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
 which runs the approved calls and gives the model every result. Sending a new message instead
 denies the waiting calls (see `Agent.prompt`).
 
@@ -17,6 +17,10 @@ How the chat uses it: for an input line where `is_approval_command(line)`, call
 `decide(agent, line)`, show `outcome.text` (as an error when `outcome.is_error`), and when
 `outcome.ready` run `await agent.continue_()` the way a prompt is run (interrupts, rendering);
 after every run, show `pending_notice(agent)` when it is not None; add `HELP` to `/help`.
+
+A resumed session may hold calls decided elsewhere (the web page, a program on the same store)
+and not yet run: `reask(agent)` makes each of them wait again (`Agent.reopen`) unless the
+terminal decided it, so nothing runs here that was not decided here, and says what it set aside.
 """
 
 from __future__ import annotations
@@ -25,11 +29,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
-from ..approvals import ApprovalRequest
+from ..approvals import ApprovalRequest, decided_approvals
 from ..errors import AgentCoreError
 from ._safe import EXACT_NOTE, exact, json_text, visible
 
-__all__ = ["COMMANDS", "HELP", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
+__all__ = [
+    "COMMANDS",
+    "DECIDED_BY",
+    "HELP",
+    "CommandOutcome",
+    "decide",
+    "describe",
+    "is_approval_command",
+    "pending_notice",
+    "reask",
+]
+
+DECIDED_BY = "cli"
+"""The `decided_by` of the decisions taken in `agentcore chat`."""
 
 COMMANDS = ("/approve", "/deny")
 """The commands this module handles."""
@@ -122,10 +139,10 @@ def decide(agent: Agent, line: str) -> CommandOutcome:
                 what = "/approve takes one call id" if first in ids else "unknown call id"
                 text = f"{what}: {extra!r}; waiting: {', '.join(ids)}"
                 return CommandOutcome(text, is_error=True)
-            agent.approve(call_id)
+            agent.approve(call_id, decided_by=DECIDED_BY)
             text = f"approved {request.tool_name} ({call_id})"
         else:
-            agent.deny(call_id, extra or None)
+            agent.deny(call_id, extra or None, decided_by=DECIDED_BY)
             text = f"denied {request.tool_name} ({call_id})"
     except AgentCoreError as exc:
         return CommandOutcome(str(exc), is_error=True)
@@ -133,3 +150,27 @@ def decide(agent: Agent, line: str) -> CommandOutcome:
     if left:
         return CommandOutcome(f"{text}\n{pending_notice(agent)}")
     return CommandOutcome(text, ready=True)
+
+
+def reask(agent: Agent) -> str | None:
+    """Make every call that was decided, but not here (`decided_by` is not `"cli"`), and has not
+    run wait for a decision again; returns what was set aside (then `pending_notice` lists the
+    calls), or None when nothing was."""
+    lines: list[str] = []
+    for item in decided_approvals(agent.state.messages):
+        decision = item.decision
+        if decision.decided_by == DECIDED_BY:
+            continue
+        agent.reopen(decision.tool_call_id)
+        who = f"by {decision.decided_by}" if decision.decided_by else "outside this terminal"
+        what = "approved" if decision.approved else "denied"
+        edited = ""
+        if decision.approved and decision.arguments is not None:
+            edited = f" with edited arguments:\n{describe(item.request, decision.arguments)}"
+        lines.append(
+            f"{item.request.tool_call_id} ({item.request.tool_name}) was {what} {who}{edited}"
+        )
+    if not lines:
+        return None
+    head = "decided elsewhere and not run; the decision was set aside, decide here again:"
+    return visible("\n".join([head, *("  " + line for line in lines)]))

@@ -101,6 +101,8 @@ class _PlainFront:
             chat.say(f"agentcore chat with {chat.model_ref()}: /help for commands, Ctrl-D quits")
             for resumed, _ in chat.resumed_lines():
                 chat.say(resumed)
+        if not self.interactive and chat.reasked is not None:
+            chat.say(chat.reasked)
         async with chat.interrupts.installed():
             while True:
                 line = await self.read_line()

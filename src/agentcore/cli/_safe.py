@@ -27,10 +27,7 @@ _CONTROL = re.compile(f"[{_UNSAFE}]")
 _CONTROL_OR_TAB = re.compile(f"[\t{_UNSAFE}]")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
-EXACT_NOTE = (
-    "(control characters are shown as \\xNN or \\uNNNN escapes and backslashes doubled: "
-    "this is exactly what runs)"
-)
+EXACT_NOTE = "(control characters shown as \\xNN escapes, backslashes doubled: exactly what runs)"
 """Said under an `exact` line that had to escape something."""
 
 
