@@ -9,9 +9,9 @@ call waiting; `pending_notice` lists the waiting calls for the person at the ter
 ```
 
 Each decision is recorded at once (`Agent.approve`/`Agent.deny`, `decided_by="cli"`); once no
-call waits any more, `decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
-which runs the approved calls and gives the model every result. Sending a new message instead
-denies the waiting calls (see `Agent.prompt`).
+call waits any more, `decide` says so (`CommandOutcome.ready`) and the chat continues the run
+(`Agent.continue_()`), which runs the approved calls and gives the model every result. Sending a
+new message instead denies the waiting calls (see `Agent.prompt`).
 
 How the chat uses it: for an input line where `is_approval_command(line)`, call
 `decide(agent, line)`, show `outcome.text` (as an error when `outcome.is_error`), and when
