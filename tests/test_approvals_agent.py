@@ -11,9 +11,9 @@ import pytest
 from agentcore import (
     Agent,
     AgentBusyError,
+    AgentEvent,
     AgentTool,
     AgentToolResult,
-    AgentEvent,
     ApprovalDecision,
     ApprovalRequest,
     ApprovedCallStarted,
