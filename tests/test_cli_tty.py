@@ -338,7 +338,7 @@ def test_a_call_approved_elsewhere_is_asked_again_not_run(
     term.wait(
         r"decided elsewhere and not run; the decision was set aside, decide here again:\n"
         r"  \S+ \(shell\) was approved outside this terminal with edited arguments:\n"
-        r"  \S+  shell: \$ touch pwned\n"
+        r"    \S+  shell: \$ touch pwned\n"
         r"waiting for approval:\n  \S+  shell: \$ echo safe > safe\.txt\n"
     )
     term.line("anything")  # a new message: the waiting call is denied, nothing runs

@@ -166,7 +166,7 @@ def reask(agent: Agent) -> str | None:
         what = "approved" if decision.approved else "denied"
         edited = ""
         if decision.approved and decision.arguments is not None:
-            edited = f" with edited arguments:\n{describe(item.request, decision.arguments)}"
+            edited = f" with edited arguments:\n  {describe(item.request, decision.arguments)}"
         lines.append(
             f"{item.request.tool_call_id} ({item.request.tool_name}) was {what} {who}{edited}"
         )
