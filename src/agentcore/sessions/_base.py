@@ -63,6 +63,7 @@ from ..messages import (
     now_ms,
     to_json,
 )
+from ..messages._json import valid_text
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
@@ -466,8 +467,10 @@ def fresh_session_id(created_at: int) -> str:
 def encode_json(value: Any) -> tuple[str, bytes]:
     """A JSON value as compact text and its UTF-8 bytes (what both stores write).
 
-    Text that UTF-8 cannot hold (a lone surrogate, as `surrogateescape` decoding leaves) is
-    written with `\\u` escapes instead, which read back as the same string.
+    Nothing stored holds text that UTF-8 cannot hold (a lone surrogate, as a prompt with
+    `\\ud800` or `surrogateescape` decoding leaves): messages are valid Unicode in their JSON form
+    already (`encode_message`); any other record (state, metadata) with one is written with each
+    surrogate pair joined and each lone surrogate replaced by U+FFFD.
 
     Raises:
         MessageFormatError: the value is not JSON (metadata of the wrong kind, say).
@@ -479,7 +482,7 @@ def encode_json(value: Any) -> tuple[str, bytes]:
     try:
         return text, text.encode()
     except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        text = valid_text(text)  # the surrogates are in strings: JSON escaped nothing else
         return text, text.encode()
 
 
