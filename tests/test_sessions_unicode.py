@@ -22,7 +22,6 @@ from agentcore.messages import from_json, to_json
 from agentcore.sessions import JsonlSessionStore, SessionStore, SqliteSessionStore
 from agentcore.testing import FauxProvider, faux_text
 
-
 EMOJI_HALVES = "\ud83d\ude00"  # U+1F600 as two UTF-16 code units, as a split stream leaves it
 
 
