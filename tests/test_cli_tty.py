@@ -273,6 +273,8 @@ def test_input_history_across_runs(open_terminal: Start) -> None:
     term.send("\r")
     term.wait(r"echo: alpha one\n\nseen: alpha one\n")  # a new session: only this prompt
     assert term.quit() == 0
+    history = Path(os.environ["AGENTCORE_HOME"]) / "chat_history"
+    assert history.stat().st_mode & 0o777 == 0o600  # the prompts typed: for their owner only
 
 
 def test_without_prompt_toolkit_the_chat_reads_lines(open_terminal: Start) -> None:

@@ -37,7 +37,7 @@ from ._run import (
     Settings,
 )
 from ._sessions_cmd import find_session, latest_session
-from ._store import open_store
+from ._store import open_store, private_history
 from ._trace import Tracing
 
 __all__ = ["chat", "history_path"]
@@ -164,6 +164,7 @@ def _readline_history(path: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             readline.set_history_length(1000)
+            private_history(path)
             readline.write_history_file(path)
 
 

@@ -67,6 +67,8 @@ from ..messages._json import valid_text
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
+    "PRIVATE_DIR",
+    "PRIVATE_FILE",
     "SESSION_FORMAT_VERSION",
     "SessionCorruptError",
     "SessionData",
@@ -459,6 +461,15 @@ def creation_time() -> int:
 def fresh_session_id(created_at: int) -> str:
     """A fresh id: the creation time in hex (so ids sort by creation) and 64 random bits."""
     return f"{created_at:012x}-{uuid.uuid4().hex[:16]}"
+
+
+# --- permissions ----------------------------------------------------------------------------
+
+PRIVATE_FILE = 0o600
+"""The mode of every file a store creates: sessions hold conversations, for their owner only."""
+
+PRIVATE_DIR = 0o700
+"""The mode of a directory a store creates."""
 
 
 # --- record encoding and checksums -------------------------------------------------------------

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..messages import AgentMessage, now_ms, to_json
 from ._base import (
+    PRIVATE_FILE,
     SessionCorruptError,
     SessionError,
     SessionInfo,
@@ -113,6 +114,7 @@ class SqliteSessionStore(SessionStore):
         self._held: set[str] = set()
         self._closed = False
         with self._errors("opening the session database"):
+            _create_private(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=timeout, check_same_thread=False, isolation_level=None
             )
@@ -421,3 +423,13 @@ class SqliteSessionStore(SessionStore):
             finally:
                 self._conn.close()
                 self._closed = True
+
+
+def _create_private(path: str) -> None:
+    """Create the database file readable by its owner only (0600) before SQLite does: SQLite
+    gives its `-wal` and `-shm` files the database file's mode. An existing file is left as it
+    is; `:memory:` and `file:` URIs are SQLite's."""
+    if path == ":memory:" or path.startswith("file:") or path == "":
+        return
+    with contextlib.suppress(OSError):  # exists; or cannot be: SQLite then says why
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
