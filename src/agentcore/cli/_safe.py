@@ -31,8 +31,15 @@ EXACT_NOTE = "(control characters shown as \\xNN escapes, backslashes doubled: e
 """Said under an `exact` line that had to escape something."""
 
 
+_SHORT = {"\t": "\\t", "\r": "\\r"}
+
+
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    char = match.group()
+    short = _SHORT.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
