@@ -88,3 +88,12 @@ def test_sessions_list_and_show_print_no_escapes() -> None:
         assert "prompt \\x1b]0;pwned\\x07" in out.getvalue()
     assert "answer \\x1b]52;c;cm0gLXJmIH4=\\x07" in out.getvalue()
     assert "system: sys\\x1b]0;pwned\\x07" in out.getvalue()
+
+
+def test_exact_shows_invisible_characters_on_the_approval_line() -> None:
+    command = "rm\u00a0-rf /tmp/x\u200b; echo \U000e0041ok\u2028ü 😀"
+    shown, escaped = exact(command)
+    assert escaped
+    assert shown == "rm\\xa0-rf /tmp/x\\u200b; echo \\U000e0041ok\\u2028ü 😀"
+    assert shown.encode("latin-1", "backslashreplace").decode("unicode_escape") == command
+    assert exact("naïve café\nnext") == ("naïve café\nnext", False)

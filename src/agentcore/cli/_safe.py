@@ -12,12 +12,18 @@ Made visible, as Python writes them in a string literal: the C0 controls but new
 override and isolate marks (`\\u202e`, `\\u2066`, …) and lone surrogates (`\\ud800`, which a
 UTF-8 terminal cannot even be sent). Everything else is shown as it is. JSON output is left
 alone: JSON escapes control characters itself (`json_text` adds the few it lets through).
+
+`exact` also escapes tabs and every character that shows as nothing or as a plain space while
+being something else: the other format characters (zero-width spaces and joiners, the invisible
+"tag" characters), line and paragraph separators, spaces other than U+0020 (a no-break space
+looks like the space that separates a command's words), private-use and unassigned code points.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 __all__ = ["EXACT_NOTE", "exact", "json_text", "visible"]
@@ -34,29 +40,48 @@ EXACT_NOTE = "(control characters shown as \\xNN escapes, backslashes doubled: e
 _SHORT = {"\t": "\\t", "\r": "\\r"}
 
 
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
+def _escape(char: str) -> str:
     short = _SHORT.get(char)
     if short is not None:
         return short
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _escape_match(match: re.Match[str]) -> str:
+    return _escape(match.group())
+
+
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+
+
+def _hidden(char: str) -> bool:
+    """For `exact`: a character that shows as nothing, as a plain space, or moves the cursor."""
+    return char not in " \n" and unicodedata.category(char) in _HIDDEN
 
 
 def visible(text: str) -> str:
     """`text` with its control characters (all but newline and tab) written as escapes."""
     if _CONTROL.search(text) is None:  # the common case: nothing to do
         return text
-    return _CONTROL.sub(_escape, text)
+    return _CONTROL.sub(_escape_match, text)
 
 
 def exact(text: str) -> tuple[str, bool]:
-    """`text` as it must show on an approval line: unchanged when it holds no control character
-    (tabs included); else with each one escaped and each backslash doubled, so that what is shown
-    reads back to exactly `text`. Returns the shown text and whether it had to escape."""
-    if _CONTROL_OR_TAB.search(text) is None:
+    """`text` as it must show on an approval line: unchanged when it holds no control character,
+    tab or invisible character; else with each of them escaped and each backslash doubled, so
+    that what is shown reads back to exactly `text`. Newlines stay line breaks. Returns the
+    shown text and whether it had to escape."""
+    if text.isascii():  # the common case, checked with one regex
+        if _CONTROL_OR_TAB.search(text) is None:
+            return text, False
+        return _CONTROL_OR_TAB.sub(_escape_match, text.replace("\\", "\\\\")), True
+    if not any(_hidden(char) for char in text):
         return text, False
-    return _CONTROL_OR_TAB.sub(_escape, text.replace("\\", "\\\\")), True
+    doubled = text.replace("\\", "\\\\")
+    return "".join(_escape(c) if _hidden(c) else c for c in doubled), True
 
 
 def json_text(value: Any) -> str:
