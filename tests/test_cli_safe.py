@@ -97,3 +97,20 @@ def test_exact_shows_invisible_characters_on_the_approval_line() -> None:
     assert shown == "rm\\xa0-rf /tmp/x\\u200b; echo \\U000e0041ok\\u2028ü 😀"
     assert shown.encode("latin-1", "backslashreplace").decode("unicode_escape") == command
     assert exact("naïve café\nnext") == ("naïve café\nnext", False)
+
+
+def test_a_character_split_into_utf16_halves_across_deltas_shows_whole() -> None:
+    from agentcore.cli._live import render_markdown
+    from agentcore.events import MessageUpdateEvent
+    from agentcore.llm import TextDeltaEvent
+    from agentcore.messages import AssistantMessage
+
+    out, err = io.StringIO(), io.StringIO()
+    renderer = Renderer(out, make_styler(err))
+    partial = AssistantMessage(content=[], api="faux", provider="p", model="m")
+    for delta in ("smile \ud83d", "\ude00 and a lone \udc00", " half"):
+        raw = TextDeltaEvent(content_index=0, delta=delta, partial=partial)
+        renderer(MessageUpdateEvent(message=partial, assistant_message_event=raw))
+    renderer.finish()
+    assert out.getvalue() == "smile \U0001f600 and a lone \\udc00 half\n"
+    assert render_markdown("a \ud83d\ude00 b \ud800", 40).endswith("a \U0001f600 b \\ud800")

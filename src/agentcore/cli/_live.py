@@ -64,13 +64,13 @@ def _clip(text: str, limit: int) -> str:
 
 def render_markdown(text: str, width: int) -> str:
     """`text` as Markdown for a terminal of `width` columns (ANSI styles; plain without rich),
-    without a trailing newline."""
+    without a trailing newline. Control characters are made visible (`_safe.visible`)."""
+    text = visible(text)
     try:
         from rich.console import Console
         from rich.markdown import Markdown
     except ImportError:
         return text.rstrip("\n")
-    text = visible(text)
     out = io.StringIO()
     color = _color()
     console = Console(
@@ -296,7 +296,7 @@ class LiveView:
                 if raw.type == "text_delta":
                     self._end_thinking()
                     self._writing = True
-                    for block in self._blocks.feed(visible(raw.delta)):
+                    for block in self._blocks.feed(raw.delta):  # made visible when rendered
                         self._print_block(block)
                 elif raw.type == "thinking_delta":
                     self._writing = True

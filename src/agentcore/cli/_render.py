@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, TextIO
 from ..events import AgentEvent
 from ..messages import AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
-from ._safe import json_text, visible
+from ._safe import json_text, split_surrogate, visible
 
 __all__ = ["Renderer", "Styler", "Writable", "make_styler"]
 
@@ -115,6 +115,7 @@ class Renderer:
         self._text_col = 0  # characters written on the current line of `out` (0: at line start)
         self._thinking = False  # a thinking line is open on stderr
         self._wrote_text = False
+        self._held = ""  # the first half of a character whose second half comes in the next delta
 
     def _end_thinking(self) -> None:
         if self._thinking:
@@ -122,6 +123,10 @@ class Renderer:
             self._thinking = False
 
     def _end_text_line(self) -> None:
+        if self._held:  # the second half never came
+            self._out.write(visible(self._held))
+            self._held = ""
+            self._text_col += 1
         if self._text_col:
             self._out.write("\n")
             self._out.flush()
@@ -129,6 +134,7 @@ class Renderer:
 
     def _text(self, delta: str) -> None:
         self._end_thinking()
+        delta, self._held = split_surrogate(self._held + delta)
         if not delta:
             return
         delta = visible(delta)

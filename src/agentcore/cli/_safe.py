@@ -26,11 +26,12 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["EXACT_NOTE", "exact", "json_text", "visible"]
+__all__ = ["EXACT_NOTE", "exact", "json_text", "split_surrogate", "visible"]
 
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _CONTROL = re.compile(f"[{_UNSAFE}]")
 _CONTROL_OR_TAB = re.compile(f"[\t{_UNSAFE}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 EXACT_NOTE = "(control characters shown as \\xNN escapes, backslashes doubled: exactly what runs)"
@@ -63,10 +64,22 @@ def _hidden(char: str) -> bool:
 
 
 def visible(text: str) -> str:
-    """`text` with its control characters (all but newline and tab) written as escapes."""
+    """`text` with its control characters (all but newline and tab) written as escapes; the two
+    UTF-16 halves of a character (as a stream split across chunks leaves them) are joined first,
+    a lone half is escaped."""
     if _CONTROL.search(text) is None:  # the common case: nothing to do
         return text
+    if _SURROGATE.search(text) is not None:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return _CONTROL.sub(_escape_match, text)
+
+
+def split_surrogate(text: str) -> tuple[str, str]:
+    """`text` split before a trailing first half of a UTF-16 pair (a streamed delta cut inside
+    a character): what to show now, and what to hold until the next delta."""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        return text[:-1], text[-1]
+    return text, ""
 
 
 def exact(text: str) -> tuple[str, bool]:
