@@ -114,3 +114,18 @@ def test_a_character_split_into_utf16_halves_across_deltas_shows_whole() -> None
     renderer.finish()
     assert out.getvalue() == "smile \U0001f600 and a lone \\udc00 half\n"
     assert render_markdown("a \ud83d\ude00 b \ud800", 40).endswith("a \U0001f600 b \\ud800")
+
+
+def test_json_lines_escape_what_json_lets_through() -> None:
+    from agentcore.llm import register_model
+
+    faux = FauxProvider([faux_text("a\x9b[2Jb \u202e c \ud800 d")])
+    register_model(faux.model)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")  # as a terminal
+    code = main(["run", "--json", "-m", f"{faux.provider_id}/faux-1", "hi"], stdout=out)
+    out.flush()
+    text = out.buffer.getvalue().decode()
+    assert code == 0 and text and not RAW.search(text.replace("\n", ""))
+    end = json.loads(text.splitlines()[-1])
+    assert end["type"] == "agent_end"
+    assert "a\x9b[2Jb \u202e c" in json.dumps(end, ensure_ascii=False)

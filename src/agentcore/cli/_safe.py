@@ -97,8 +97,9 @@ def exact(text: str) -> tuple[str, bool]:
     return "".join(_escape(c) if _hidden(c) else c for c in doubled), True
 
 
-def json_text(value: Any) -> str:
+def json_text(value: Any, *, separators: tuple[str, str] | None = None) -> str:
     """`value` as JSON with non-ASCII text kept readable, but DEL, the C1 controls, bidi marks
-    and lone surrogates escaped as `\\uNNNN` (JSON itself escapes only the C0 controls)."""
-    text = json.dumps(value, ensure_ascii=False, default=repr)
+    and lone surrogates escaped as `\\uNNNN` (JSON itself escapes only the C0 controls; a lone
+    surrogate could not even be written as UTF-8)."""
+    text = json.dumps(value, ensure_ascii=False, separators=separators, default=repr)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
