@@ -63,12 +63,13 @@ from ..messages import (
     now_ms,
     to_json,
 )
-from ..messages._json import valid_text
+from ..messages._json import valid_json, valid_text
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
     "PRIVATE_DIR",
     "PRIVATE_FILE",
+    "load_json",
     "SESSION_FORMAT_VERSION",
     "SessionCorruptError",
     "SessionData",
@@ -495,6 +496,23 @@ def encode_json(value: Any) -> tuple[str, bytes]:
     except UnicodeEncodeError:
         text = valid_text(text)  # the surrogates are in strings: JSON escaped nothing else
         return text, text.encode()
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def load_json(data: bytes) -> Any:
+    """`json.loads` of a stored record, with text that UTF-8 cannot hold (a `\\ud800` escape, as
+    earlier versions wrote a lone surrogate) made valid (`valid_json`): the bytes are searched
+    first, so a record without one costs one search.
+
+    Raises:
+        ValueError: not JSON (`json.JSONDecodeError`, `UnicodeDecodeError`).
+    """
+    value = json.loads(data)
+    if _SURROGATE_ESCAPE.search(data) is not None:
+        value = valid_json(value)
+    return value
 
 
 def crc32(data: bytes | memoryview) -> int:

@@ -27,7 +27,6 @@ kept as `__cause__`.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -51,6 +50,7 @@ from ._base import (
     SessionParent,
     SessionState,
     encode_json,
+    load_json,
     message_from_json,
     state_from_json,
     state_to_json,
@@ -289,7 +289,7 @@ class SqliteSessionStore(SessionStore):
     @staticmethod
     def _json(data: bytes | None, where: str) -> Any:
         try:
-            return json.loads(data or b"")
+            return load_json(data or b"")
         except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise SessionCorruptError(f"{where}: not valid JSON: {exc}") from None
 
