@@ -129,3 +129,10 @@ def test_json_lines_escape_what_json_lets_through() -> None:
     end = json.loads(text.splitlines()[-1])
     assert end["type"] == "agent_end"
     assert "a\x9b[2Jb \u202e c" in json.dumps(end, ensure_ascii=False)
+
+
+def test_the_approval_line_says_how_much_of_long_arguments_it_cuts() -> None:
+    arguments = {"path": "notes.txt", "text": "x" * 3000}
+    line = describe(ApprovalRequest(tool_call_id="c", tool_name="write", arguments=arguments))
+    cut = len(json.dumps(arguments)) - 2000
+    assert line.endswith(f"… ({cut} more characters not shown)")

@@ -56,7 +56,7 @@ HELP = """\
   /deny [ID] [REASON] refuse it; the model is told why"""
 """Lines for the chat's /help."""
 
-_ARGS_LIMIT = 300
+_ARGS_LIMIT = 2000  # characters of a JSON argument list shown; the rest is said to be cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def is_approval_command(line: str) -> bool:
 def describe(request: ApprovalRequest, arguments: dict[str, Any] | None = None) -> str:
     """One waiting call as the person deciding sees it: a shell command whole and exactly as it
     will run (`_safe.exact`, with a note when it holds control characters); other arguments as
-    JSON, clipped."""
+    JSON, clipped past 2,000 characters with a note saying how much is not shown."""
     args = request.arguments if arguments is None else arguments
     note = ""
     command = args.get("command")
@@ -93,7 +93,8 @@ def describe(request: ApprovalRequest, arguments: dict[str, Any] | None = None) 
     else:
         shown = json_text(args)
         if len(shown) > _ARGS_LIMIT:
-            shown = shown[:_ARGS_LIMIT] + "…"
+            cut = len(shown) - _ARGS_LIMIT
+            shown = f"{shown[:_ARGS_LIMIT]}… ({cut} more characters not shown)"
     reason = f"  ({visible(request.reason)})" if request.reason else ""
     call = visible(f"{request.tool_call_id}  {request.tool_name}")
     return f"  {call}: {shown}{reason}{note}"
