@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
 from ._sdk import httpx2, mcp, types
@@ -308,7 +309,7 @@ class MCPClient:
             raise MCPConnectionError(
                 f"could not list the tools of MCP server {self.name!r}: {_describe(exc)}"
             ) from exc
-        self._absorb(listed)
+        await self._absorb(listed)
         return self.tools
 
     async def reconnect(self) -> None:
@@ -403,7 +404,7 @@ class MCPClient:
             failure = self._connect_failure(exc, again=self._conn is not None)
             raise _Unavailable(failure) from _leaf(exc)
         self._conn = conn
-        self._absorb(listed)
+        await self._absorb(listed)
         return conn  # type: ignore[no-any-return]
 
     def _connect_failure(self, exc: BaseException, *, again: bool) -> str:
@@ -478,10 +479,14 @@ class MCPClient:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed = True
 
-    def _absorb(self, listed: list[types.Tool]) -> None:
+    async def _absorb(self, listed: list[types.Tool]) -> None:
         self._changed = False
         self._listed = listed
-        self._tools = build_tools(self, listed, self._tools, self._filter)
+        # Validators are built from the server's schemas in a worker thread: a large schema
+        # costs time, and the event loop (other sessions, abort, timeouts) must not wait for it.
+        self._tools = await anyio.to_thread.run_sync(
+            build_tools, self, listed, self._tools, self._filter
+        )
 
     async def _live(self) -> _Connection:
         """The live connection; an HTTP client connects again if the last one was lost.

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import mcp.client.streamable_http
     import mcp.server.lowlevel
     import mcp.server.stdio
+    import mcp.server.transport_security
     import mcp.types as types
     import mcp.types.version
 else:
@@ -44,6 +45,7 @@ else:
     import_sdk("mcp.client.streamable_http", "mcp")
     import_sdk("mcp.server.lowlevel", "mcp")
     import_sdk("mcp.server.stdio", "mcp")
+    import_sdk("mcp.server.transport_security", "mcp")
     types = import_sdk("mcp.types", "mcp")
     import_sdk("mcp.types.version", "mcp")
     httpx2 = import_sdk("httpx2", "mcp")

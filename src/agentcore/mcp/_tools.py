@@ -63,6 +63,16 @@ _NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_NAME = 64
 _CLIP = 2_000
+MAX_DESCRIPTION_CHARS = 8_000
+"""Characters of a tool's description (from the server) that reach the model; the rest is cut
+with a note."""
+MAX_SCHEMA_CHARS = 256 * 1024
+"""Characters (as JSON) of a tool's input schema; a tool with a larger one is left out."""
+MAX_RESULT_CHARS = 256 * 1024
+"""Characters of text one call's result gives the model (as `read_file`); the rest is cut with
+a note."""
+MAX_IMAGE_CHARS = 8 * 1024 * 1024
+"""Characters of base64 data of one image in a result; a larger image is replaced by a note."""
 
 
 def clip(text: str) -> str:
@@ -115,7 +125,7 @@ class MCPTool(AgentTool):
     ) -> None:
         super().__init__(
             name=name,
-            description=definition.description or definition.title or "",
+            description=_description(definition),
             parameters=definition.input_schema,
             label=definition.title or definition.name,
             timeout=timeout,
@@ -188,6 +198,24 @@ class ToolFilter:
         return name or "_"
 
 
+def _description(definition: types.Tool) -> str:
+    """The server's description of a tool, cut after `MAX_DESCRIPTION_CHARS` with a note."""
+    text = definition.description or definition.title or ""
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    return (
+        f"{text[:MAX_DESCRIPTION_CHARS]}\n[description cut after {MAX_DESCRIPTION_CHARS:,} of "
+        f"{len(text):,} characters]"
+    )
+
+
+def _schema_size(definition: types.Tool) -> int:
+    try:
+        return len(json.dumps(definition.input_schema))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_SCHEMA_CHARS + 1
+
+
 def _same(tool: MCPTool, definition: types.Tool) -> bool:
     return tool.definition == definition
 
@@ -220,6 +248,17 @@ def build_tools(
             tools.append(old)
             names.add(name)
             continue
+        size = _schema_size(definition)
+        if size > MAX_SCHEMA_CHARS:
+            _log.warning(
+                "MCP server %r: tool %r left out: its input schema is %s characters of JSON "
+                "(at most %s are accepted)",
+                spec.server,
+                definition.name,
+                f"{size:,}" if size <= MAX_SCHEMA_CHARS * 1000 else "too many",
+                f"{MAX_SCHEMA_CHARS:,}",
+            )
+            continue
         try:
             tool = MCPTool(
                 client,
@@ -228,8 +267,14 @@ def build_tools(
                 timeout=spec.timeout,
                 execution_mode=spec.execution_mode,
             )
-        except ToolDefinitionError as exc:
-            _log.warning("MCP server %r: tool %r left out: %s", spec.server, definition.name, exc)
+        except (ToolDefinitionError, RecursionError, ValueError, TypeError) as exc:
+            # one unusable tool is left out; the server's other tools stay usable
+            why = (
+                str(exc) if isinstance(exc, ToolDefinitionError) else f"{type(exc).__name__}: {exc}"
+            )
+            _log.warning(
+                "MCP server %r: tool %r left out: %s", spec.server, definition.name, clip(why)
+            )
             continue
         tools.append(tool)
         names.add(name)
@@ -279,6 +324,7 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
         details["structured_content"] = structured
         if not any(isinstance(b, TextContent) for b in content):
             content.append(TextContent(text=json.dumps(structured, ensure_ascii=False)))
+    content = _capped(content)
     if result.is_error:
         if not any(isinstance(b, TextContent) and b.text for b in content):
             content.insert(
@@ -287,6 +333,43 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
             )
         return AgentToolResult(content=content, details=details, is_error=True)
     return AgentToolResult(content=content, details=details)
+
+
+def _capped(content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
+    """`content` with its text cut after `MAX_RESULT_CHARS` characters in all, and images over
+    `MAX_IMAGE_CHARS` replaced, each with a note saying what was left out."""
+    out: list[TextContent | ImageContent] = []
+    budget = MAX_RESULT_CHARS
+    total = 0
+    for block in content:
+        if isinstance(block, ImageContent):
+            if len(block.data) > MAX_IMAGE_CHARS:
+                out.append(
+                    TextContent(
+                        text=f"[image: {block.mime_type}, {_size(block.data)}; left out: larger "
+                        f"than {MAX_IMAGE_CHARS:,} characters of base64]"
+                    )
+                )
+            else:
+                out.append(block)
+            continue
+        total += len(block.text)
+        if budget <= 0:
+            continue
+        if len(block.text) > budget:
+            out.append(TextContent(text=block.text[:budget]))
+        else:
+            out.append(block)
+        budget -= len(block.text)
+    if total > MAX_RESULT_CHARS:
+        out.append(
+            TextContent(
+                text=f"\n[result cut after {MAX_RESULT_CHARS:,} of {total:,} characters: the "
+                "tool returned more than one call may show; ask it for less, e.g. a narrower "
+                "query or a page of the output]"
+            )
+        )
+    return out
 
 
 def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageContent:
