@@ -8,9 +8,10 @@ import fnmatch
 import math
 import operator
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .abort import AbortSignal
 from .errors import ToolError
@@ -120,6 +121,32 @@ class _Root:
             )
         return target
 
+    def open(self, target: Path, path: str) -> BinaryIO:
+        """`target` (from `resolve`) opened for reading, if what was opened is still a regular
+        file the tools may see: a path swapped for a symlink after `resolve` (to reach out of
+        the root) is not followed as its last part, and the opened file's real path is checked.
+
+        Raises:
+            ToolError: the file is gone, not a regular file, or no longer one the tools may see.
+        """
+        flags = (
+            os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
+        try:
+            fd = os.open(target, flags)
+        except OSError as exc:
+            raise ToolError(f"cannot open {path!r}: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolError(f"no such file: {path!r} is not a regular file")
+            real = _real_path(fd, target)
+            if not real.is_relative_to(self.path) or self._hidden_part(real) is not None:
+                raise ToolError(f"{path!r} changed while it was being opened; not read")
+            return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
     def shows(self, entry: Path) -> bool:
         """Whether a listing shows `entry` (a symlink is judged by its target as well)."""
         if self.include_hidden:
@@ -132,6 +159,24 @@ class _Root:
             except (OSError, RuntimeError):
                 return True  # a broken link shows, and reading it says so
         return True
+
+
+def _real_path(fd: int, target: Path) -> Path:
+    """Where the open file `fd` really is: from /proc on Linux; elsewhere `target` resolved
+    again, if it is still the very file that was opened."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+    opened = os.fstat(fd)
+    again = target.resolve()
+    try:
+        now = again.stat()
+    except OSError:
+        return Path("/")  # gone: outside any root
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        return Path("/")
+    return again
 
 
 class _Excerpt:
@@ -148,7 +193,7 @@ class _Excerpt:
 
 
 def _read_lines(
-    target: Path, path: str, start: int, count: int, column: int, signal: AbortSignal | None
+    file: BinaryIO, path: str, start: int, count: int, column: int, signal: AbortSignal | None
 ) -> _Excerpt:
     """Lines `start` to `start + count - 1` of a text file, each from character `column` and at
     most `_MAX_LINE_CHARS` long, reading the file in chunks (never all of it into memory).
@@ -166,7 +211,7 @@ def _read_lines(
     kept: list[str] = []  # its characters in [first, last), when it is shown
     tail = ""  # its last character so far
     past = 0  # bytes read after the last line shown
-    with target.open("rb") as f:
+    with file as f:
         data = f.read(_CHUNK)
         if b"\x00" in data:  # checked before anything is decoded
             raise ToolError(f"{path!r} is a binary file (it contains NUL bytes), not a text file")
@@ -299,7 +344,7 @@ def read_file(
             raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
         start, column = max(offset, 1), max(column, 1)
         count = max(1, min(max_lines, cap))
-        excerpt = _read_lines(target, path, start, count, column, signal)
+        excerpt = _read_lines(base.open(target, path), path, start, count, column, signal)
         lines, total = excerpt.lines, excerpt.total
         counted = _plural(total, "line") if excerpt.complete else f"more than {total} lines"
         if not lines:
