@@ -18,7 +18,13 @@ from agentcore import (
     TextContent,
     ToolError,
 )
-from agentcore.builtin_tools import builtin_tools, calculator, list_files, read_file
+from agentcore.builtin_tools import (
+    builtin_tools,
+    calculator,
+    chars_for_context,
+    list_files,
+    read_file,
+)
 from conftest import call_tool, texts
 
 
@@ -472,3 +478,38 @@ def test_read_file_never_reads_outside_through_a_racing_symlink(tmp_path: Path) 
         thread.join(5)
     assert swaps > 10 and seen.get("inside", 0) > 0
     assert kinds <= {"ToolError"}  # a refusal is a clear error for the model
+
+
+def test_read_file_returns_a_share_of_the_context_window(tmp_path: Path) -> None:
+    """A 198-line config file on a model with an 8,192-token window comes in parts, each with a
+    note saying where to read on, and the parts add up to the whole file."""
+    base = tmp_path / "root"
+    base.mkdir()
+    lines = [f'key_{i:03d} = "{"v" * 24}"  # setting {i}' for i in range(1, 199)]  # ~9,000 chars
+    (base / "pyproject.toml").write_text("\n".join(lines) + "\n")
+    tool = builtin_tools(base, context_window=8192)[0]
+    assert chars_for_context(8192) == 3072
+    assert chars_for_context(200_000) == 75_000 and chars_for_context(10**7) == 256 * 1024
+    got: list[str] = []
+    offset, calls = 1, 0
+    while True:
+        calls += 1
+        text = run_tool(tool, path="pyproject.toml", offset=offset)
+        header, *body = text.split("\n")
+        assert header.startswith("pyproject.toml has 198 lines")
+        if body and body[-1].startswith("[stopped at 3,072 characters; to read on"):
+            note = body.pop()
+            offset = int(note.rsplit("offset=", 1)[1].rstrip("]"))
+            got.extend(body)
+            assert sum(len(b) for b in body) < 3072 + 60
+            continue
+        got.extend(body)
+        break
+    assert got == lines and calls == 4
+    # the default without a known window, and an explicit cap
+    assert "[stopped" not in run_tool(read_file(base), path="pyproject.toml")
+    assert "[stopped at 500 characters;" in run_tool(
+        read_file(base, max_chars=500), path="pyproject.toml"
+    )
+    with pytest.raises(ValueError, match="context_window must be a positive integer"):
+        read_file(base, context_window=0)

@@ -21,6 +21,7 @@ __all__ = [
     "HIDDEN_PATTERNS",
     "builtin_tools",
     "calculator",
+    "chars_for_context",
     "is_hidden",
     "list_files",
     "read_file",
@@ -193,7 +194,13 @@ class _Excerpt:
 
 
 def _read_lines(
-    file: BinaryIO, path: str, start: int, count: int, column: int, signal: AbortSignal | None
+    file: BinaryIO,
+    path: str,
+    start: int,
+    count: int,
+    column: int,
+    signal: AbortSignal | None,
+    budget: int = _MAX_OUTPUT_CHARS,
 ) -> _Excerpt:
     """Lines `start` to `start + count - 1` of a text file, each from character `column` and at
     most `_MAX_LINE_CHARS` long, reading the file in chunks (never all of it into memory).
@@ -205,7 +212,6 @@ def _read_lines(
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     first, last = column - 1, column - 1 + _MAX_LINE_CHARS  # the characters kept of a line
     end = start + count  # the first line not shown
-    budget = _MAX_OUTPUT_CHARS
     line = 1  # the number of the line being read
     length = 0  # its characters so far
     kept: list[str] = []  # its characters in [first, last), when it is shown
@@ -292,18 +298,35 @@ def _cut_note(cut: list[tuple[int, int]], column: int) -> str:
     )
 
 
+def chars_for_context(context_window: int) -> int:
+    """The characters one `read_file` call returns for a model with `context_window` tokens:
+    an eighth of the window at about 3 characters a token (code and config files tokenise
+    densely), between 2,000 and 256 Ki characters. A small local model (8,192 tokens) gets
+    3,072 characters a call, and reads a longer file in parts instead of filling its context."""
+    return max(2_000, min(_MAX_OUTPUT_CHARS, context_window // 8 * 3))
+
+
 def read_file(
-    root: str | os.PathLike[str], *, max_lines: int = 200, include_hidden: bool = False
+    root: str | os.PathLike[str],
+    *,
+    max_lines: int = 200,
+    max_chars: int | None = None,
+    context_window: int | None = None,
+    include_hidden: bool = False,
 ) -> AgentTool:
     """A `read_file(path, offset=1, max_lines=..., column=1)` tool that reads text files under
     `root`.
 
     The result starts with the file's line count and which lines it shows, then the lines. One
     call returns at most `max_lines` lines, each cut after 10,000 characters (from `column`),
-    and at most 256 Ki characters in all; a note after the lines says what was cut and which
-    `offset`/`column` reads on. The file is read in chunks, never whole: lines are counted up to
-    64 MiB past the last one shown ("more than N lines" beyond). A file with a NUL byte in its
-    first 256 KiB is refused as binary; so are paths outside `root` and, unless
+    and stops after the line that reaches `max_chars` characters in all; a note after the lines
+    says what was cut and which `offset`/`column` reads on. `max_chars` defaults to a share of
+    the model's `context_window` when it is given (`chars_for_context`: 3,072 characters for an
+    8,192-token window), else to 256 Ki characters. The file is read in chunks, never whole:
+    lines are counted up to 64 MiB past the last one shown ("more than N lines" beyond). A
+    file with a NUL byte in its first 256 KiB is refused as binary; so are paths outside
+    `root` (also a symlink swapped in after the path was checked: the opened file's real path
+    is checked again) and, unless
     `include_hidden`, dot-files and files that may hold secrets (`HIDDEN_PATTERNS`: `.env`,
     `.env.*`, `*.pem`, `*.key`, `id_rsa*`, `.netrc`, `.npmrc`, `credentials*`, ...), the same
     policy as `list_files`.
@@ -311,13 +334,26 @@ def read_file(
     Args:
         root: the directory the tool may read (symlinks are followed only within it).
         max_lines: the most lines one call returns, and what it returns by default.
+        max_chars: the characters of file text after which one call stops (at a line's end).
+        context_window: the model's context window in tokens, to size `max_chars` from.
         include_hidden: also read dot-files and secret-looking files.
 
     Raises:
         NotADirectoryError: `root` is not a directory.
+        ValueError: `max_chars` or `context_window` is not a positive integer.
     """
     base = _Root(root, include_hidden)
     cap = max(1, max_lines)
+    for name, value in (("max_chars", max_chars), ("context_window", context_window)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if max_chars is None:
+        max_chars = (
+            _MAX_OUTPUT_CHARS if context_window is None else chars_for_context(context_window)
+        )
+    chars = max_chars
 
     @tool
     def read_file(
@@ -344,7 +380,7 @@ def read_file(
             raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
         start, column = max(offset, 1), max(column, 1)
         count = max(1, min(max_lines, cap))
-        excerpt = _read_lines(base.open(target, path), path, start, count, column, signal)
+        excerpt = _read_lines(base.open(target, path), path, start, count, column, signal, chars)
         lines, total = excerpt.lines, excerpt.total
         counted = _plural(total, "line") if excerpt.complete else f"more than {total} lines"
         if not lines:
@@ -363,7 +399,7 @@ def read_file(
             text += _cut_note(excerpt.cut, column)
         if excerpt.stopped:
             text += (
-                f"\n[stopped at {_MAX_OUTPUT_CHARS:,} characters; to read on, call read_file "
+                f"\n[stopped at {chars:,} characters; to read on, call read_file "
                 f"again with offset={start + len(lines)}]"
             )
         return text
@@ -566,19 +602,24 @@ def calculator() -> AgentTool:
 
 
 def builtin_tools(
-    root: str | os.PathLike[str] = ".", *, include_hidden: bool = False
+    root: str | os.PathLike[str] = ".",
+    *,
+    include_hidden: bool = False,
+    context_window: int | None = None,
 ) -> list[AgentTool]:
     """The ready-made tools: `read_file` and `list_files` confined to `root`, and `calculator`.
 
     Args:
         root: the directory the file tools see.
         include_hidden: let the file tools show dot-files and files that may hold secrets.
+        context_window: the model's context window in tokens: `read_file` returns a share of
+            it per call (see `read_file`).
 
     Raises:
         NotADirectoryError: `root` is not a directory.
     """
     return [
-        read_file(root, include_hidden=include_hidden),
+        read_file(root, include_hidden=include_hidden, context_window=context_window),
         list_files(root, include_hidden=include_hidden),
         calculator(),
     ]
