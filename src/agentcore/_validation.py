@@ -373,7 +373,7 @@ def _report(tool: str, problems: list[str], arguments: Any) -> str:
 
 # --- schemas from elsewhere --------------------------------------------------------------------
 
-PATTERN_BUDGET = 0.5
+PATTERN_BUDGET = 0.1
 """Seconds of regular-expression matching that one validation may spend, all patterns together."""
 
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")

@@ -107,7 +107,8 @@ async def test_a_token_is_required_on_every_request() -> None:
         async with MCPClient.http(url, headers=headers, name="owner") as client:
             assert await add_through(client) == "5"
         # the Host check holds with a token as well
-        assert (await post(url, Host="evil.example", Authorization=f"Bearer {TOKEN}")).status_code == 421
+        evil = await post(url, Host="evil.example", Authorization=f"Bearer {TOKEN}")
+        assert evil.status_code == 421
 
 
 async def test_off_loopback_a_token_is_required() -> None:
