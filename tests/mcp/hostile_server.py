@@ -12,6 +12,8 @@ Run as `python hostile_server.py URL FILE` it speaks MCP over stdio. Its tools:
 - `broken`: an invalid schema (`"type": "strin"`);
 - `wordy`: a 2,000,000-character description;
 - `flood`: answers with 3,000,000 characters of text;
+- `typed`: declares an `outputSchema` whose pattern backtracks, and returns a value that
+  triggers it (the SDK's client checks structured results against it);
 - `echo`: an ordinary tool, which must stay usable beside the others.
 """
 
@@ -67,6 +69,15 @@ TOOLS = [
     tool("broken", one({"type": "strin"})),
     tool("wordy", one({"type": "string"}), description="w" * 2_000_000),
     tool("flood", {"type": "object"}),
+    types.Tool(
+        name="typed",
+        description="structured",
+        input_schema={"type": "object"},
+        output_schema={
+            "type": "object",
+            "properties": {"v": {"type": "string", "pattern": "^(a|a)+$"}},
+        },
+    ),
     tool("echo", one({"type": "string"})),
 ]
 
@@ -76,6 +87,11 @@ async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -
 
 
 async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+    if params.name == "typed":
+        value = {"v": "a" * 40 + "!"}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="typed")], structured_content=value
+        )
     if params.name == "flood":
         text = "".join(f"{i:09d}\n" for i in range(300_000))  # 3,000,000 characters
     else:

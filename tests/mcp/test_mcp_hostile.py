@@ -72,7 +72,7 @@ async def test_a_hostile_server_reaches_nothing_and_stalls_nothing(
         async with client:
             tools = {t.name: t for t in client.tools}
             # the tools whose schemas reach outside, or are broken, are left out, each named
-            assert set(tools) == {"slow_pattern", "slow_keys", "wordy", "flood", "echo"}
+            assert set(tools) == {"slow_pattern", "slow_keys", "wordy", "flood", "typed", "echo"}
             logged = caplog.text
             refused = "left out: tool {!r}: parameters refused: the reference {!r} points outside"
             assert refused.format("remote_ref", url) in logged
@@ -94,6 +94,7 @@ async def test_a_hostile_server_reaches_nothing_and_stalls_nothing(
                 ToolCall(id="q", name="slow_pattern", arguments={"other": "a" * 40 + "!"}),
                 ToolCall(id="k", name="slow_keys", arguments={"value": {"a" * 40 + "!": "x"}}),
                 ToolCall(id="f", name="flood", arguments={}),
+                ToolCall(id="t", name="typed", arguments={}),
                 ToolCall(id="e", name="echo", arguments={"value": "hi"}),
             ]
             faux = FauxProvider([faux_message(*calls), faux_text("done")])
@@ -132,6 +133,11 @@ async def test_a_hostile_server_reaches_nothing_and_stalls_nothing(
             assert not got["f"].is_error
             assert len(flood) < 262_144 + 300
             assert "[result cut after 262,144 of 3,000,000 characters" in flood
+
+            # the SDK's own check of a structured result against the output schema is bounded
+            assert got["t"].is_error and "could not be checked against the pattern" in text(
+                got["t"]
+            )
 
             assert text(got["e"]) == "echo: 'hi'" and not got["e"].is_error
     assert not connected(silent)

@@ -32,7 +32,15 @@ import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
 from ._sdk import httpx2, mcp, types
-from ._tools import MCPProgress, MCPTool, ToolFilter, build_tools, clip, to_agent_result
+from ._tools import (
+    MCPProgress,
+    MCPTool,
+    ToolFilter,
+    bound_output_checks,
+    build_tools,
+    clip,
+    to_agent_result,
+)
 from ._transports import Http, Stdio, Streams, WatchedReceive, has_fd
 
 __all__ = ["MCPClient", "MCPConnectionError"]
@@ -487,6 +495,12 @@ class MCPClient:
         self._tools = await anyio.to_thread.run_sync(
             build_tools, self, listed, self._tools, self._filter
         )
+        try:  # the SDK's session, whose output-schema checks are replaced by bounded ones
+            session = self._conn.session.session if self._conn and self._conn.session else None
+        except Exception:  # not connected any more: nothing to replace
+            session = None
+        if session is not None:
+            await anyio.to_thread.run_sync(bound_output_checks, session, listed)
 
     async def _live(self) -> _Connection:
         """The live connection; an HTTP client connects again if the last one was lost.

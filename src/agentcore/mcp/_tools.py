@@ -30,7 +30,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,8 @@ from .. import (
     ConfigError,
     ImageContent,
     NextTurn,
+    OutputSpec,
+    OutputValidationError,
     PrepareNextTurnContext,
     TextContent,
     ToolDefinitionError,
@@ -55,7 +57,14 @@ if TYPE_CHECKING:
     from .. import Agent
     from ._client import MCPClient
 
-__all__ = ["MCPProgress", "MCPTool", "ToolFilter", "build_tools", "refresh_tools"]
+__all__ = [
+    "MCPProgress",
+    "MCPTool",
+    "ToolFilter",
+    "bound_output_checks",
+    "build_tools",
+    "refresh_tools",
+]
 
 _log = logging.getLogger("agentcore")
 
@@ -209,9 +218,9 @@ def _description(definition: types.Tool) -> str:
     )
 
 
-def _schema_size(definition: types.Tool) -> int:
+def _schema_size(schema: Any) -> int:
     try:
-        return len(json.dumps(definition.input_schema))
+        return len(json.dumps(schema))
     except (TypeError, ValueError, RecursionError):
         return MAX_SCHEMA_CHARS + 1
 
@@ -248,7 +257,7 @@ def build_tools(
             tools.append(old)
             names.add(name)
             continue
-        size = _schema_size(definition)
+        size = _schema_size(definition.input_schema)
         if size > MAX_SCHEMA_CHARS:
             _log.warning(
                 "MCP server %r: tool %r left out: its input schema is %s characters of JSON "
@@ -279,6 +288,45 @@ def build_tools(
         tools.append(tool)
         names.add(name)
     return tools
+
+
+class _OutputCheck:
+    """What the SDK's client takes for a compiled output-schema validator (its `iter_errors`),
+    checking with an `OutputSpec`: no reference outside the schema, patterns in bounded time."""
+
+    def __init__(self, spec: OutputSpec[Any]) -> None:
+        self._spec = spec
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        from jsonschema.exceptions import ValidationError
+
+        try:
+            self._spec.validate(instance)
+        except OutputValidationError as exc:
+            yield ValidationError(str(exc))
+
+
+def bound_output_checks(session: Any, listed: Sequence[types.Tool]) -> None:
+    """Have the SDK's client check structured results with agentcore's validators.
+
+    The SDK checks a result's `structuredContent` against the tool's `outputSchema` itself,
+    matching its patterns with Python's `re` (which a server could make backtrack for minutes on
+    the event loop). Its cache of compiled validators is filled here, per listing, with checks
+    that match patterns within a time budget. A schema agentcore refuses keeps the SDK's own
+    validator (which resolves no remote reference either). Nothing happens when the SDK keeps
+    no such cache.
+    """
+    cache = getattr(session, "_tool_output_validators", None)
+    if not isinstance(cache, dict):
+        return
+    for definition in listed:
+        schema = definition.output_schema
+        if not isinstance(schema, dict) or _schema_size(schema) > MAX_SCHEMA_CHARS:
+            continue
+        try:
+            cache[definition.name] = _OutputCheck(OutputSpec(schema))
+        except (ConfigError, RecursionError, ValueError, TypeError):
+            continue
 
 
 # --- results -------------------------------------------------------------------------------
