@@ -100,9 +100,10 @@ async def test_a_token_is_required_on_every_request() -> None:
         assert (await post(url, Authorization=f"Basic {TOKEN}")).status_code == 401
         assert (await post(url, Authorization=f"Bearer {TOKEN}")).status_code == 200
         # the SDK's client (in MCPClient) without the token cannot connect; with it, it works
-        with pytest.raises(MCPConnectionError):
+        with pytest.raises(MCPConnectionError, match="needs 'Authorization: Bearer <token>'"):
             async with MCPClient.http(url, name="anonymous", connect_timeout=10):
                 pass
+        assert missing.json()["error"]["message"].startswith("Unauthorized: ")
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with MCPClient.http(url, headers=headers, name="owner") as client:
             assert await add_through(client) == "5"

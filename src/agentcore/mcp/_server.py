@@ -328,13 +328,17 @@ class _Guard:
         for key, value in scope.get("headers", ()):
             headers.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
         if not self._allows(headers.get("host")):
-            await _refuse(send, 421, "Invalid Host header")
+            await _refuse(
+                send, 421, "Invalid Host header: this MCP server does not answer to that name"
+            )
             return
         origin = headers.get("origin")
         if origin is not None:
             parts = urlsplit(origin)
             if parts.scheme not in ("http", "https") or not self._allows(parts.netloc):
-                await _refuse(send, 403, "Invalid Origin header")
+                await _refuse(
+                    send, 403, "Invalid Origin header: requests from that site are refused"
+                )
                 return
         if self._token is not None:
             given = headers.get("authorization", "")
@@ -349,7 +353,8 @@ class _Guard:
                 await _refuse(
                     send,
                     401,
-                    "A bearer token is required",
+                    "Unauthorized: this MCP server needs 'Authorization: Bearer <token>' with "
+                    "its token" + (" (the one sent is wrong)" if given else ""),
                     [(b"www-authenticate", challenge.encode())],
                 )
                 return
@@ -359,7 +364,10 @@ class _Guard:
 async def _refuse(
     send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    body = json.dumps({"error": text}).encode()
+    # A JSON-RPC error (id null: the request is not read), so that an MCP client shows the
+    # reason instead of a bare status; the SDK's client passes it on as the call's error.
+    error = {"code": -32001, "message": text}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
     await send(
         {
             "type": "http.response.start",
