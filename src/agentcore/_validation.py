@@ -378,7 +378,9 @@ PATTERN_BUDGET = 0.1
 
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # values, not schemas
-_deadline: ContextVar[float | None] = ContextVar("agentcore_pattern_deadline", default=None)
+# [seconds, deadline]: the budget of the `pattern_budget` block, and when it ends (set by the
+# first pattern matched in it)
+_deadline: ContextVar[list[Any] | None] = ContextVar("agentcore_pattern_budget", default=None)
 _bounded_classes: dict[type, type] = {}
 
 
@@ -407,8 +409,9 @@ def _refuse(uri: str) -> NoReturn:
 @contextmanager
 def pattern_budget(seconds: float = PATTERN_BUDGET) -> Iterator[None]:
     """Within this block, the patterns of every `schema_validator` share `seconds` of matching;
-    what runs out of time fails validation with a message saying so."""
-    token = _deadline.set(time.monotonic() + seconds)
+    what runs out of time fails validation with a message saying so. The clock starts at the
+    first pattern matched (a validation without patterns never reads it)."""
+    token = _deadline.set([seconds, None])
     try:
         yield
     finally:
@@ -420,8 +423,13 @@ def _search(pattern: str, text: str) -> bool | str:
     when it could not be checked (out of time, or a pattern the engine refuses)."""
     import regex
 
-    deadline = _deadline.get()
-    remaining = PATTERN_BUDGET if deadline is None else deadline - time.monotonic()
+    budget = _deadline.get()
+    if budget is None:  # outside `pattern_budget`: this match alone
+        remaining = PATTERN_BUDGET
+    else:
+        if budget[1] is None:
+            budget[1] = time.monotonic() + budget[0]
+        remaining = budget[1] - time.monotonic()
     slow = (
         f"could not be checked against the pattern {clip(pattern, 200)!r} in time (more than "
         f"{PATTERN_BUDGET:g} s of matching); send a shorter or simpler value"
@@ -594,7 +602,8 @@ class ArgumentsValidator:
         parameters: a JSON Schema dict (checked here) or a Pydantic model class.
 
     Raises:
-        ToolDefinitionError: the schema is not valid JSON Schema, or does not describe an object.
+        ToolDefinitionError: the schema is not valid JSON Schema, does not describe an object,
+            or reaches outside itself (see `schema_validator`).
     """
 
     __slots__ = ("_model", "_schema", "_tool", "_validator")
