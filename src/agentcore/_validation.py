@@ -382,6 +382,7 @@ _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # values, 
 # first pattern matched in it)
 _deadline: ContextVar[list[Any] | None] = ContextVar("agentcore_pattern_budget", default=None)
 _bounded_classes: dict[type, type] = {}
+_compiled: dict[str, Any] = {}  # patterns compiled by `regex` (its own cache is slow to ask)
 
 
 class SchemaProblem(ValueError):
@@ -437,7 +438,12 @@ def _search(pattern: str, text: str) -> bool | str:
     if remaining <= 0:
         return slow
     try:
-        return regex.search(pattern, text, timeout=remaining) is not None
+        compiled = _compiled.get(pattern)
+        if compiled is None:
+            if len(_compiled) >= 1024:
+                _compiled.clear()
+            compiled = _compiled[pattern] = regex.compile(pattern)
+        return compiled.search(text, timeout=remaining) is not None
     except TimeoutError:
         return slow
     except regex.error as exc:
@@ -653,13 +659,15 @@ class ArgumentsValidator:
         Raises:
             ArgumentsError: with one line per failing path and the received arguments.
         """
+        budget = _deadline.set([PATTERN_BUDGET, None])  # `pattern_budget`, without its cost
         try:
-            with pattern_budget():
-                return self._validate(arguments)
+            return self._validate(arguments)
         except RecursionError:
             raise ArgumentsError(
                 _report(self._tool, ["root: the arguments are nested too deeply"], arguments)
             ) from None
+        finally:
+            _deadline.reset(budget)
 
     def _validate(self, arguments: Any) -> Any:
         found: dict[str, str] = {}
