@@ -81,6 +81,28 @@ async def test_every_loopback_address_checks_host_and_origin() -> None:
             assert await add_through(client) == "5"
 
 
+def ipv6_loopback_works() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback_works(), reason="no ::1 on this machine")
+async def test_ipv6_loopback_checks_host_and_origin() -> None:
+    async with served(host="::1") as url:
+        assert url.startswith("http://[::1]:")
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        assert (await post(url, Host=f"evil.example:{port}")).status_code == 421
+        assert (await post(url, Origin="http://evil.example")).status_code == 403
+        assert (await post(url)).status_code == 200
+        assert (await post(url, Origin=f"http://[::1]:{port}")).status_code == 200
+        async with MCPClient.http(url, name="v6") as client:
+            assert await add_through(client) == "5"
+
+
 async def test_allowed_hosts_add_names() -> None:
     async with served(allowed_hosts=["tools.internal:*", "other.internal"]) as url:
         port = url.split(":")[2].split("/")[0]
