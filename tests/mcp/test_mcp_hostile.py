@@ -17,7 +17,14 @@ import anyio
 import pytest
 from mcp_support import HERE, SRC, errlog, results, text
 
-from agentcore import AgentContext, AgentLoopConfig, ToolCall, agent_loop
+from agentcore import (
+    AbortController,
+    AgentContext,
+    AgentLoopConfig,
+    AgentToolResult,
+    ToolCall,
+    agent_loop,
+)
 from agentcore.mcp import MCPClient
 from agentcore.testing import FauxProvider, faux_message, faux_text
 from conftest import collect, user
@@ -40,6 +47,10 @@ def silent() -> Iterator[socket.socket]:
         yield sock
     finally:
         sock.close()
+
+
+def text_of(result: AgentToolResult) -> str:
+    return "".join(getattr(b, "text", "") for b in result.content)
 
 
 def connected(sock: socket.socket) -> bool:
@@ -141,3 +152,20 @@ async def test_a_hostile_server_reaches_nothing_and_stalls_nothing(
 
             assert text(got["e"]) == "echo: 'hi'" and not got["e"].is_error
     assert not connected(silent)
+
+
+async def test_a_tool_the_sdk_cannot_read_leaves_the_others_usable(
+    errlog: IO[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = str(HERE / "malformed_server.py")
+    with anyio.fail_after(30):
+        async with MCPClient.stdio(sys.executable, [server], errlog=errlog, name="odd") as client:
+            assert [t.name for t in client.tools] == ["good"]
+            assert (
+                "MCP server 'odd': tool 'bad' left out: its definition is invalid (inputSchema: "
+                "Input should be a valid dictionary" in caplog.text
+            )
+            assert "tool '(no name)' left out" in caplog.text
+            result = await client.tools[0].execute("id", {}, AbortController().signal, print)
+            assert not result.is_error and text_of(result) == "good answered"
+            assert [t.name for t in await client.refresh_tools()] == ["good"]
