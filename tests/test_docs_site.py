@@ -369,9 +369,7 @@ def unmapped(section: str, src: Path) -> list[str]:
     package root that the section does not name as `` `agentcore.x` `` in a table row."""
     named = set(re.findall(r"^\| `(agentcore(?:\.[\w.]+)?)` \|", section, re.MULTILINE))
     package = src / "agentcore"
-    wanted = [
-        ".".join(init.parent.relative_to(src).parts) for init in package.rglob("__init__.py")
-    ]
+    wanted = [".".join(init.parent.relative_to(src).parts) for init in package.rglob("__init__.py")]
     wanted += [f"agentcore.{p.stem}" for p in package.glob("*.py") if p.name != "__init__.py"]
     return sorted(set(wanted) - named)
 
