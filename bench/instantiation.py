@@ -95,7 +95,8 @@ def main() -> None:
     print(f"bare hand-written agent : {bare_us:7.2f} µs  {bare_kib:6.2f} KiB each")
     print(f"agentcore Agent         : {ours_us:7.2f} µs  {ours_kib:6.2f} KiB each")
     print(
-        f"ratio                   : {ours_us / bare_us:7.2f}x time, {ours_kib / bare_kib:.2f}x memory"
+        f"ratio                   : {ours_us / bare_us:7.2f}x time, "
+        f"{ours_kib / bare_kib:.2f}x memory"
     )
 
 
