@@ -31,7 +31,7 @@ from agentcore import AgentContext, AgentLoopConfig, UserMessage, agent_loop, ru
 # scenario -> (short count, long count, units per count, unit)
 SCENARIOS = {
     "turn": (20, 60, 10, "turn"),
-    "delta": (2_000, 12_000, 1, "delta"),
+    "delta": (5_000, 45_000, 1, "delta"),
     "scale": (500, 1_000, 1, "run"),
 }
 LOOPS = ("bare", "stream", "sink")
