@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from agentcore import EventStream
-from agentcore._event_stream import _running_tasks
+from agentcore._engine.event_stream import _running_tasks
 
 pytestmark = pytest.mark.anyio
 

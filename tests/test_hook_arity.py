@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentLoopConfig, ConfigError
-from agentcore._hooks import hook_arity
+from agentcore._engine.hooks import hook_arity
 from agentcore.llm import Model
 
 MODEL = Model(id="m", api="faux", provider="faux")
