@@ -6,7 +6,8 @@ a short count; the difference divided by the extra units cancels start-up and im
 
     .venv/bin/python bench/instructions.py                    # every scenario
     .venv/bin/python bench/instructions.py turn scale         # per turn; 1,000 runs at once
-    .venv/bin/python bench/instructions.py --child turn stream 40   # one process (no valgrind)
+    LOOPS=stream,sink .venv/bin/python bench/instructions.py scale   # some loops only
+    .venv/bin/python bench/instructions.py --child stream turn 40   # one process (no valgrind)
 
 Scenarios (each for the bare loop, `agent_loop` read as a stream, and `run_agent_loop` with a
 sink that keeps nothing):
@@ -112,9 +113,12 @@ def main(scenarios: list[str]) -> None:
     for scenario in scenarios:
         short, long, units, unit = SCENARIOS[scenario]
         per: dict[str, float] = {}
-        for loop in LOOPS:
+        for loop in os.environ.get("LOOPS", ",".join(LOOPS)).split(","):
             diff = _count(loop, scenario, long) - _count(loop, scenario, short)
             per[loop] = diff / ((long - short) * units)
+        if set(per) != set(LOOPS):
+            print(scenario, unit, per, flush=True)
+            continue
         bare = per["bare"]
         print(
             f"{scenario:6} per {unit}: bare {bare:,.0f}; agent_loop {per['stream']:,.0f} "
