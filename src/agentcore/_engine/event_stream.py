@@ -234,8 +234,6 @@ async def _run_producer(channel: _Channel, producer: Producer, push: Any, reader
             channel.push(_END)
         if channel.done is not None:
             channel.done.set()
-        if reader and channel.aio is not None:
-            _running_tasks.discard(asyncio.current_task())
 
 
 def _spawn(channel: _Channel, producer: Producer) -> None:
@@ -250,11 +248,14 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
     else:
         loop = channel.aio = asyncio.get_running_loop()
         task = loop.create_task(_run_producer(channel, producer, channel.push, True))
-        _running_tasks.add(task)  # `_run_producer` takes it out as it ends (no done callback:
-        # one holds a copy of the context)
+        _running_tasks.add(task)
+        # In an empty context of its own: by default a done callback keeps a copy of the
+        # current one, an object more per run in flight for the garbage collector to walk.
+        task.add_done_callback(_running_tasks.discard, context=_NO_CONTEXT)
 
 
 _running_tasks: set[Any] = set()  # strong references, so running producers are not collected
+_NO_CONTEXT = contextvars.Context()  # where their done callbacks run: they read no variable
 
 
 def _cancel(channel: _Channel) -> None:
