@@ -62,8 +62,9 @@ from ..messages import (
     from_json,
     now_ms,
     to_json,
+    valid_json,
+    valid_text,
 )
-from ..messages._json import valid_json, valid_text
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
