@@ -8,18 +8,40 @@ headers have not all arrived `header_timeout` seconds after it opened (or after 
 response), and past `max_connections` open connections it closes the one that has waited
 longest for its headers to make room. uvicorn's own `limit_concurrency` answers 503 beyond
 that many connections and running requests.
+
+The cap is also kept below the process's file descriptor limit (less the accept backlog and a
+reserve for files and the store): running out of descriptors is worse than closing a slow
+client, because asyncio's accept loop then spins on `EMFILE` and starves every connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ._deps import import_sdk
 
 __all__ = ["serve"]
+
+_BACKLOG = 128
+"""Connections waiting to be accepted (the kernel's queue, and asyncio's accept burst)."""
+_RESERVE = 48
+"""File descriptors kept for everything but connections (files, the store, MCP servers)."""
+
+
+def _descriptor_cap(wanted: int) -> int:
+    """`wanted`, lowered to what the file descriptor limit leaves for connections."""
+    if sys.platform == "win32":
+        return wanted
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - _BACKLOG - _RESERVE))
 
 
 def _guarded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
@@ -101,8 +123,9 @@ async def serve(
         header_timeout: seconds a connection has to send a request's headers (from when it
             opens, or from its previous response) before it is closed.
         keep_alive_timeout: seconds an idle keep-alive connection is kept.
-        max_connections: open connections at most: past it, the one waiting longest for its
-            headers is closed to make room, and new requests are answered 503.
+        max_connections: open connections at most (lowered to fit the file descriptor limit):
+            past it, the one waiting longest for its headers is closed to make room, and new
+            requests are answered 503.
 
     Raises:
         OSError: the address cannot be bound (in use, not ours).
@@ -123,8 +146,9 @@ async def serve(
     except OSError:
         sock.close()
         raise
-    sock.listen(128)
+    sock.listen(_BACKLOG)
     bound = sock.getsockname()[1]
+    max_connections = _descriptor_cap(max_connections)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -134,6 +158,7 @@ async def serve(
         http=_guarded_protocol(header_timeout, max_connections),
         timeout_keep_alive=keep_alive_timeout,
         limit_concurrency=max_connections + max_connections // 10 + 8,
+        backlog=_BACKLOG,
     )
     server = uvicorn.Server(config)
     if on_ready is not None:
