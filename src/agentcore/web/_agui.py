@@ -15,9 +15,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..messages import valid_text
 from ..sessions import SessionNotFoundError
 from ._chat import Chat
-from ._convert import block_text, valid_text
+from ._convert import block_text
 from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
 from ._hub import Hub

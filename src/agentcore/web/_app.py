@@ -31,10 +31,11 @@ import anyio
 
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
+from ..messages import valid_text
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
 from ._agui import AgUiEndpoint
 from ._chat import Chat, model_ref
-from ._convert import event_json, valid_text
+from ._convert import event_json
 from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard

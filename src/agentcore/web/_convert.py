@@ -25,28 +25,9 @@ from ..messages import (
     Usage,
     UserMessage,
     to_json,
+    valid_json,
 )
 from ._deps import ag_ui
-
-
-def valid_text(text: str) -> str:
-    """`text` with each lone surrogate (which UTF-8 cannot encode) made U+FFFD; a pair of
-    surrogate halves becomes the character they stand for."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def _valid(value: Any) -> Any:
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, dict):
-        return {valid_text(str(k)): _valid(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_valid(v) for v in value]
-    return value
 
 
 def event_json(event: ag_ui.BaseEvent) -> str:
@@ -54,7 +35,7 @@ def event_json(event: ag_ui.BaseEvent) -> str:
     try:
         return event.model_dump_json(by_alias=True)
     except ValueError:  # a lone surrogate somewhere: pydantic cannot encode it
-        data = _valid(event.model_dump(mode="json", by_alias=True))
+        data = valid_json(event.model_dump(mode="json", by_alias=True))
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 

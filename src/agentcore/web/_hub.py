@@ -25,10 +25,10 @@ import anyio.to_thread
 
 from .. import Agent, AgentTool
 from ..llm import Model, StreamFn
-from ..messages import UserMessage
+from ..messages import UserMessage, valid_text
 from ..sessions import Session, SessionInfo, SessionState, SessionStore
 from ._chat import Chat
-from ._convert import block_text, valid_text
+from ._convert import block_text
 
 __all__ = ["Hub", "HubSettings"]
 

@@ -46,8 +46,8 @@ def _descriptor_cap(wanted: int) -> int:
 
 def _guarded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol with a header timeout and room made for new connections."""
-    h11 = import_sdk("h11", "web")
-    impl = import_sdk("uvicorn.protocols.http.h11_impl", "web")
+    h11 = import_sdk("h11", "web", needed_by="agentcore.web")
+    impl = import_sdk("uvicorn.protocols.http.h11_impl", "web", needed_by="agentcore.web")
 
     class _GuardedH11(impl.H11Protocol):  # type: ignore[misc,name-defined]
         _header_timer: asyncio.TimerHandle | None = None
@@ -130,14 +130,14 @@ async def serve(
     Raises:
         OSError: the address cannot be bound (in use, not ours).
         ValueError: a timeout or the connection cap is not positive.
-        MissingExtraError: uvicorn is not installed (`pip install 'agentcore[web]'`).
+        MissingExtraError: uvicorn is not installed (`pip install 'agentcore-loop[web]'`).
     """
     if not (header_timeout > 0 and keep_alive_timeout > 0 and max_connections > 0):
         raise ValueError(
             "serve(): expected positive header_timeout, keep_alive_timeout and "
             f"max_connections, got {header_timeout}, {keep_alive_timeout}, {max_connections}"
         )
-    uvicorn = import_sdk("uvicorn", "web")
+    uvicorn = import_sdk("uvicorn", "web", needed_by="agentcore.web")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
