@@ -174,7 +174,7 @@ def test_serve_on_loopback_requires_a_token_too_and_a_given_token_is_used(
             bearer = {"Authorization": f"Bearer {token}"}
             assert client.get("/api/info", headers=bearer).status_code == 200
         with httpx.Client(timeout=30) as browser:  # the printed address logs the browser in
-            assert browser.get(address).status_code == 200
+            assert browser.get(address, follow_redirects=True).status_code == 200
             assert browser.get(base + "/api/sessions").status_code == 200
     finally:
         _stop(process)
@@ -199,7 +199,7 @@ def test_serve_reports_a_bad_model_or_port_clearly(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown provider 'nope'" in bad.stderr
     busy = _serve(tmp_path)
     try:
-        port = _address(busy).rsplit(":", 1)[1].strip("/")
+        port = _address(busy).split("/?token=")[0].rsplit(":", 1)[1].strip("/")
         again = subprocess.run(
             _command(tmp_path, "--port", port),
             capture_output=True,
