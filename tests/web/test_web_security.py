@@ -416,3 +416,18 @@ def test_header_timeout_is_an_option(tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode == 2 and "positive number of seconds" in bad.stderr
+
+
+def test_a_lone_surrogate_from_the_model_reaches_readers_as_valid_text(served: Served) -> None:
+    served.faux.set_responses([faux_text("half \ud83d of an emoji")])
+    with served.client() as client:
+        sid = client.post("/api/sessions", json={}).json()["id"]
+        with open_events(client, sid) as reader:
+            reader.until("STATE_SNAPSHOT")
+            client.post(f"/api/sessions/{sid}/prompt", json={"text": "hi"})
+            events = reader.until("RUN_FINISHED", "RUN_ERROR")
+        assert events[-1].type == "RUN_FINISHED"
+        deltas = "".join(e.data.get("delta", "") for e in events if e.type.startswith("TEXT"))
+        assert deltas.endswith("half \ufffd of an emoji")
+        assert client.get("/api/sessions").status_code == 200
+        assert client.get(f"/api/sessions/{sid}").status_code == 200
