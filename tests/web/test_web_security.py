@@ -431,3 +431,23 @@ def test_a_lone_surrogate_from_the_model_reaches_readers_as_valid_text(served: S
         assert deltas.endswith("half \ufffd of an emoji")
         assert client.get("/api/sessions").status_code == 200
         assert client.get(f"/api/sessions/{sid}").status_code == 200
+
+
+def test_event_streams_are_bounded(tmp_path: Path) -> None:
+    served = start_server(tmp_path, max_readers=2)
+    try:
+        with served.client() as client:
+            sid = client.post("/api/sessions", json={}).json()["id"]
+            with open_events(client, sid) as one, open_events(client, sid) as two:
+                one.next()
+                two.next()
+                third = client.get(f"/api/sessions/{sid}/events")
+                assert third.status_code == 503 and "at most 2" in third.json()["error"]
+            for _ in range(100):  # the server notices the readers left
+                with client.stream("GET", f"/api/sessions/{sid}/events") as again:
+                    if again.status_code == 200:
+                        break
+                time.sleep(0.05)
+            assert again.status_code == 200
+    finally:
+        stop_server(served)

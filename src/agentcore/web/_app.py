@@ -136,8 +136,12 @@ def _field(body: Mapping[str, Any], name: str, kind: type, *, required: bool = T
 class _Api:
     """The request handlers, over one hub."""
 
-    def __init__(self, hub: Hub, default_model: Model, stream_fn: StreamFn | None) -> None:
+    def __init__(
+        self, hub: Hub, default_model: Model, stream_fn: StreamFn | None, max_readers: int
+    ) -> None:
         self.hub = hub
+        self.max_readers = max_readers
+        self.readers = 0  # event streams open, over all sessions
         self.default_model = default_model
         self.stream_fn = stream_fn
         self.hub_epoch = secrets.token_hex(4)
@@ -213,6 +217,12 @@ class _Api:
         return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
 
     async def events(self, request: requests.Request) -> responses.Response:
+        if self.readers >= self.max_readers:
+            raise _Problem(
+                503,
+                f"this server already streams events to {self.readers} readers (at most "
+                f"{self.max_readers}): close another page first",
+            )
         chat = await self._chat(request)
         last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
         return responses.StreamingResponse(
@@ -231,6 +241,7 @@ class _Api:
             if given_epoch == epoch and plain and chat.log.covers(int(number)):
                 seq = int(number)
         chat.readers += 1
+        self.readers += 1
         try:
             yield "retry: 1000\n\n"
             while True:
@@ -239,10 +250,9 @@ class _Api:
                     for event in snapshot:
                         yield f"id: {epoch}.{seq}\ndata: {event_json(event)}\n\n"
                 entries = chat.log.after(seq)
-                if entries:
-                    for n, data in entries:
-                        yield f"id: {epoch}.{n}\ndata: {data}\n\n"
-                        seq = n
+                if entries:  # one write for all that is new: a reader costs little per event
+                    yield "".join(f"id: {epoch}.{n}\ndata: {data}\n\n" for n, data in entries)
+                    seq = entries[-1][0]
                     continue
                 before = chat.log.seq
                 await chat.log.wait(PING_SECONDS)
@@ -250,6 +260,7 @@ class _Api:
                     yield ": ping\n\n"
         finally:
             chat.readers -= 1
+            self.readers -= 1
 
     async def prompt(self, request: requests.Request) -> responses.Response:
         body = await _body(request)
@@ -333,6 +344,7 @@ def create_app(
     max_open_sessions: int = 64,
     close_idle_after: float = 10.0,
     max_body_bytes: int = 4 * 1024 * 1024,
+    max_readers: int = 256,
 ) -> applications.Starlette:
     """The chat server as an ASGI app (Starlette): the page, the API, AG-UI over SSE.
 
@@ -358,6 +370,8 @@ def create_app(
         close_idle_after: seconds after which a session no run, page or request uses is closed,
             giving its store write lock back (to `agentcore chat --continue`, for one).
         max_body_bytes: the largest request body accepted; a larger one is answered 413.
+        max_readers: event streams open at once over all sessions (each costs a little work
+            per event, and keeps its session open); one more is answered 503.
 
     Raises:
         ValueError: `token` is empty, or a number is out of range.
@@ -367,10 +381,10 @@ def create_app(
     """
     if token is not None and not token.strip():
         raise ValueError("create_app(): the token is empty; give a real one, or None for none")
-    if max_body_bytes < 1 or close_idle_after < 0:
+    if max_body_bytes < 1 or close_idle_after < 0 or max_readers < 1:
         raise ValueError(
-            f"create_app(): expected max_body_bytes >= 1 and close_idle_after >= 0, got "
-            f"{max_body_bytes} and {close_idle_after}"
+            f"create_app(): expected max_body_bytes >= 1, close_idle_after >= 0 and "
+            f"max_readers >= 1, got {max_body_bytes}, {close_idle_after} and {max_readers}"
         )
     settings = HubSettings(
         model=model,
@@ -383,7 +397,7 @@ def create_app(
         close_idle_after=close_idle_after,
     )
     hub = Hub(store, settings)
-    api = _Api(hub, model, stream_fn)
+    api = _Api(hub, model, stream_fn, max_readers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
