@@ -164,6 +164,31 @@ def test_the_shell_tool_reaches_the_chat(tmp_path: Path) -> None:
     assert [t.name for t in faux.calls[0].context.tools] == ["shell"]
 
 
+def test_a_call_waiting_for_approval_is_not_labelled_ok(tmp_path: Path) -> None:
+    """Issue 26: a shell call that never ran was shown as `[shell ok]`."""
+    from agentcore.cli import main
+
+    faux = FauxProvider([shell_calls("echo hi"), faux_text("done")])
+    register_model(faux.model)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["chat", "--shell", "--root", str(tmp_path), "-m", f"{faux.provider_id}/{faux.model.id}"],
+        stdin=io.StringIO("say hi\n/deny\n"),
+        stdout=out,
+        stderr=err,
+    )
+    assert code == 0, err.getvalue()
+    assert "[shell waiting for approval]" in err.getvalue()
+    assert "[shell ok]" not in err.getvalue()
+
+
+def test_the_cli_knows_the_waiting_text_of_the_loop() -> None:
+    from agentcore._approval_check import WAITING
+    from agentcore.cli._render import _WAITING
+
+    assert _WAITING == WAITING
+
+
 async def test_an_abort_kills_a_running_command_and_its_children(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     command = f"sleep 30 & echo $! > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; wait"

@@ -26,7 +26,7 @@ if sys.platform == "win32":
 APP = Path(__file__).with_name("cli_tty_app.py")
 MCP_SERVER = Path(__file__).parent / "mcp" / "mcp_test_server.py"
 SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"
-USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · \$0\.0000 · faux-tty/faux-1"
+USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · free · faux-tty/faux-1"
 UP = "\x1b[A"
 ROWS, COLUMNS = 50, 100
 

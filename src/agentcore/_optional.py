@@ -41,14 +41,14 @@ def import_sdk(module: str, extra: str, *, needed_by: str, what: str | None = No
 
     Raises:
         MissingExtraError: it is not installed; the message says
-            `pip install 'agentcore[extra]'`.
+            `pip install 'agentcore-loop[extra]'`.
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         missing = what if what is not None else f"the {module.split('.')[0]!r} package"
         raise MissingExtraError(
-            f"{needed_by} needs {missing}, which is not installed: pip install 'agentcore[{extra}]'"
+            f"{needed_by} needs {missing}, which is not installed: pip install 'agentcore-loop[{extra}]'"
         ) from exc
 
 

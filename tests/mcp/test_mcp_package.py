@@ -73,7 +73,7 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
     )
     assert out == (
         "MissingExtraError | agentcore.mcp needs the 'mcp' package, which is not installed: "
-        "pip install 'agentcore[mcp]'"
+        "pip install 'agentcore-loop[mcp]'"
     )
 
 

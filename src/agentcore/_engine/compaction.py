@@ -158,15 +158,14 @@ async def _compact(
             tokens,
         )
         return False
-    _log.info(
-        "compacting %d of %d messages with %s (%s: about %d tokens, context window %d)",
-        cut,
-        len(view),
-        name,
-        reason,
-        tokens,
-        window,
-    )
+    if reason == "threshold":  # the estimate and the threshold it passed, each named
+        why = (
+            f"the request, about {tokens} tokens, passes the threshold of "
+            f"{int(share * window)} ({share:g} x the context window of {window})"
+        )
+    else:
+        why = f"the request, about {tokens} tokens, overflowed the context window of {window}"
+    _log.info("compacting %d of %d messages with %s: %s", cut, len(view), name, why)
 
     async def complete(
         model: Model, context: Context, *, max_tokens: int | None = None

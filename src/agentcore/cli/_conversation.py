@@ -22,6 +22,7 @@ from ..messages import AgentMessage, Usage
 from ..sessions import Session, SessionError, SessionState, SessionStore
 from ._approve import HELP as APPROVE_HELP
 from ._approve import decide, is_approval_command, pending_notice
+from ._render import plural
 from ._run import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -203,7 +204,7 @@ class Chat:
         messages = self.agent.state.messages
         entries = list(transcript_lines(messages))
         lines: list[tuple[str, str | None]] = [
-            (f"(resumed session {session.id}: {len(messages)} messages)", "dim")
+            (f"(resumed session {session.id}: {plural(len(messages), 'message')})", "dim")
         ]
         if len(entries) > _REPLAYED:
             lines.append((f"(… {len(entries) - _REPLAYED} earlier entries)", "dim"))
@@ -299,7 +300,7 @@ class Chat:
             self.say("(a new session starts with the next prompt)")
         else:
             count = len(self.agent.state.messages)
-            self.say(f"(session {session.id}: {count} messages)")
+            self.say(f"(session {session.id}: {plural(count, 'message')})")
         return True
 
     async def answer(self, text: str) -> None:

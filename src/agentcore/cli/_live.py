@@ -25,7 +25,7 @@ from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
 from ..tools import AgentToolResult
-from ._render import _result_text
+from ._render import _result_label, _result_text, plural
 
 __all__ = [
     "LiveView",
@@ -207,7 +207,8 @@ def usage_line(added: Sequence[AgentMessage], total: Usage, fallback_model: str)
     text = f"{tokens_in:,} in"
     if usage.cache_read:
         text += f" ({usage.cache_read:,} cached)"
-    text += f" / {usage.output:,} out tokens · ${usage.cost.total:.4f} · {model}"
+    cost = f"${usage.cost.total:.4f}" if usage.cost.total else "free"  # no price: not $0.0000
+    text += f" / {usage.output:,} out tokens · {cost} · {model}"
     if total.cost.total > usage.cost.total:
         text += f" · conversation ${total.cost.total:.4f}"
     return text
@@ -317,8 +318,8 @@ class LiveView:
         lines = _result_text(result).splitlines() or ["(no output)"]
         shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
-        label = f"[{name} failed]" if is_error else f"[{name} ok]"
+            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
+        label = _result_label(name, result, is_error)
         body = "\n".join("  " + line for line in shown)
         self.screen.print(styled(f"{label}\n{body}", "error" if is_error else "ok"))
 

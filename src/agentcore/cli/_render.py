@@ -91,6 +91,25 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 line`, `2 lines`: a count and its noun."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+_WAITING = "Tool call was not executed: it is waiting for approval."
+"""How the loop's `tool_execution_end` reads for a call that waits for approval: it did not run
+(the agent layer's text; the CLI reads only public names, tests/test_cli_approve.py checks it)."""
+
+
+def _result_label(name: str, result: AgentToolResult, is_error: bool) -> str:
+    """`[name ok]`, `[name failed]`, or `[name waiting for approval]` for a call that never ran."""
+    if is_error:
+        return f"[{name} failed]"
+    if _result_text(result).startswith(_WAITING):
+        return f"[{name} waiting for approval]"
+    return f"[{name} ok]"
+
+
 def _result_text(result: AgentToolResult) -> str:
     parts: list[str] = []
     for block in result.content:
@@ -171,8 +190,8 @@ class Renderer:
         lines = _result_text(result).splitlines() or ["(no output)"]
         shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
-        label = f"[{name} failed]" if is_error else f"[{name} ok]"
+            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
+        label = _result_label(name, result, is_error)
         body = "\n".join("  " + line for line in shown)
         self._err.write(f"{label}\n{body}\n", "error" if is_error else "ok")
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..messages import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage
 from ..sessions import SessionData, SessionError, SessionLockedError, SessionStore
-from ._render import Styler, Writable
+from ._render import Styler, Writable, plural
 from ._run import EXIT_OK, CommandError
 from ._store import open_store
 
@@ -114,7 +114,7 @@ def transcript_lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, st
             lines = _text(message.content).splitlines() or ["(no output)"]
             shown = [_clip(line, 160) for line in lines[:_RESULT_LINES]]
             if len(lines) > _RESULT_LINES:
-                shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
+                shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
             label = f"[{message.tool_name} {'failed' if message.is_error else 'ok'}]"
             body = "\n".join("  " + line for line in shown)
             yield f"{label}\n{body}", "error" if message.is_error else "ok"
@@ -155,7 +155,7 @@ def _list(store: SessionStore, out: Writable, styler: Styler) -> int:
 def _show(store: SessionStore, ref: str, out: Writable) -> int:
     data = store.load(find_session(store, ref))
     out.write(
-        f"session {data.id} · {_model_ref(data)} · {len(data.messages)} messages · "
+        f"session {data.id} · {_model_ref(data)} · {plural(len(data.messages), 'message')} · "
         f"created {when(data.created_at)} · updated {when(data.updated_at)}\n"
     )
     if data.state.system_prompt:

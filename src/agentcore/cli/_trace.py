@@ -92,7 +92,7 @@ def _otlp() -> Any:
     except ImportError as exc:
         raise CommandError(
             "--trace with OTEL_EXPORTER_OTLP_ENDPOINT set needs the OpenTelemetry SDK and its "
-            f"OTLP exporter: pip install 'agentcore[otlp]' ({exc})"
+            f"OTLP exporter: pip install 'agentcore-loop[otlp]' ({exc})"
         ) from None
     from agentcore.tracing import instrument
 

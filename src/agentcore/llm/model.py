@@ -183,7 +183,7 @@ class VertexAI:
     else the location's own (`https://<location>-aiplatform.googleapis.com`,
     `https://aiplatform.googleapis.com` for `global`). The bearer token comes from
     `token_provider`, else `credentials`, else application-default credentials
-    (`google.auth.default`; `pip install 'agentcore[vertex]'` installs `google-auth`),
+    (`google.auth.default`; `pip install 'agentcore-loop[vertex]'` installs `google-auth`),
     refreshed off the event loop. A request's `api_key`, when given, is the access token.
 
     Attributes:

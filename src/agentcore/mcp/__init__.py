@@ -14,7 +14,7 @@ async with MCPClient.stdio("python", ["-m", "mcp_server_time"]) as time_server:
 - `tools_server`, `serve_stdio` and `serve_http` serve any list of `AgentTool`s over MCP.
 - `agent_tool` wraps an `Agent` or a loop configuration as an `AgentTool`.
 
-Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore[mcp]'`. This
+Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore-loop[mcp]'`. This
 package imports it lazily: `from agentcore.mcp import agent_tool` works without it, and the
 other names raise `MissingExtraError` naming the extra when the SDK is missing.
 """

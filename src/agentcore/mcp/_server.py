@@ -17,7 +17,9 @@ import functools
 import inspect
 import json
 import math
+import os
 import socket
+import sys
 import threading
 from collections.abc import Sequence
 from contextlib import suppress
@@ -239,12 +241,40 @@ async def serve_stdio(
     # server.py: anyio.run(functools.partial(serve_stdio, [add, multiply]))
     ```
 
-    While it serves, stray writes to stdout go to stderr, so they cannot break the protocol.
-    Arguments as in `tools_server`.
+    The protocol has stdout to itself, at the file-descriptor level: before serving, the real
+    stdout (fd 1) is duplicated onto a private descriptor that only the protocol writes to, and
+    fd 1 is pointed at stderr for the rest of the process. So a tool's `print` (flushed or
+    not, even at interpreter exit), a C extension's write and a child process's output all go
+    to stderr, never onto the wire. When serving ends the private descriptor is closed, so the
+    client sees the end of the stream. Arguments as in `tools_server`.
     """
     server = tools_server(tools, name=name, version=version, instructions=instructions)
-    async with mcp.server.stdio.stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    wire = _claim_stdout()
+    try:
+        async with mcp.server.stdio.stdio_server(stdout=wire) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        if wire is not None:
+            with suppress(OSError, ValueError):
+                await wire.aclose()
+
+
+def _claim_stdout() -> anyio.AsyncFile[str] | None:
+    """The protocol's own stdout: a private duplicate of fd 1, with fd 1 pointed at stderr from
+    now on. None when fd 1 cannot be duplicated (the SDK then serves stdout as it is)."""
+    if sys.stdout is not None:
+        with suppress(OSError, ValueError):
+            sys.stdout.flush()  # what was printed before serving goes where it was meant to
+    try:
+        wire_fd = os.dup(1)  # not inherited by children (PEP 446)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(wire_fd)
+        return None
+    return anyio.wrap_file(open(wire_fd, "w", encoding="utf-8", newline="\n"))
 
 
 async def serve_http(

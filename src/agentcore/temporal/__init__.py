@@ -22,7 +22,7 @@ messages = await run.result()
   aborts it and waits for its result (`RunOutcome`); `get_run` finds a run again by its id.
 - `AgentWorkflow` is the workflow, `workflow_runner` the sandbox it runs in (for a `Replayer`).
 
-Everything here needs the Temporal SDK: `pip install 'agentcore[temporal]'`. `import
+Everything here needs the Temporal SDK: `pip install 'agentcore-loop[temporal]'`. `import
 agentcore.temporal` works without it; the names raise `MissingExtraError` naming the extra.
 See docs/temporal.md.
 """

@@ -14,7 +14,7 @@ app = create_app(JsonlSessionStore("chats"), model=get_model("openai", "gpt-4o-m
 - `AgUiTranslator` turns agentcore events into AG-UI events, for your own endpoints.
 - `serve` runs an app with uvicorn.
 
-Needs the `[web]` extra (`pip install 'agentcore[web]'`): Starlette, uvicorn and
+Needs the `[web]` extra (`pip install 'agentcore-loop[web]'`): Starlette, uvicorn and
 `ag-ui-protocol`. `import agentcore.web` works without it; its names raise `MissingExtraError`
 naming the extra. See docs/web.md.
 """
