@@ -183,7 +183,7 @@ def test_a_call_waiting_for_approval_is_not_labelled_ok(tmp_path: Path) -> None:
 
 
 def test_the_cli_knows_the_waiting_text_of_the_loop() -> None:
-    from agentcore._approval_check import WAITING
+    from agentcore._engine.approval_gate import WAITING
     from agentcore.cli._render import _WAITING
 
     assert _WAITING == WAITING

@@ -48,7 +48,8 @@ def import_sdk(module: str, extra: str, *, needed_by: str, what: str | None = No
     except ImportError as exc:
         missing = what if what is not None else f"the {module.split('.')[0]!r} package"
         raise MissingExtraError(
-            f"{needed_by} needs {missing}, which is not installed: pip install 'agentcore-loop[{extra}]'"
+            f"{needed_by} needs {missing}, which is not installed: "
+            f"pip install 'agentcore-loop[{extra}]'"
         ) from exc
 
 

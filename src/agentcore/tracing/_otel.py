@@ -46,7 +46,8 @@ class _Api:
     """The parts of `opentelemetry-api` the observers use, imported once by `instrument()`.
 
     Raises:
-        MissingExtraError: `opentelemetry-api` is not installed (`pip install 'agentcore-loop[otel]'`).
+        MissingExtraError: `opentelemetry-api` is not installed
+            (`pip install 'agentcore-loop[otel]'`).
     """
 
     def __init__(self) -> None:
