@@ -8,6 +8,11 @@ another one that opened the same session — each request gets an `ApprovalDecis
 run carries the decisions out: an approved call runs (marked first by an `ApprovedCallStarted`
 message, so that it never runs twice), a denied one gets an error result with the reason.
 
+A decision records who took it (`decided_by`, e.g. `"cli"` for the terminal chat), and an agent
+decides only for tools it holds (`Agent.approve`/`deny` refuse others): a surface that runs
+calls can tell a decision it took from one taken elsewhere (`decided_approvals`) and ask again
+(`Agent.reopen`) instead of running, unseen, what someone else approved.
+
 These three messages are application-defined messages (registered with `register_message_type`):
 sessions store them, and the default `convert_to_llm` drops them, so the model sees only the tool
 calls and their results. See docs/approvals.md.
@@ -16,6 +21,7 @@ calls and their results. See docs/approvals.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ._approvals.messages import APPROVAL_ROLES as APPROVAL_ROLES
 from ._approvals.messages import INTERRUPTED_APPROVED_CALL as INTERRUPTED_APPROVED_CALL
@@ -33,8 +39,38 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
+    "DecidedApproval",
+    "decided_approvals",
     "pending_approvals",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecidedApproval:
+    """A call of the last batch that was decided and has not started: the next run carries
+    the decision out (see `decided_approvals`).
+
+    Attributes:
+        request: the call's (latest) request.
+        decision: the decision on it.
+    """
+
+    request: ApprovalRequest
+    decision: ApprovalDecision
+
+
+def decided_approvals(messages: Sequence[AgentMessage]) -> list[DecidedApproval]:
+    """The calls of a transcript's last batch that were decided but have not started (what the
+    next run would carry out), in call order. A surface about to run them checks who decided
+    each (`decision.decided_by`) and asks again (`Agent.reopen`) for those it did not decide."""
+    batch = last_batch(messages)
+    if batch is None:
+        return []
+    return [
+        DecidedApproval(request=s.request, decision=s.decision)
+        for s in batch.decided
+        if s.decision is not None and not s.started
+    ]
 
 
 def pending_approvals(messages: Sequence[AgentMessage]) -> list[ApprovalRequest]:

@@ -70,4 +70,11 @@ class QueueMethods:
         return self._queues.take("steering")
 
     def _poll_follow_up(self) -> list[AgentMessage]:
-        return self._queues.take("follow_up") if self._active is not None else []
+        """The loop's last poll before it ends because the model is done: nothing taken means
+        the run is closing (see `Agent._run`: what is queued after this still runs now)."""
+        run = self._active
+        if run is None:
+            return []
+        taken = self._queues.take("follow_up")
+        run.closing = not taken
+        return taken

@@ -101,13 +101,16 @@ def listener_arity(listener: Listener) -> int:
 class ActiveRun:
     """Book-keeping of the active run: its abort controller and how far its events got."""
 
-    __slots__ = ("added", "controller", "done", "loop_thread", "skip_steering_poll")
+    __slots__ = ("added", "closing", "controller", "done", "loop_thread", "skip_steering_poll")
 
     def __init__(self) -> None:
         self.controller = AbortController()
         self.done = anyio.Event()
         self.loop_thread = threading.get_ident()
         self.skip_steering_poll = False
+        self.closing = False
+        """The loop's last poll found nothing: it ends because the model is done (a message
+        queued from now on is run by a next loop before the agent goes idle)."""
         self.added: list[AgentMessage] = []
 
 

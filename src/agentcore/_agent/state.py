@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, get_args
 
 from .._engine.usage import add_usage
@@ -355,3 +355,13 @@ class Queues:
     def __bool__(self) -> bool:
         with self._lock:
             return bool(self._queues["steering"] or self._queues["follow_up"])
+
+    def end_unless_queued(self, end: Callable[[], None]) -> bool:
+        """Call `end` (the run goes idle) unless a message is queued, atomically with `push`:
+        a message queued from any thread is either seen here or queued after `end`. Returns
+        whether `end` was called."""
+        with self._lock:
+            if self._queues["steering"] or self._queues["follow_up"]:
+                return False
+            end()
+            return True

@@ -88,6 +88,9 @@ class ApprovalDecision:
         arguments: edited arguments for the approved call (None: as requested).
         reason: why it was denied (or any note), or None.
         timestamp: when it was decided (ms since the epoch).
+        decided_by: who took the decision: a name for the surface or program (`"cli"` for
+            `agentcore chat`), or None when not said. A surface that runs decided calls asks
+            again for those it did not decide itself (see docs/approvals.md).
     """
 
     tool_call_id: str
@@ -95,6 +98,7 @@ class ApprovalDecision:
     arguments: dict[str, Any] | None = None
     reason: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    decided_by: str | None = None
     role: Literal["approval_decision"] = "approval_decision"
 
     def __post_init__(self) -> None:
@@ -104,22 +108,35 @@ class ApprovalDecision:
         _check_arguments(name, self.arguments, optional=True)
         _check(name, "reason", self.reason, (str, type(None)), "a string or None")
         _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+        _check(name, "decided_by", self.decided_by, (str, type(None)), "a string or None")
 
     @classmethod
     def approve(
-        cls, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None
+        cls,
+        request: ApprovalRequest,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        decided_by: str | None = None,
     ) -> ApprovalDecision:
         """Approve `request`, as requested or with edited `arguments`."""
         return cls(
             tool_call_id=request.tool_call_id,
             approved=True,
             arguments=dict(arguments) if arguments is not None else None,
+            decided_by=decided_by,
         )
 
     @classmethod
-    def deny(cls, request: ApprovalRequest, reason: str | None = None) -> ApprovalDecision:
+    def deny(
+        cls, request: ApprovalRequest, reason: str | None = None, *, decided_by: str | None = None
+    ) -> ApprovalDecision:
         """Deny `request`; the call gets an error result saying so, with `reason`."""
-        return cls(tool_call_id=request.tool_call_id, approved=False, reason=reason)
+        return cls(
+            tool_call_id=request.tool_call_id,
+            approved=False,
+            reason=reason,
+            decided_by=decided_by,
+        )
 
 
 @register_message_type

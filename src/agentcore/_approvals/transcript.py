@@ -80,10 +80,12 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     for message in messages[k + 1 :]:
         if isinstance(message, ApprovalRequest):
             call = calls.get(message.tool_call_id)
-            if call is not None and call.id not in states:
+            if call is not None:  # a later request asks again: earlier decisions are set aside
                 states[call.id] = CallState(call=call, request=message)
+                decisions.pop(call.id, None)
         elif isinstance(message, ApprovalDecision):
-            decisions.setdefault(message.tool_call_id, message)
+            if message.tool_call_id in states:  # a decision answers the request before it
+                decisions.setdefault(message.tool_call_id, message)
         elif isinstance(message, ApprovedCallStarted):
             started.add(message.tool_call_id)
         elif isinstance(message, ToolResultMessage):

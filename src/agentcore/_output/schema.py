@@ -17,6 +17,7 @@ from typing import Any
 
 import jiter
 
+from .._tools.validation import SchemaProblem, pattern_budget, schema_validator
 from .._tools.validation import (
     _path as path_text,  # one spelling of paths for every validation error
 )
@@ -74,17 +75,10 @@ def check_json_schema(schema: Mapping[str, Any]) -> Any:
     Raises:
         ConfigError: `schema` is not valid JSON Schema (naming where).
     """
-    from jsonschema import exceptions, validators
-
-    cls = validators.validator_for(schema)
     try:
-        cls.check_schema(schema)
-    except exceptions.SchemaError as exc:
-        where = path_text(list(exc.absolute_path))
-        raise ConfigError(
-            f"output_type is not a valid JSON Schema: {exc.message} (at {where})"
-        ) from None
-    return cls(schema)
+        return schema_validator(schema)  # no reference outside it, patterns in bounded time
+    except SchemaProblem as exc:
+        raise ConfigError(f"output_type is {exc}") from None
 
 
 # --- the strict form -----------------------------------------------------------------------------
@@ -186,7 +180,9 @@ def problems_of_pydantic(error: Any, prefix: list[Any]) -> list[str]:
 def problems_of_schema(validator: Any, data: Any, prefix: list[Any]) -> list[str]:
     """One line per failing path of `data` against a `jsonschema` validator ([] when valid)."""
     problems: list[str] = []
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+    with pattern_budget():
+        errors = list(validator.iter_errors(data))
+    for error in sorted(errors, key=lambda e: list(map(str, e.path))):
         path = [*prefix, *error.absolute_path]
         if error.validator == "required" and isinstance(error.instance, Mapping):
             missing = [k for k in error.validator_value if k not in error.instance]

@@ -8,9 +8,10 @@ import fnmatch
 import math
 import operator
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..abort import AbortSignal
 from ..errors import ToolError
@@ -20,6 +21,7 @@ __all__ = [
     "HIDDEN_PATTERNS",
     "builtin_tools",
     "calculator",
+    "chars_for_context",
     "is_hidden",
     "list_files",
     "read_file",
@@ -120,6 +122,32 @@ class _Root:
             )
         return target
 
+    def open(self, target: Path, path: str) -> BinaryIO:
+        """`target` (from `resolve`) opened for reading, if what was opened is still a regular
+        file the tools may see: a path swapped for a symlink after `resolve` (to reach out of
+        the root) is not followed as its last part, and the opened file's real path is checked.
+
+        Raises:
+            ToolError: the file is gone, not a regular file, or no longer one the tools may see.
+        """
+        flags = (
+            os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
+        try:
+            fd = os.open(target, flags)
+        except OSError as exc:
+            raise ToolError(f"cannot open {path!r}: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolError(f"no such file: {path!r} is not a regular file")
+            real = _real_path(fd, target)
+            if not real.is_relative_to(self.path) or self._hidden_part(real) is not None:
+                raise ToolError(f"{path!r} changed while it was being opened; not read")
+            return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
     def shows(self, entry: Path) -> bool:
         """Whether a listing shows `entry` (a symlink is judged by its target as well)."""
         if self.include_hidden:
@@ -132,6 +160,24 @@ class _Root:
             except (OSError, RuntimeError):
                 return True  # a broken link shows, and reading it says so
         return True
+
+
+def _real_path(fd: int, target: Path) -> Path:
+    """Where the open file `fd` really is: from /proc on Linux; elsewhere `target` resolved
+    again, if it is still the very file that was opened."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+    opened = os.fstat(fd)
+    again = target.resolve()
+    try:
+        now = again.stat()
+    except OSError:
+        return Path("/")  # gone: outside any root
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        return Path("/")
+    return again
 
 
 class _Excerpt:
@@ -148,7 +194,13 @@ class _Excerpt:
 
 
 def _read_lines(
-    target: Path, path: str, start: int, count: int, column: int, signal: AbortSignal | None
+    file: BinaryIO,
+    path: str,
+    start: int,
+    count: int,
+    column: int,
+    signal: AbortSignal | None,
+    budget: int = _MAX_OUTPUT_CHARS,
 ) -> _Excerpt:
     """Lines `start` to `start + count - 1` of a text file, each from character `column` and at
     most `_MAX_LINE_CHARS` long, reading the file in chunks (never all of it into memory).
@@ -160,13 +212,12 @@ def _read_lines(
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     first, last = column - 1, column - 1 + _MAX_LINE_CHARS  # the characters kept of a line
     end = start + count  # the first line not shown
-    budget = _MAX_OUTPUT_CHARS
     line = 1  # the number of the line being read
     length = 0  # its characters so far
     kept: list[str] = []  # its characters in [first, last), when it is shown
     tail = ""  # its last character so far
     past = 0  # bytes read after the last line shown
-    with target.open("rb") as f:
+    with file as f:
         data = f.read(_CHUNK)
         if b"\x00" in data:  # checked before anything is decoded
             raise ToolError(f"{path!r} is a binary file (it contains NUL bytes), not a text file")
@@ -247,18 +298,35 @@ def _cut_note(cut: list[tuple[int, int]], column: int) -> str:
     )
 
 
+def chars_for_context(context_window: int) -> int:
+    """The characters one `read_file` call returns for a model with `context_window` tokens:
+    an eighth of the window at about 3 characters a token (code and config files tokenise
+    densely), between 2,000 and 256 Ki characters. A small local model (8,192 tokens) gets
+    3,072 characters a call, and reads a longer file in parts instead of filling its context."""
+    return max(2_000, min(_MAX_OUTPUT_CHARS, context_window // 8 * 3))
+
+
 def read_file(
-    root: str | os.PathLike[str], *, max_lines: int = 200, include_hidden: bool = False
+    root: str | os.PathLike[str],
+    *,
+    max_lines: int = 200,
+    max_chars: int | None = None,
+    context_window: int | None = None,
+    include_hidden: bool = False,
 ) -> AgentTool:
     """A `read_file(path, offset=1, max_lines=..., column=1)` tool that reads text files under
     `root`.
 
     The result starts with the file's line count and which lines it shows, then the lines. One
     call returns at most `max_lines` lines, each cut after 10,000 characters (from `column`),
-    and at most 256 Ki characters in all; a note after the lines says what was cut and which
-    `offset`/`column` reads on. The file is read in chunks, never whole: lines are counted up to
-    64 MiB past the last one shown ("more than N lines" beyond). A file with a NUL byte in its
-    first 256 KiB is refused as binary; so are paths outside `root` and, unless
+    and stops after the line that reaches `max_chars` characters in all; a note after the lines
+    says what was cut and which `offset`/`column` reads on. `max_chars` defaults to a share of
+    the model's `context_window` when it is given (`chars_for_context`: 3,072 characters for an
+    8,192-token window), else to 256 Ki characters. The file is read in chunks, never whole:
+    lines are counted up to 64 MiB past the last one shown ("more than N lines" beyond). A
+    file with a NUL byte in its first 256 KiB is refused as binary; so are paths outside
+    `root` (also a symlink swapped in after the path was checked: the opened file's real path
+    is checked again) and, unless
     `include_hidden`, dot-files and files that may hold secrets (`HIDDEN_PATTERNS`: `.env`,
     `.env.*`, `*.pem`, `*.key`, `id_rsa*`, `.netrc`, `.npmrc`, `credentials*`, ...), the same
     policy as `list_files`.
@@ -266,13 +334,26 @@ def read_file(
     Args:
         root: the directory the tool may read (symlinks are followed only within it).
         max_lines: the most lines one call returns, and what it returns by default.
+        max_chars: the characters of file text after which one call stops (at a line's end).
+        context_window: the model's context window in tokens, to size `max_chars` from.
         include_hidden: also read dot-files and secret-looking files.
 
     Raises:
         NotADirectoryError: `root` is not a directory.
+        ValueError: `max_chars` or `context_window` is not a positive integer.
     """
     base = _Root(root, include_hidden)
     cap = max(1, max_lines)
+    for name, value in (("max_chars", max_chars), ("context_window", context_window)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if max_chars is None:
+        max_chars = (
+            _MAX_OUTPUT_CHARS if context_window is None else chars_for_context(context_window)
+        )
+    chars = max_chars
 
     @tool
     def read_file(
@@ -299,7 +380,7 @@ def read_file(
             raise ToolError(f"no such file: {path!r} (list_files shows what exists)")
         start, column = max(offset, 1), max(column, 1)
         count = max(1, min(max_lines, cap))
-        excerpt = _read_lines(target, path, start, count, column, signal)
+        excerpt = _read_lines(base.open(target, path), path, start, count, column, signal, chars)
         lines, total = excerpt.lines, excerpt.total
         counted = _plural(total, "line") if excerpt.complete else f"more than {total} lines"
         if not lines:
@@ -318,7 +399,7 @@ def read_file(
             text += _cut_note(excerpt.cut, column)
         if excerpt.stopped:
             text += (
-                f"\n[stopped at {_MAX_OUTPUT_CHARS:,} characters; to read on, call read_file "
+                f"\n[stopped at {chars:,} characters; to read on, call read_file "
                 f"again with offset={start + len(lines)}]"
             )
         return text
@@ -521,19 +602,24 @@ def calculator() -> AgentTool:
 
 
 def builtin_tools(
-    root: str | os.PathLike[str] = ".", *, include_hidden: bool = False
+    root: str | os.PathLike[str] = ".",
+    *,
+    include_hidden: bool = False,
+    context_window: int | None = None,
 ) -> list[AgentTool]:
     """The ready-made tools: `read_file` and `list_files` confined to `root`, and `calculator`.
 
     Args:
         root: the directory the file tools see.
         include_hidden: let the file tools show dot-files and files that may hold secrets.
+        context_window: the model's context window in tokens: `read_file` returns a share of
+            it per call (see `read_file`).
 
     Raises:
         NotADirectoryError: `root` is not a directory.
     """
     return [
-        read_file(root, include_hidden=include_hidden),
+        read_file(root, include_hidden=include_hidden, context_window=context_window),
         list_files(root, include_hidden=include_hidden),
         calculator(),
     ]

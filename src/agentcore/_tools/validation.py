@@ -15,6 +15,13 @@ Pydantic model (read through its JSON Schema), at every depth of nested objects 
 
 A failure raises `ArgumentsError` whose text names each failing path and shows the arguments
 received (clipped to the first 2,000 characters), so the model can correct its call.
+
+Schemas may come from elsewhere (an MCP server's tools), so a validator built here never reaches
+outside its schema: `$ref`s resolve only within the schema itself (a reference to a URL or a file
+is refused when the validator is built, naming the reference, and nothing is ever fetched or
+read), and regular expressions (`pattern`, `patternProperties`) are matched by the `regex`
+engine within a time budget (`PATTERN_BUDGET` seconds per validation), so a pattern that
+backtracks catastrophically gives a validation error instead of stalling the event loop.
 """
 
 from __future__ import annotations
@@ -24,8 +31,11 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import ToolDefinitionError, clip
 
@@ -34,7 +44,15 @@ if TYPE_CHECKING:
 
 # pydantic and jsonschema are imported when the first tool needs them, not with agentcore.
 
-__all__ = ["ArgumentsError", "ArgumentsValidator", "json_schema_of"]
+__all__ = [
+    "PATTERN_BUDGET",
+    "ArgumentsError",
+    "ArgumentsValidator",
+    "SchemaProblem",
+    "json_schema_of",
+    "pattern_budget",
+    "schema_validator",
+]
 
 _MAX_COERCION_ROUNDS = 8
 _MAX_PROBLEMS = 50  # lines listed in one error text; the rest are counted
@@ -353,6 +371,235 @@ def _report(tool: str, problems: list[str], arguments: Any) -> str:
     return f'Validation failed for tool "{tool}":\n{lines}\n\nReceived arguments:\n{clip(shown)}'
 
 
+# --- schemas from elsewhere --------------------------------------------------------------------
+
+PATTERN_BUDGET = 0.1
+"""Seconds of regular-expression matching that one validation may spend, all patterns together."""
+
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})  # values, not schemas
+# [seconds, deadline]: the budget of the `pattern_budget` block, and when it ends (set by the
+# first pattern matched in it)
+_deadline: ContextVar[list[Any] | None] = ContextVar("agentcore_pattern_budget", default=None)
+_bounded_classes: dict[type, type] = {}
+_compiled: dict[str, Any] = {}  # patterns compiled by `regex` (its own cache is slow to ask)
+
+
+class SchemaProblem(ValueError):
+    """A schema that cannot be used (invalid, or reaching outside itself); the text says why.
+
+    `invalid` is (message, where) when the schema breaks its meta-schema, else None."""
+
+    def __init__(self, text: str, *, invalid: tuple[str, str] | None = None) -> None:
+        super().__init__(text)
+        self.invalid = invalid
+
+
+class _Refused(Exception):
+    """Raised by the registry's retrieve: no reference is resolved outside the schema."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri)
+        self.uri = uri
+
+
+def _refuse(uri: str) -> NoReturn:
+    raise _Refused(uri)
+
+
+@contextmanager
+def pattern_budget(seconds: float = PATTERN_BUDGET) -> Iterator[None]:
+    """Within this block, the patterns of every `schema_validator` share `seconds` of matching;
+    what runs out of time fails validation with a message saying so. The clock starts at the
+    first pattern matched (a validation without patterns never reads it)."""
+    token = _deadline.set([seconds, None])
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _search(pattern: str, text: str) -> bool | str:
+    """Whether `pattern` matches somewhere in `text`, in bounded time; a text saying why not
+    when it could not be checked (out of time, or a pattern the engine refuses)."""
+    import regex
+
+    budget = _deadline.get()
+    if budget is None:  # outside `pattern_budget`: this match alone
+        remaining = PATTERN_BUDGET
+    else:
+        if budget[1] is None:
+            budget[1] = time.monotonic() + budget[0]
+        remaining = budget[1] - time.monotonic()
+    slow = (
+        f"could not be checked against the pattern {clip(pattern, 200)!r} in time (more than "
+        f"{PATTERN_BUDGET:g} s of matching); send a shorter or simpler value"
+    )
+    if remaining <= 0:
+        return slow
+    try:
+        compiled = _compiled.get(pattern)
+        if compiled is None:
+            if len(_compiled) >= 1024:
+                _compiled.clear()
+            compiled = _compiled[pattern] = regex.compile(pattern)
+        return compiled.search(text, timeout=remaining) is not None
+    except TimeoutError:
+        return slow
+    except regex.error as exc:
+        shown = clip(pattern, 200)
+        return f"could not be checked: the schema's pattern {shown!r} is not usable ({exc})"
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and isinstance(pattern, str):
+        found = _search(pattern, instance)
+        if isinstance(found, str):
+            yield ValidationError(f"{clip(instance, 200)!r} {found}")
+        elif not found:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            found = _search(pattern, key)
+            if isinstance(found, str):
+                yield ValidationError(f"property name {clip(key, 200)!r} {found}")
+            elif found:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, other: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras: list[Any] = []
+    for key in instance:
+        if key in properties:
+            continue
+        matched = False
+        for pattern in patterns:
+            found = _search(pattern, key)
+            if isinstance(found, str):
+                yield ValidationError(f"property name {clip(key, 200)!r} {found}")
+                matched = True  # reported already
+                break
+            if found:
+                matched = True
+                break
+        if not matched:
+            extras.append(key)
+    if validator.is_type(other, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], other, path=key)
+    elif other is False and extras:
+        names = ", ".join(repr(k) for k in sorted(extras, key=str))
+        if patterns:
+            shown = ", ".join(repr(p) for p in sorted(patterns))
+            yield ValidationError(f"{names} do not match any of the regexes: {shown}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(
+                f"Additional properties are not allowed ({names} {verb} unexpected)"
+            )
+
+
+def _bounded(cls: Any) -> Any:
+    """`cls` with its pattern keywords matched by `_search`."""
+    bounded = _bounded_classes.get(cls)
+    if bounded is None:
+        from jsonschema import validators
+
+        own = {
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+        }
+        bounded = validators.extend(cls, {k: v for k, v in own.items() if k in cls.VALIDATORS})
+        _bounded_classes[cls] = bounded
+    return bounded
+
+
+def _walk(node: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """Every (keyword, value) pair of a schema, at any depth."""
+    if depth > 200:
+        raise SchemaProblem("refused: the schema is nested more than 200 levels deep")
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield key, value
+            if key not in _DATA_KEYWORDS:
+                yield from _walk(value, depth + 1)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item, depth + 1)
+
+
+def schema_validator(schema: Mapping[str, Any]) -> Any:
+    """A `jsonschema` validator for `schema` that never reaches outside it.
+
+    Its references resolve only within `schema` (and the JSON Schema meta-schemas, which ship
+    with jsonschema); its patterns are matched in bounded time (`pattern_budget`).
+
+    Raises:
+        SchemaProblem: `schema` is not valid JSON Schema, or a reference points outside it
+            (a URL, a file, another document), or it combines `patternProperties` with
+            `unevaluatedProperties` (whose property-name matching cannot be bounded).
+    """
+    import referencing
+    import referencing.exceptions
+    import referencing.jsonschema
+    from jsonschema import exceptions, validators
+    from jsonschema_specifications import REGISTRY
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where = _path(list(exc.absolute_path))
+        raise SchemaProblem(
+            f"not a valid JSON Schema: {exc.message} (at {where})", invalid=(exc.message, where)
+        ) from None
+    registry: Any = referencing.Registry(retrieve=_refuse)  # type: ignore[call-arg]
+    keywords = list(_walk(schema))
+    used = {key for key, _ in keywords}
+    if "patternProperties" in used and "unevaluatedProperties" in used:
+        raise SchemaProblem(
+            "refused: 'patternProperties' with 'unevaluatedProperties' is not supported (its "
+            "property names could not be matched in bounded time)"
+        )
+    specification = referencing.jsonschema.specification_with(
+        cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
+        default=referencing.Specification.OPAQUE,
+    )
+    resolver = REGISTRY.combine(registry).resolver_with_root(specification.create_resource(schema))
+    for key, value in keywords:
+        if key not in _REF_KEYWORDS or not isinstance(value, str):
+            continue
+        try:
+            resolver.lookup(value)
+        except referencing.exceptions.Unresolvable as exc:
+            if isinstance(exc.__cause__, _Refused) or not value.startswith("#"):
+                raise SchemaProblem(
+                    f"refused: the reference {clip(value, 200)!r} points outside the schema; only "
+                    "references within the schema itself are followed ('#/$defs/...', or an "
+                    "'$id' inside it), nothing is fetched or read from files"
+                ) from None
+            raise SchemaProblem(
+                f"refused: the reference {clip(value, 200)!r} does not resolve within the schema"
+            ) from None
+    return _bounded(cls)(schema, registry=registry)
+
+
 class ArgumentsValidator:
     """Validates the arguments of one tool against its parameters (rules: see the module).
 
@@ -361,7 +608,8 @@ class ArgumentsValidator:
         parameters: a JSON Schema dict (checked here) or a Pydantic model class.
 
     Raises:
-        ToolDefinitionError: the schema is not valid JSON Schema, or does not describe an object.
+        ToolDefinitionError: the schema is not valid JSON Schema, does not describe an object,
+            or reaches outside itself (see `schema_validator`).
     """
 
     __slots__ = ("_model", "_schema", "_tool", "_validator")
@@ -385,28 +633,24 @@ class ArgumentsValidator:
                 f"tool {tool_name!r}: parameters must be a JSON Schema dict or a Pydantic model "
                 f"class, got {type(parameters).__name__}"
             )
-        from jsonschema import exceptions as jsonschema_exceptions
-        from jsonschema import validators
-
         # A copy: what is read of the schema is kept (`_Schema`), so later changes to the
         # caller's dict must not reach the validator.
         schema = copy.deepcopy(dict(parameters))
-        cls = validators.validator_for(schema)
-        try:
-            cls.check_schema(schema)
-        except jsonschema_exceptions.SchemaError as exc:
-            where = _path(list(exc.absolute_path))
-            raise ToolDefinitionError(
-                f"tool {tool_name!r}: parameters are not valid JSON Schema ({exc.message} at "
-                f"{where})"
-            ) from exc
         kind = schema.get("type")
+        try:
+            self._validator = schema_validator(schema)
+        except SchemaProblem as exc:
+            if exc.invalid is not None:
+                message, where = exc.invalid
+                what = f"parameters are not valid JSON Schema ({message} at {where})"
+            else:
+                what = f"parameters {exc}"
+            raise ToolDefinitionError(f"tool {tool_name!r}: {what}") from None
         if kind is not None and kind != "object":
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: parameters must describe an object (type 'object'), "
                 f"got type {kind!r}"
             )
-        self._validator = cls(schema)
         self._schema = _Schema(schema)
 
     def validate(self, arguments: Any) -> Any:
@@ -415,12 +659,15 @@ class ArgumentsValidator:
         Raises:
             ArgumentsError: with one line per failing path and the received arguments.
         """
+        budget = _deadline.set([PATTERN_BUDGET, None])  # `pattern_budget`, without its cost
         try:
             return self._validate(arguments)
         except RecursionError:
             raise ArgumentsError(
                 _report(self._tool, ["root: the arguments are nested too deeply"], arguments)
             ) from None
+        finally:
+            _deadline.reset(budget)
 
     def _validate(self, arguments: Any) -> Any:
         found: dict[str, str] = {}

@@ -21,7 +21,7 @@ from ..llm import check_model
 from ..messages import AgentMessage, Usage
 from ..sessions import Session, SessionError, SessionState, SessionStore
 from ._approve import HELP as APPROVE_HELP
-from ._approve import decide, is_approval_command, pending_notice
+from ._approve import decide, is_approval_command, pending_notice, reask
 from ._render import plural
 from ._run import (
     EXIT_INTERRUPTED,
@@ -107,6 +107,8 @@ class Chat:
         self.on_idle_interrupt: Callable[[], None] | None = None  # a front end's own notice
         self._unsubscribe: Callable[[], None] | None = None
         self.agent = self._new_agent(session)
+        # calls decided elsewhere (the web page, a program) and not run: decided here again
+        self.reasked = reask(self.agent) if session is not None else None
 
     # -- the agent and its session ---------------------------------------------------------
 
@@ -208,7 +210,13 @@ class Chat:
         ]
         if len(entries) > _REPLAYED:
             lines.append((f"(… {len(entries) - _REPLAYED} earlier entries)", "dim"))
-        return lines + entries[-_REPLAYED:]
+        lines += entries[-_REPLAYED:]
+        if self.reasked is not None:
+            lines.append((self.reasked, "error"))
+        notice = pending_notice(self.agent)
+        if notice is not None:
+            lines.append((notice, "dim"))
+        return lines
 
     # -- output ----------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import mcp.client.streamable_http
     import mcp.server.lowlevel
     import mcp.server.stdio
+    import mcp.server.transport_security
     import mcp.types as types
     import mcp.types.version
 else:
@@ -27,6 +28,7 @@ else:
     import_sdk("mcp.client.streamable_http", "mcp", needed_by="agentcore.mcp")
     import_sdk("mcp.server.lowlevel", "mcp", needed_by="agentcore.mcp")
     import_sdk("mcp.server.stdio", "mcp", needed_by="agentcore.mcp")
+    import_sdk("mcp.server.transport_security", "mcp", needed_by="agentcore.mcp")
     types = import_sdk("mcp.types", "mcp", needed_by="agentcore.mcp")
     import_sdk("mcp.types.version", "mcp", needed_by="agentcore.mcp")
     httpx2 = import_sdk("httpx2", "mcp", needed_by="agentcore.mcp")

@@ -31,7 +31,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,6 +41,8 @@ from .. import (
     AgentToolResult,
     ConfigError,
     ImageContent,
+    OutputSpec,
+    OutputValidationError,
     TextContent,
     ToolDefinitionError,
     ToolExecutionMode,
@@ -49,7 +51,14 @@ from .. import (
 )
 from ._sdk import types
 
-__all__ = ["MCPProgress", "MCPTool", "ToolFilter", "ToolSource", "build_tools"]
+__all__ = [
+    "MCPProgress",
+    "MCPTool",
+    "ToolFilter",
+    "ToolSource",
+    "bound_output_checks",
+    "build_tools",
+]
 
 _log = logging.getLogger("agentcore")
 
@@ -57,6 +66,16 @@ _NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_NAME = 64
 _CLIP = 2_000
+MAX_DESCRIPTION_CHARS = 8_000
+"""Characters of a tool's description (from the server) that reach the model; the rest is cut
+with a note."""
+MAX_SCHEMA_CHARS = 256 * 1024
+"""Characters (as JSON) of a tool's input schema; a tool with a larger one is left out."""
+MAX_RESULT_CHARS = 256 * 1024
+"""Characters of text one call's result gives the model (as `read_file`); the rest is cut with
+a note."""
+MAX_IMAGE_CHARS = 8 * 1024 * 1024
+"""Characters of base64 data of one image in a result; a larger image is replaced by a note."""
 
 
 def clip(text: str) -> str:
@@ -124,7 +143,7 @@ class MCPTool(AgentTool):
     ) -> None:
         super().__init__(
             name=name,
-            description=definition.description or definition.title or "",
+            description=_description(definition),
             parameters=definition.input_schema,
             label=definition.title or definition.name,
             timeout=timeout,
@@ -197,6 +216,24 @@ class ToolFilter:
         return name or "_"
 
 
+def _description(definition: types.Tool) -> str:
+    """The server's description of a tool, cut after `MAX_DESCRIPTION_CHARS` with a note."""
+    text = definition.description or definition.title or ""
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    return (
+        f"{text[:MAX_DESCRIPTION_CHARS]}\n[description cut after {MAX_DESCRIPTION_CHARS:,} of "
+        f"{len(text):,} characters]"
+    )
+
+
+def _schema_size(schema: Any) -> int:
+    try:
+        return len(json.dumps(schema))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_SCHEMA_CHARS + 1
+
+
 def _same(tool: MCPTool, definition: types.Tool) -> bool:
     return tool.definition == definition
 
@@ -229,6 +266,17 @@ def build_tools(
             tools.append(old)
             names.add(name)
             continue
+        size = _schema_size(definition.input_schema)
+        if size > MAX_SCHEMA_CHARS:
+            _log.warning(
+                "MCP server %r: tool %r left out: its input schema is %s characters of JSON "
+                "(at most %s are accepted)",
+                spec.server,
+                definition.name,
+                f"{size:,}" if size <= MAX_SCHEMA_CHARS * 1000 else "too many",
+                f"{MAX_SCHEMA_CHARS:,}",
+            )
+            continue
         try:
             tool = MCPTool(
                 client,
@@ -237,12 +285,57 @@ def build_tools(
                 timeout=spec.timeout,
                 execution_mode=spec.execution_mode,
             )
-        except ToolDefinitionError as exc:
-            _log.warning("MCP server %r: tool %r left out: %s", spec.server, definition.name, exc)
+        except (ToolDefinitionError, RecursionError, ValueError, TypeError) as exc:
+            # one unusable tool is left out; the server's other tools stay usable
+            why = (
+                str(exc) if isinstance(exc, ToolDefinitionError) else f"{type(exc).__name__}: {exc}"
+            )
+            _log.warning(
+                "MCP server %r: tool %r left out: %s", spec.server, definition.name, clip(why)
+            )
             continue
         tools.append(tool)
         names.add(name)
     return tools
+
+
+class _OutputCheck:
+    """What the SDK's client takes for a compiled output-schema validator (its `iter_errors`),
+    checking with an `OutputSpec`: no reference outside the schema, patterns in bounded time."""
+
+    def __init__(self, spec: OutputSpec[Any]) -> None:
+        self._spec = spec
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        from jsonschema.exceptions import ValidationError
+
+        try:
+            self._spec.validate(instance)
+        except OutputValidationError as exc:
+            yield ValidationError(str(exc))
+
+
+def bound_output_checks(session: Any, listed: Sequence[types.Tool]) -> None:
+    """Have the SDK's client check structured results with agentcore's validators.
+
+    The SDK checks a result's `structuredContent` against the tool's `outputSchema` itself,
+    matching its patterns with Python's `re` (which a server could make backtrack for minutes on
+    the event loop). Its cache of compiled validators is filled here, per listing, with checks
+    that match patterns within a time budget. A schema agentcore refuses keeps the SDK's own
+    validator (which resolves no remote reference either). Nothing happens when the SDK keeps
+    no such cache.
+    """
+    cache = getattr(session, "_tool_output_validators", None)
+    if not isinstance(cache, dict):
+        return
+    for definition in listed:
+        schema = definition.output_schema
+        if not isinstance(schema, dict) or _schema_size(schema) > MAX_SCHEMA_CHARS:
+            continue
+        try:
+            cache[definition.name] = _OutputCheck(OutputSpec(schema))
+        except (ConfigError, RecursionError, ValueError, TypeError):
+            continue
 
 
 # --- results -------------------------------------------------------------------------------
@@ -288,6 +381,7 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
         details["structured_content"] = structured
         if not any(isinstance(b, TextContent) for b in content):
             content.append(TextContent(text=json.dumps(structured, ensure_ascii=False)))
+    content = _capped(content)
     if result.is_error:
         if not any(isinstance(b, TextContent) and b.text for b in content):
             content.insert(
@@ -296,6 +390,43 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
             )
         return AgentToolResult(content=content, details=details, is_error=True)
     return AgentToolResult(content=content, details=details)
+
+
+def _capped(content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
+    """`content` with its text cut after `MAX_RESULT_CHARS` characters in all, and images over
+    `MAX_IMAGE_CHARS` replaced, each with a note saying what was left out."""
+    out: list[TextContent | ImageContent] = []
+    budget = MAX_RESULT_CHARS
+    total = 0
+    for block in content:
+        if isinstance(block, ImageContent):
+            if len(block.data) > MAX_IMAGE_CHARS:
+                out.append(
+                    TextContent(
+                        text=f"[image: {block.mime_type}, {_size(block.data)}; left out: larger "
+                        f"than {MAX_IMAGE_CHARS:,} characters of base64]"
+                    )
+                )
+            else:
+                out.append(block)
+            continue
+        total += len(block.text)
+        if budget <= 0:
+            continue
+        if len(block.text) > budget:
+            out.append(TextContent(text=block.text[:budget]))
+        else:
+            out.append(block)
+        budget -= len(block.text)
+    if total > MAX_RESULT_CHARS:
+        out.append(
+            TextContent(
+                text=f"\n[result cut after {MAX_RESULT_CHARS:,} of {total:,} characters: the "
+                "tool returned more than one call may show; ask it for less, e.g. a narrower "
+                "query or a page of the output]"
+            )
+        )
+    return out
 
 
 def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageContent:
