@@ -36,7 +36,7 @@ from agentcore.approvals import pending_approvals
 from agentcore.llm import Context
 from agentcore.messages import ToolCall, from_json, to_json
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
-from conftest import BACKENDS, Run, collect, make_tool, run, texts, user
+from support import BACKENDS, Run, collect, make_tool, run, texts, user
 
 pytestmark = pytest.mark.anyio
 

@@ -33,7 +33,7 @@ from agentcore.sessions import (
     repair_transcript,
 )
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
-from conftest import texts
+from support import texts
 
 pytestmark = pytest.mark.anyio
 

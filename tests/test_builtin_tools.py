@@ -17,7 +17,7 @@ from agentcore import (
     ToolError,
 )
 from agentcore.builtin_tools import builtin_tools, calculator, list_files, read_file
-from conftest import call_tool, texts
+from support import call_tool, texts
 
 
 def run_tool(tool: AgentTool, **args: Any) -> str:

@@ -14,7 +14,7 @@ import pytest
 from agentcore import AgentContext, AgentToolResult, ToolResultMessage, tool
 from agentcore._validation import ArgumentsError, ArgumentsValidator
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import call_tool, make_tool, run, texts
+from support import call_tool, make_tool, run, texts
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
