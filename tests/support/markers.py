@@ -95,6 +95,7 @@ SLOW = [
     "tests/web/test_web_guard.py::test_serve_*",
     "tests/web/test_web_markdown.py",
     "tests/temporal/test_package.py",
+    "tests/test_support.py::test_fast_leaves_out_the_listed_and_the_server_tests",
 ]
 
 EXTERNAL = [
