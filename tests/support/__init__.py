@@ -9,11 +9,14 @@ OpenTelemetry), `support.servers` (starting a shared server once under pytest-xd
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import agentcore
 from agentcore import (
     AgentContext,
     AgentEvent,
@@ -26,6 +29,7 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
     agent_loop,
+    tool,
 )
 from agentcore.abort import AbortSignal
 from agentcore.llm import (
@@ -50,11 +54,13 @@ __all__ = [
     "Recorder",
     "Run",
     "call_tool",
+    "delete_and_look",
     "collect",
     "echo_tool",
     "make_tool",
     "replay",
     "run",
+    "run_python",
     "texts",
     "user",
 ]
@@ -215,3 +221,36 @@ def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMe
     """A script step replaying ready-made protocol events."""
     items = list(events)
     return lambda context, options: AssistantMessageEventStream.from_events(items)
+
+
+def run_python(code: str) -> str:
+    """Run `code` in a fresh interpreter that sees only agentcore's sources (no other
+    `PYTHONPATH`, no environment); its stdout, stripped. Fails the test when it exits non-zero."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(Path(agentcore.__file__).resolve().parent.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def delete_and_look(ran: list[Any]) -> tuple[AgentTool, AgentTool]:
+    """A tool needing approval (`delete`) and one that does not (`look`); each appends
+    `(name, path)` to `ran` when it runs."""
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        ran.append(("delete", path))
+        return f"deleted {path}"
+
+    @tool
+    def look(path: str) -> str:
+        """Look at a file."""
+        ran.append(("look", path))
+        return f"saw {path}"
+
+    return delete, look

@@ -5,8 +5,6 @@ the worker's command line, and the message clock seam the workflow relies on."""
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
 import types
 from pathlib import Path
 
@@ -39,6 +37,7 @@ from agentcore.messages import (
 from agentcore.temporal import DurableTool, RunOptions, start_run
 from agentcore.temporal._codec import event_from_json, event_to_json
 from agentcore.temporal._worker import main
+from support import run_python
 
 SRC = Path(agentcore.__file__).resolve().parent
 
@@ -59,18 +58,6 @@ def test_all_is_sorted_complete_and_documented() -> None:
     assert public == set(exported)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         agentcore.temporal.nothing  # noqa: B018
-
-
-def run_python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(SRC.parent)},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_importing_the_package_does_not_import_the_sdk() -> None:
