@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,13 +41,14 @@ _EXTERNAL = matcher(EXTERNAL)
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests listed in `support.markers` `slow` or `external`, and those that need a
-    server the project's scripts start (the local model, Temporal) `external`. Under
-    pytest-xdist, tests that share an expensive fixture are kept on one worker (with `--dist
-    loadgroup`, as `scripts/test` runs them), so that it is made once: the `local_llm` tests (one
-    model server, fastest one request at a time), the tests of one session-scoped fixture
-    (Temporal, the built packages), and a module's tests that share a module-scoped fixture (the
-    docs site, the browser)."""
-    xdist = config.pluginmanager.hasplugin("xdist")
+    server the project's scripts start (the local model, Temporal) `external`.
+
+    Under pytest-xdist with `--dist loadgroup` (as `scripts/test` runs it), tests that share an
+    expensive fixture are kept on one worker so that it is made once (`support.scheduling`): the
+    `local_llm` tests (one model server, fastest one request at a time), the tests of one
+    session-scoped fixture (Temporal, the built packages), and a module's tests that share a
+    module-scoped fixture (the docs site, the browser)."""
+    groups: dict[str, str] = {}
     for item in items:
         if _SLOW.fullmatch(item.nodeid):
             item.add_marker(pytest.mark.slow)
@@ -57,9 +59,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or "temporal_address" in fixtures  # tests/temporal marks these `temporal`
         ):
             item.add_marker(pytest.mark.external)
-        group = _shared_fixture_group(item) if xdist else None
+        group = _shared_fixture_group(item)
         if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    if hasattr(config, "workerinput") and config.getoption("loadgroup", False):  # xdist sets it
+        from support.scheduling import write_groups
+
+        write_groups(groups)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` keeps a group's tests on one worker (see `support.scheduling`)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from support.scheduling import GroupScheduling
+
+    return GroupScheduling(config, log)
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
