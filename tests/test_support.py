@@ -1,5 +1,6 @@
-"""The test suite's own machinery: the `slow`/`external` lists name real tests, and a server a
-pytest-xdist worker started is stopped once, by the controller, when the whole run ends."""
+"""The test suite's own machinery: the `slow`/`external` lists name real tests, tests sharing an
+expensive fixture run on one pytest-xdist worker, and a server a worker started is stopped once,
+by the controller, when the whole run ends."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from support import ROOT
 from support.markers import EXTERNAL, SLOW, matcher
+from support.scheduling import GroupScheduling, write_groups
 from support.servers import RUN_DIR_ENV, make_run_dir, stop_servers, stop_when_run_ends
 
 
@@ -93,3 +95,37 @@ def test_a_workers_server_is_stopped_by_the_controller_at_the_end(
         stop_servers(run_dir)
     assert stopped.read_text() == "x"
     assert not run_dir.exists()
+
+
+def test_the_scheduler_makes_one_unit_of_a_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    write_groups({"tests/a.py::test_1": "dists", "tests/b.py::test_2[x]": "dists"})
+    scheduler = GroupScheduling.__new__(GroupScheduling)  # the scopes only: no workers
+    scheduler._groups = None
+    assert scheduler._split_scope("tests/a.py::test_1") == "group:dists"
+    assert scheduler._split_scope("tests/b.py::test_2[x]") == "group:dists"
+    assert scheduler._split_scope("tests/a.py::test_3") == "tests/a.py::test_3"
+
+
+@pytest.mark.timeout(300)
+def test_tests_sharing_a_fixture_run_on_one_worker() -> None:
+    """`-n 2 --dist loadgroup`: the two tests of a module-scoped server go to one worker (without
+    the grouping, one each), so the server is started once."""
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v"),
+            *("-n", "2", "--dist", "loadgroup", "tests/llm/test_openai_completions.py"),
+            *("-k", "test_any_rechunking_gives_the_same_message"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = [line.split() for line in done.stdout.splitlines() if line.startswith("[gw")]
+    assert len(ran) == 2 and all("PASSED" in words for words in ran), done.stdout
+    assert len({words[0] for words in ran}) == 1, done.stdout

@@ -96,6 +96,7 @@ SLOW = [
     "tests/web/test_web_markdown.py",
     "tests/temporal/test_package.py",
     "tests/test_support.py::test_fast_leaves_out_the_listed_and_the_server_tests",
+    "tests/test_support.py::test_tests_sharing_a_fixture_run_on_one_worker",
 ]
 
 EXTERNAL = [
