@@ -14,7 +14,7 @@ import anyio.lowlevel
 import pytest
 
 from agentcore import EventStream
-from agentcore._event_stream import _HIGH_WATER
+from agentcore._engine.event_stream import _HIGH_WATER
 from support import BACKENDS
 
 pytestmark = pytest.mark.anyio

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from .. import __version__
 from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -22,7 +23,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
-from ._serve import add_serve_arguments
+from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
@@ -271,7 +272,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="print each run's span tree and total usage on stderr, or export the spans over "
-        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore[otlp])",
+        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore-loop[otlp])",
     )
     _add_bounds(common)
 
@@ -280,6 +281,12 @@ def _build_parser() -> argparse.ArgumentParser:
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"agentcore {__version__} (Python {sys.version.split()[0]})",
+        help="print the version and exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat = commands.add_parser(

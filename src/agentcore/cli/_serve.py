@@ -8,53 +8,19 @@ or one generated and printed. Every request must then carry it; the printed addr
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import secrets
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from ._run import CommandError, Settings
 from ._store import open_store
 
-if TYPE_CHECKING:
-    from ._run import Settings
-
-__all__ = ["add_serve_arguments", "is_loopback", "serve_command"]
-
-DEFAULT_PORT = 8765
-"""The port `agentcore serve` listens on by default."""
+__all__ = ["is_loopback", "serve_command"]
 
 
 class _Output(Protocol):
     def write(self, text: str, /) -> int: ...
     def flush(self) -> None: ...
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `agentcore serve`, besides the model and run options."""
-    group = parser.add_argument_group("server")
-    group.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="the address to listen on (default: 127.0.0.1); any other than a loopback "
-        "address needs a token",
-    )
-    group.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"the port (default: {DEFAULT_PORT}; 0 picks a free one)",
-    )
-    group.add_argument(
-        "--token",
-        help="require this token on every request (default: none on loopback; generated and "
-        "printed on any other address); also $AGENTCORE_TOKEN",
-    )
-    group.add_argument(
-        "--sessions-dir",
-        metavar="DIR",
-        help="the session store directory (default: $AGENTCORE_HOME/sessions, else "
-        "$XDG_DATA_HOME/agentcore/sessions, else ~/.local/share/agentcore/sessions)",
-    )
 
 
 def is_loopback(host: str) -> bool:
@@ -82,7 +48,6 @@ async def serve_command(
         CommandError: the `[web]` extra is missing, or the address cannot be bound.
     """
     from .. import MissingExtraError
-    from ._run import CommandError  # here: _run imports _args, which imports this module
 
     try:
         from ..web import create_app, serve

@@ -29,9 +29,9 @@ async def serve(
 
     Raises:
         OSError: the address cannot be bound (in use, not ours).
-        MissingExtraError: uvicorn is not installed (`pip install 'agentcore[web]'`).
+        MissingExtraError: uvicorn is not installed (`pip install 'agentcore-loop[web]'`).
     """
-    uvicorn = import_sdk("uvicorn", "web")
+    uvicorn = import_sdk("uvicorn", "web", needed_by="agentcore.web")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -465,7 +465,7 @@ def stream(
         MissingApiKeyError: no `api_key` and no GEMINI_API_KEY/GOOGLE_API_KEY (on Vertex AI,
             the credentials are read once the request is under way: a failure is an error
             terminal).
-        MissingExtraError: `google-genai` is not installed (`pip install 'agentcore[google]'`).
+        MissingExtraError: `google-genai` is not installed (`pip install 'agentcore-loop[google]'`).
     """
     return _start(model, context, options or StreamOptions(), None)
 
