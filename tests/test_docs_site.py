@@ -142,10 +142,13 @@ def test_the_site_needs_no_network(site: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no chromium: scripts/browser")
-def test_the_diagram_is_drawn_without_network(site: Path) -> None:
-    """The timeline of concepts/loop.md, in headless Chromium that can reach no host but the
-    site's own server: Material swaps the diagram's source for the drawing (its `<pre>`
-    becomes a `<div>`), and mermaid reports no error."""
+@pytest.mark.parametrize(
+    ("path", "kind"), [("concepts/loop/", "sequenceDiagram"), ("architecture/", "flowchart")]
+)
+def test_the_diagram_is_drawn_without_network(site: Path, path: str, kind: str) -> None:
+    """The timeline of concepts/loop.md and the engine's stages on architecture.md, in headless
+    Chromium that can reach no host but the site's own server: Material swaps the diagram's
+    source for the drawing (its `<pre>` becomes a `<div>`), and mermaid reports no error."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -168,7 +171,7 @@ def test_the_diagram_is_drawn_without_network(site: Path) -> None:
                 "--enable-logging=stderr",
                 "--v=0",
                 "--dump-dom",
-                f"http://127.0.0.1:{server.server_address[1]}/concepts/loop/",
+                f"http://127.0.0.1:{server.server_address[1]}/{path}",
             ],
             capture_output=True,
             text=True,
@@ -179,7 +182,7 @@ def test_the_diagram_is_drawn_without_network(site: Path) -> None:
         server.server_close()
     dom = done.stdout
     assert '<div class="mermaid"></div>' in dom, dom[-2000:]  # drawn (in a shadow root)
-    assert 'class="mermaid"><code>sequenceDiagram' not in dom  # not left as its source
+    assert f'class="mermaid"><code>{kind}' not in dom  # not left as its source
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "Error" in line], console
 
