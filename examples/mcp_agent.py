@@ -1,6 +1,6 @@
 """An agent whose tools come from an MCP server it starts: the notes server next to this file.
 
-    pip install 'agentcore[mcp]'
+    pip install 'agentcore-loop[mcp]'
     python examples/mcp_agent.py            # a scripted model: offline, the same every run
     python examples/mcp_agent.py --local    # the built-in local model (scripts/local-model)
 

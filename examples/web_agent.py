@@ -1,6 +1,6 @@
 """An agent served to the browser: the chat page of `agentcore.web`, on 127.0.0.1.
 
-    pip install 'agentcore[web]'
+    pip install 'agentcore-loop[web]'
     python examples/web_agent.py              # serves until Ctrl-C; open the URL it prints
     python examples/web_agent.py --local      # the same with the built-in local model
     python examples/web_agent.py --check      # serves, sends one prompt over HTTP, prints the

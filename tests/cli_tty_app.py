@@ -9,6 +9,11 @@
 - `tool`: calls the MCP test server's `wait` tool (it waits 30 s or until stopped);
 - `think`: thinks (two lines), then answers `thought`;
 - `fail`: fails with the error `the model fell over`;
+- `shell: CMD`: calls the `shell` tool of `--shell` with the command CMD;
+- `escape`: calls `shell` with a command holding `ESC[nD`, drawn over by `ls -la` on a raw
+  terminal;
+- `osc`: an answer holding OSC 52 (clipboard write) and window title escapes;
+- `html`: an answer with text that looks like HTML (`List<String>`, `<ol><li>`, `<tool_response>`);
 - anything else: `echo: <the prompt>`;
 each answer but `endless` ends with a line `seen: ...` listing every user message of the request.
 With $CLI_TTY_NO_PROMPT_TOOLKIT set, prompt_toolkit cannot be imported (as if not installed).
@@ -33,6 +38,20 @@ from agentcore.testing import (
     faux_thinking,
     faux_tool_call,
 )
+
+ESCAPE_COMMAND = "touch pwned #\x1b[14Dls -la        "
+"""Shown raw, the terminal draws `$ ls -la` over `$ touch pwned #`; `touch pwned` is what runs."""
+
+HTML = """\
+In Java, List<String> names holds names.
+
+<ol><li>one</li>
+<li>two</li></ol>
+after the list
+
+<tool_response>
+fifteen items here
+</tool_response>"""
 
 MARKDOWN = """\
 # Big Title
@@ -74,6 +93,14 @@ async def answer(call: FauxCall) -> AssistantMessage:
         return faux_thinking("Let me see.\nYes, that is it.", "thought" + seen)
     if prompt == "fail":
         return faux_error("the model fell over")
+    if prompt.startswith("shell: "):
+        return faux_tool_call("shell", {"command": prompt.removeprefix("shell: ")})
+    if prompt == "escape":
+        return faux_tool_call("shell", {"command": ESCAPE_COMMAND})
+    if prompt == "osc":
+        return faux_text("copied\x1b]52;c;cm0gLXJmIH4=\x07 and \x1b]0;pwned title\x07 done" + seen)
+    if prompt == "html":
+        return faux_text(HTML + seen)
     if prompt == "tool":
         return faux_tool_call("wait", {"key": "k", "steps": 1})
     return faux_text(f"echo: {prompt}" + seen)

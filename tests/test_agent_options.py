@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentcore import Agent, AgentLoopConfig, ToolExecutionMode, UsageLimits
-from agentcore._agent_run import AGENT_DEFAULTS, OPTIONS, RUN_OWN
-from agentcore._loop_request import stream_options
+from agentcore._agent.run import AGENT_DEFAULTS, OPTIONS, RUN_OWN
+from agentcore._engine.request import stream_options
 from agentcore.abort import AbortController
 from agentcore.limits import (
     DEFAULT_IDLE_TIMEOUT,

@@ -12,6 +12,8 @@ from agentcore import (
     Agent,
     AgentBusyError,
     AgentEvent,
+    AgentTool,
+    AgentToolResult,
     ApprovalDecision,
     ApprovalRequest,
     ApprovedCallStarted,
@@ -21,7 +23,6 @@ from agentcore import (
     TextContent,
     ToolResultMessage,
     UserMessage,
-    tool,
 )
 from agentcore.approvals import INTERRUPTED_APPROVED_CALL, NEW_MESSAGE_REASON
 from agentcore.messages import ToolCall
@@ -33,7 +34,7 @@ from agentcore.sessions import (
     repair_transcript,
 )
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
-from conftest import texts
+from support import delete_and_look, texts
 
 pytestmark = pytest.mark.anyio
 
@@ -49,20 +50,7 @@ def three_calls() -> AssistantMessage:
 class Setup:
     def __init__(self, responses: list[Any] | None = None) -> None:
         self.ran: list[tuple[str, str]] = []
-
-        @tool(requires_approval=True)
-        def delete(path: str) -> str:
-            """Delete a file."""
-            self.ran.append(("delete", path))
-            return f"deleted {path}"
-
-        @tool
-        def look(path: str) -> str:
-            """Look at a file."""
-            self.ran.append(("look", path))
-            return f"saw {path}"
-
-        self.tools = [delete, look]
+        self.tools = list(delete_and_look(self.ran))
         self.faux = FauxProvider(responses if responses is not None else [three_calls()])
 
     def agent(self, **kwargs: Any) -> Agent:
@@ -210,7 +198,15 @@ async def test_a_decision_that_cannot_be_stored_is_not_kept(tmp_path: Path) -> N
     with JsonlSessionStore(tmp_path) as store:
         agent = setup.agent(session=store.create())
         await agent.prompt("go")
-        agent.state.tools = []  # the tool is unknown: arguments are not validated
+        # a `delete` whose schema takes anything: the arguments pass, but are not JSON
+        agent.state.tools = [
+            AgentTool(
+                name="delete",
+                description="Delete anything.",
+                parameters={"type": "object"},
+                execute=lambda *args: AgentToolResult.text("deleted"),
+            )
+        ]
         count = len(agent.state.messages)
         with pytest.raises(MessageFormatError, match="arguments"):
             agent.approve("a", arguments={"path": object()})
@@ -309,3 +305,75 @@ def test_repair_answers_an_approved_call_that_started_and_unrequested_calls() ->
     assert repaired[: len(messages)] == messages  # inserted after the batch's messages
     new = {m.tool_call_id: texts(m) for m in repaired[len(messages) :]}
     assert new == {"a": INTERRUPTED_APPROVED_CALL, "b": INTERRUPTED_TOOL_RESULT}
+
+
+# -- who decides: only an agent holding the tool; the decision says who; reopen asks again ----
+
+
+async def test_an_agent_decides_only_for_tools_it_holds(tmp_path: Path) -> None:
+    setup = Setup()
+    store = JsonlSessionStore(tmp_path)
+    session = store.create()
+    agent = setup.agent(session=session)
+    await agent.prompt("go")
+    session.close()
+    elsewhere = Agent(initial_state={"tools": []}, session=store.open(session.id))
+    for decide in (
+        lambda: elsewhere.approve("a", arguments={"path": "/etc/passwd"}),
+        lambda: elsewhere.approve("a"),
+        lambda: elsewhere.deny("a"),
+    ):
+        with pytest.raises(
+            ConfigError,
+            match=r"tool call 'a' calls 'delete', which this agent does not have: an agent "
+            r"decides only for tools it holds",
+        ):
+            decide()
+    assert [r.tool_call_id for r in elsewhere.state.pending_approvals] == ["a", "c"]
+    assert not any(isinstance(m, ApprovalDecision) for m in store.load(session.id).messages)
+
+
+@pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
+async def test_a_decision_records_who_took_it_and_reopen_asks_again(
+    tmp_path: Path, backend: str
+) -> None:
+    from agentcore.approvals import decided_approvals
+
+    setup = Setup([three_calls(), faux_text("done")])
+    store: SessionStore = (
+        JsonlSessionStore(tmp_path) if backend == "jsonl" else SqliteSessionStore(tmp_path / "s.db")
+    )
+    session = store.create()
+    agent = setup.agent(session=session)
+    await agent.prompt("go")
+    agent.approve("a", arguments={"path": "edited"}, decided_by="web")
+    agent.deny("c", "no", decided_by="cli")
+    session.close()
+
+    resumed = setup.agent(session=store.open(session.id))
+    decided = decided_approvals(resumed.state.messages)
+    assert [(d.request.tool_call_id, d.decision.decided_by) for d in decided] == [
+        ("a", "web"),
+        ("c", "cli"),
+    ]
+    assert decided[0].decision.arguments == {"path": "edited"}
+    request = resumed.reopen("a")  # the web's decision set aside: "a" waits again
+    assert request.arguments == {"path": "x"}  # what the model asked for, not the edit
+    assert [r.tool_call_id for r in resumed.state.pending_approvals] == ["a"]
+    assert [d.request.tool_call_id for d in decided_approvals(resumed.state.messages)] == ["c"]
+    with pytest.raises(ConfigError, match=r"reopen\(\): no decided tool call 'a' waits to run"):
+        resumed.reopen("a")
+    resumed.approve("a", decided_by="cli")
+    await resumed.continue_()
+    assert setup.ran == [("look", "y"), ("delete", "x")]  # the request as asked; never "edited"
+    resumed.session.close()  # type: ignore[union-attr]
+    again = setup.agent(session=store.open(session.id))
+    assert decided_approvals(again.state.messages) == []
+    with pytest.raises(ConfigError, match="reopen"):
+        again.reopen("c")  # answered: nothing to decide again
+    store.close()
+
+
+def test_decided_by_must_be_a_string() -> None:
+    with pytest.raises(TypeError, match=r"ApprovalDecision\.decided_by must be a string or None"):
+        ApprovalDecision(tool_call_id="a", approved=True, decided_by=3)  # type: ignore[arg-type]

@@ -4,6 +4,8 @@ refuse (names and calls in the calculator, huge results, paths outside the root)
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,14 @@ from agentcore import (
     TextContent,
     ToolError,
 )
-from agentcore.builtin_tools import builtin_tools, calculator, list_files, read_file
-from conftest import call_tool, texts
+from agentcore.builtin_tools import (
+    builtin_tools,
+    calculator,
+    chars_for_context,
+    list_files,
+    read_file,
+)
+from support import call_tool, texts
 
 
 def run_tool(tool: AgentTool, **args: Any) -> str:
@@ -408,3 +416,100 @@ async def test_refusals_reach_the_model_as_error_results(root: Path) -> None:
     assert result.is_error and "unsupported element Call" in texts(result)
     result = await call_tool(read_file(root), {"path": os.fspath(root.parent / "outside.txt")})
     assert result.is_error and "outside the working directory" in texts(result)
+
+
+@pytest.mark.timeout(30)
+def test_read_file_never_reads_outside_through_a_racing_symlink(tmp_path: Path) -> None:
+    """A file, and a directory, swapped for a symlink out of the root between the check of the
+    path and its opening: every read shows the file inside, or refuses; never the one outside."""
+    base = tmp_path / "root"
+    (base / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for where in (base, base / "sub"):
+        (where / "victim.txt").write_text("inside\n")
+    (outside / "victim.txt").write_text("OUTSIDE\n")
+    tool = read_file(base)
+    stop = threading.Event()
+    swaps = 0
+
+    def swapper() -> None:
+        nonlocal swaps
+        link, real = base / "link.tmp", base / "real.tmp"
+        while not stop.is_set():
+            # the file: a regular file <-> a symlink to the file outside (atomic renames)
+            link.symlink_to(outside / "victim.txt")
+            os.replace(link, base / "victim.txt")
+            real.write_text("inside\n")
+            os.replace(real, base / "victim.txt")
+            # the directory: a real one <-> a symlink to the directory outside
+            os.rename(base / "sub", base / "sub.real")
+            (base / "sub").symlink_to(outside)
+            (base / "sub").unlink()
+            os.rename(base / "sub.real", base / "sub")
+            swaps += 1
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    seen: dict[str, int] = {}
+    kinds: set[str] = set()
+    try:
+        deadline = time.monotonic() + 4
+        reads = 0
+        while time.monotonic() < deadline and reads < 3000:
+            for path in ("victim.txt", "sub/victim.txt"):
+                reads += 1
+                try:
+                    result = tool.execute(
+                        "id",
+                        tool.validator.validate({"path": path}),
+                        AbortController().signal,
+                        lambda _: None,
+                    )
+                    shown = "".join(b.text for b in result.content if isinstance(b, TextContent))
+                except Exception as exc:  # the kind is checked below
+                    shown = f"refused: {exc}"
+                    kinds.add(type(exc).__name__)
+                assert "OUTSIDE" not in shown, f"read outside the root after {reads} reads"
+                key = "inside" if shown.endswith("\ninside") else "refused"
+                seen[key] = seen.get(key, 0) + 1
+    finally:
+        stop.set()
+        thread.join(5)
+    assert swaps > 10 and seen.get("inside", 0) > 0
+    assert kinds <= {"ToolError"}  # a refusal is a clear error for the model
+
+
+def test_read_file_returns_a_share_of_the_context_window(tmp_path: Path) -> None:
+    """A 198-line config file on a model with an 8,192-token window comes in parts, each with a
+    note saying where to read on, and the parts add up to the whole file."""
+    base = tmp_path / "root"
+    base.mkdir()
+    lines = [f'key_{i:03d} = "{"v" * 24}"  # setting {i}' for i in range(1, 199)]  # ~9,000 chars
+    (base / "pyproject.toml").write_text("\n".join(lines) + "\n")
+    tool = builtin_tools(base, context_window=8192)[0]
+    assert chars_for_context(8192) == 3072
+    assert chars_for_context(200_000) == 75_000 and chars_for_context(10**7) == 256 * 1024
+    got: list[str] = []
+    offset, calls = 1, 0
+    while True:
+        calls += 1
+        text = run_tool(tool, path="pyproject.toml", offset=offset)
+        header, *body = text.split("\n")
+        assert header.startswith("pyproject.toml has 198 lines")
+        if body and body[-1].startswith("[stopped at 3,072 characters; to read on"):
+            note = body.pop()
+            offset = int(note.rsplit("offset=", 1)[1].rstrip("]"))
+            got.extend(body)
+            assert sum(len(b) for b in body) < 3072 + 60
+            continue
+        got.extend(body)
+        break
+    assert got == lines and calls == 4
+    # the default without a known window, and an explicit cap
+    assert "[stopped" not in run_tool(read_file(base), path="pyproject.toml")
+    assert "[stopped at 500 characters;" in run_tool(
+        read_file(base, max_chars=500), path="pyproject.toml"
+    )
+    with pytest.raises(ValueError, match="context_window must be a positive integer"):
+        read_file(base, context_window=0)

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+import agentcore
 import agentcore.cli
 from agentcore import AssistantMessage, ToolResultMessage, UserMessage
 from agentcore.cli import main
@@ -301,6 +302,22 @@ def test_missing_api_key_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.err.count("\n") == 1 and "OPENAI_API_KEY" in result.err
 
 
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_missing_api_key_names_the_variable_to_set(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: the text told a CLI user to "pass api_key in the stream options"."""
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ("run", "hi") if command == "run" else ("chat",)
+    result = cli(*args, "--model", "openai/gpt-4o-mini")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "agentcore: error: no API key for provider 'openai' (model 'gpt-4o-mini'): set the "
+        "environment variable OPENAI_API_KEY (in code, api_key=... works too)\n"
+    )
+
+
 def test_unreachable_server_exits_1() -> None:
     pytest.importorskip("openai")
     with socket.socket() as s:  # a port nothing listens on
@@ -470,6 +487,24 @@ def test_chat_with_tools(faux: FauxProvider, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     assert result.out == "32\n"
     assert "[tool] calculator" in result.err and "[calculator ok]" in result.err
+
+
+def test_one_more_line_is_singular(faux: FauxProvider, tmp_path: Path) -> None:
+    """Issue 26: "… (1 more lines)"."""
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).write_text(name)
+    faux.set_responses([faux_tool_call("list_files", {}), faux_text("four")])
+    result = cli("run", "list", "--tools", "--root", str(tmp_path), faux=faux)
+    assert result.code == 0, result.err
+    [listing] = [m for m in faux.calls[1].context.messages if isinstance(m, ToolResultMessage)]
+    assert len(listing.content[0].text.splitlines()) == 4  # type: ignore[union-attr]
+    assert "… (1 more line)" in result.err and "more lines" not in result.err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    result = cli("--version")
+    assert result.code == 0 and result.err == ""
+    assert result.out == f"agentcore {agentcore.__version__} (Python {sys.version.split()[0]})\n"
 
 
 # --- as a process --------------------------------------------------------------------------------

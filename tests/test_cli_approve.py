@@ -18,7 +18,7 @@ from agentcore.cli._shell import OUTPUT_LIMIT, run_command, shell_tool
 from agentcore.llm import register_model
 from agentcore.messages import ToolCall
 from agentcore.testing import FauxProvider, faux_message, faux_text
-from conftest import texts
+from support import texts
 
 pytestmark = pytest.mark.anyio
 
@@ -164,6 +164,31 @@ def test_the_shell_tool_reaches_the_chat(tmp_path: Path) -> None:
     assert [t.name for t in faux.calls[0].context.tools] == ["shell"]
 
 
+def test_a_call_waiting_for_approval_is_not_labelled_ok(tmp_path: Path) -> None:
+    """Issue 26: a shell call that never ran was shown as `[shell ok]`."""
+    from agentcore.cli import main
+
+    faux = FauxProvider([shell_calls("echo hi"), faux_text("done")])
+    register_model(faux.model)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["chat", "--shell", "--root", str(tmp_path), "-m", f"{faux.provider_id}/{faux.model.id}"],
+        stdin=io.StringIO("say hi\n/deny\n"),
+        stdout=out,
+        stderr=err,
+    )
+    assert code == 0, err.getvalue()
+    assert "[shell waiting for approval]" in err.getvalue()
+    assert "[shell ok]" not in err.getvalue()
+
+
+def test_the_cli_knows_the_waiting_text_of_the_loop() -> None:
+    from agentcore._engine.approval_gate import WAITING
+    from agentcore.cli._render import _WAITING
+
+    assert _WAITING == WAITING
+
+
 async def test_an_abort_kills_a_running_command_and_its_children(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     command = f"sleep 30 & echo $! > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; wait"
@@ -208,3 +233,40 @@ def test_the_chat_approves_and_denies_waiting_calls(tmp_path: Path) -> None:
     results = [m for m in last if isinstance(m, ToolResultMessage)]
     assert [r.is_error for r in results] == [False, True]
     assert "not that one" in texts(results[1])
+
+
+def test_a_call_approved_elsewhere_runs_only_as_decided_here(tmp_path: Path) -> None:
+    """`chat --continue --shell` on a session whose waiting call was approved, with edited
+    arguments, by another agent (a web server with a `shell` of its own): the decision is set
+    aside and said; `/approve` here runs the command the model asked for, never the edit."""
+    from agentcore.cli import main
+    from agentcore.cli._store import open_store
+
+    faux = FauxProvider([shell_calls("echo asked > asked.txt"), faux_text("done")])
+    register_model(faux.model)
+    model = ["-m", f"{faux.provider_id}/{faux.model.id}"]
+    shell = ["--shell", "--root", str(tmp_path)]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["chat", *shell, *model], stdin=io.StringIO("go\n"), stdout=out, stderr=err) == 0
+    with open_store(None) as store:
+        (info,) = store.list()
+        session = store.open(info.id)
+        elsewhere = Agent(initial_state={"tools": [shell_tool(tmp_path)]}, session=session)
+        elsewhere.approve("s0", arguments={"command": "touch edited"}, decided_by="web")
+        session.close()
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["chat", "--continue", *shell, *model],
+        stdin=io.StringIO("/approve\n"),
+        stdout=out,
+        stderr=err,
+    )
+    assert code == 0, err.getvalue()
+    shown = out.getvalue() + err.getvalue()
+    assert (
+        "s0 (shell) was approved by web with edited arguments:\n    s0  shell: $ touch edited"
+        in (shown)
+    )
+    assert (tmp_path / "asked.txt").read_text() == "asked\n"
+    assert not (tmp_path / "edited").exists()
+    assert "done" in out.getvalue()

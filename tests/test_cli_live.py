@@ -90,5 +90,5 @@ def test_the_usage_line_names_tokens_cost_and_model() -> None:
         "· conversation $0.0112"
     )
     assert usage_line([UserMessage(content="x")], Usage(), "local/qwen") == (
-        "0 in / 0 out tokens · $0.0000 · local/qwen"
+        "0 in / 0 out tokens · free · local/qwen"  # not $0.0000 (issue 26)
     )

@@ -26,7 +26,7 @@ if sys.platform == "win32":
 APP = Path(__file__).with_name("cli_tty_app.py")
 MCP_SERVER = Path(__file__).parent / "mcp" / "mcp_test_server.py"
 SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"
-USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · \$0\.0000 · faux-tty/faux-1"
+USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · free · faux-tty/faux-1"
 UP = "\x1b[A"
 ROWS, COLUMNS = 50, 100
 
@@ -273,6 +273,8 @@ def test_input_history_across_runs(open_terminal: Start) -> None:
     term.send("\r")
     term.wait(r"echo: alpha one\n\nseen: alpha one\n")  # a new session: only this prompt
     assert term.quit() == 0
+    history = Path(os.environ["AGENTCORE_HOME"]) / "chat_history"
+    assert history.stat().st_mode & 0o777 == 0o600  # the prompts typed: for their owner only
 
 
 def test_without_prompt_toolkit_the_chat_reads_lines(open_terminal: Start) -> None:
@@ -288,3 +290,103 @@ def test_without_prompt_toolkit_the_chat_reads_lines(open_terminal: Start) -> No
     term.wait(r"\(session [0-9a-f-]+: 4 messages\)")
     assert term.quit() == 0
     assert re.search(r"\(saved as session [0-9a-f-]+: agentcore chat --continue", term.screen)
+
+
+# -- what a terminal is sent: decisions taken elsewhere, control characters, HTML-like text ----
+
+
+def _shell_session(open_terminal: Start, work: Path, command: str) -> str:
+    """A `chat --shell` that ends with `command` waiting for approval; returns its session id."""
+    term = open_terminal("--shell", "--root", str(work))
+    term.line(f"shell: {command}")
+    term.wait(r"waiting for approval:\n  \S+  shell: \$ " + re.escape(command))
+    assert term.quit() == 0
+    session = re.search(r"saved as session ([0-9a-f-]+)", term.screen)
+    assert session is not None
+    return session[1]
+
+
+def _approve_elsewhere(session_id: str, arguments: dict[str, str]) -> None:
+    """Another surface on the same store (the web server, a program) approves the waiting call
+    with edited arguments: an agent with a `shell` tool of its own (not the terminal's)."""
+    from agentcore import Agent, tool
+    from agentcore.cli._store import open_store
+
+    @tool(name="shell", requires_approval=True)
+    def shell(command: str) -> str:
+        """Elsewhere's shell."""
+        return command
+
+    with open_store(None) as store:
+        session = store.open(session_id)
+        try:
+            agent = Agent(initial_state={"tools": [shell]}, session=session)
+            (request,) = agent.state.pending_approvals
+            agent.approve(request.tool_call_id, arguments=arguments)  # as the web API did
+        finally:
+            session.close()
+
+
+def test_a_call_approved_elsewhere_is_asked_again_not_run(
+    open_terminal: Start, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sid = _shell_session(open_terminal, work, "echo safe > safe.txt")
+    _approve_elsewhere(sid, {"command": "touch pwned"})
+
+    term = open_terminal("--continue", "--shell", "--root", str(work))
+    # said at once: the decision taken elsewhere, with what it would have run, and set aside
+    term.wait(
+        r"decided elsewhere and not run; the decision was set aside, decide here again:\n"
+        r"  \S+ \(shell\) was approved outside this terminal with edited arguments:\n"
+        r"    \S+  shell: \$ touch pwned\n"
+        r"waiting for approval:\n  \S+  shell: \$ echo safe > safe\.txt\n"
+    )
+    term.line("anything")  # a new message: the waiting call is denied, nothing runs
+    term.wait(r"echo: anything\n\nseen: shell: echo safe > safe\.txt \| anything\n── ")
+    assert term.quit() == 0
+    assert not (work / "pwned").exists() and not (work / "safe.txt").exists()
+
+
+def test_a_shell_command_with_escapes_shows_exactly_on_the_approval_line(
+    open_terminal: Start, tmp_path: Path
+) -> None:
+    term = open_terminal("--shell", "--root", str(tmp_path))
+    term.line("escape")
+    term.wait(
+        r"waiting for approval:\n  \S+  shell: \$ touch pwned #\\x1b\[14Dls -la *\n"
+        r"  \(control characters shown as \\xNN escapes, backslashes doubled: exactly what runs\)"
+    )
+    assert "$ ls -la" not in term.screen
+    assert "\x1b[14D" not in term.raw  # the terminal was never sent the cursor move
+    term.line("/deny")
+    term.wait(r"denied shell")
+    assert term.quit() == 0
+
+
+def test_escapes_in_an_answer_are_shown_not_obeyed(open_terminal: Start) -> None:
+    term = open_terminal()
+    term.line("osc")
+    term.wait(r"copied\\x1b\]52;c;cm0gLXJmIH4=\\x07 and \\x1b\]0;pwned title\\x07 done")
+    assert "\x1b]52" not in term.raw and "\x1b]0;" not in term.raw
+    assert term.quit() == 0
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["rich", "plain"])
+def test_text_that_looks_like_html_is_shown_as_written(open_terminal: Start, plain: bool) -> None:
+    term = open_terminal(env={"CLI_TTY_NO_PROMPT_TOOLKIT": "1"} if plain else None)
+    term.line("html")
+    term.wait(r"seen: html")
+    screen = term.screen
+    for text in (
+        "In Java, List<String> names holds names.",
+        "<ol><li>one</li>",
+        "<li>two</li></ol>",
+        "after the list",
+        "<tool_response>",
+        "fifteen items here",
+        "</tool_response>",
+    ):
+        assert text in screen, screen
+    assert term.quit() == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from agentcore import (
     run_usage,
     tool,
 )
-from agentcore._compaction_view import SUMMARY_PREFIX, compacted_view, split
+from agentcore._compaction.view import SUMMARY_PREFIX, compacted_view, split
 from agentcore.events import AgentEvent
 from agentcore.messages import (
     AgentMessage,
@@ -317,6 +318,27 @@ async def test_drop_oldest_sends_only_the_recent_turns() -> None:
     last = main.calls[-1].context.messages
     assert not any(isinstance(m, UserMessage) for m in last)  # the prompt was dropped
     assert isinstance(last[0], AssistantMessage)
+
+
+async def test_the_log_line_names_the_estimate_and_the_threshold_apart(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 26: the line said "(threshold: about N tokens ...)", N being the estimate."""
+    main = FauxProvider(read_calls(8), context_window=WINDOW)
+    config = AgentLoopConfig(
+        model=main.model, compaction=Compaction(strategy=DropOldest(), keep_recent_turns=1)
+    )
+    with caplog.at_level(logging.INFO, logger="agentcore"):
+        await run(config)
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("compacting")][:1]
+    threshold = int(Compaction().threshold * WINDOW)  # type: ignore[operator]
+    match = re.fullmatch(
+        r"compacting \d+ of \d+ messages with DropOldest: the request, about (\d+) tokens, "
+        rf"passes the threshold of {threshold} \([\d.]+ x the context window of {WINDOW}\)",
+        line,
+    )
+    assert match is not None, line
+    assert int(match.group(1)) > threshold
 
 
 async def test_keep_tool_result_heads_cuts_older_results() -> None:

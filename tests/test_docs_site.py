@@ -6,16 +6,24 @@ The site's Python examples are run by tests/test_readme.py, with the README's.""
 from __future__ import annotations
 
 import ast
+import functools
+import http.server
 import importlib.util
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+
+# the site's build (a fixture, timed with the first test that uses it) can pass 60 s on a loaded
+# machine running the tests in parallel
+pytestmark = pytest.mark.timeout(300)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -65,6 +73,118 @@ def test_the_site_builds_with_its_key_pages(site: Path) -> None:
     assert 'src="../assets/benchmarks.svg"' in page(site, "benchmarks.md")
     assert (site / "assets" / "benchmarks.svg").is_file()
     assert (site / "search" / "search_index.json").is_file()
+
+
+def built_pages(site: Path) -> list[Path]:
+    """Every page of the site built from docs/ (not the search index or assets)."""
+    return sorted(p for p in site.rglob("index.html") if "assets" not in p.parts)
+
+
+def test_no_table_row_is_left_as_text(site: Path) -> None:
+    """A table row that Markdown did not take into a table (a row after a paragraph, a missing
+    separator line) is shown as literal pipes: `mkdocs --strict` does not see it, this does.
+    Issue 26: the calculator row of docs/cli.md's built-in tools table."""
+    leftovers = []
+    for path in built_pages(site):
+        html = path.read_text(encoding="utf-8")
+        html = re.sub(r"<pre\b.*?</pre>", "", html, flags=re.S)  # a code block may show pipes
+        for paragraph in re.findall(r"<p\b[^>]*>(.*?)</p>", html, flags=re.S):
+            text = re.sub(r"<[^>]+>", "", paragraph)
+            for line in text.splitlines():
+                if re.fullmatch(r"\s*\|.*\|\s*", line):
+                    leftovers.append(f"{path.relative_to(site)}: {line.strip()[:80]}")
+    assert not leftovers, "table rows rendered as text:\n" + "\n".join(leftovers)
+
+
+def test_the_first_build_time_reads_the_same_everywhere() -> None:
+    """Issue 26: the first build of the local model's server read 6, 8 or 8.5 minutes on
+    different pages. Every "about N minutes on 2 cores" says what scripts/local-model says."""
+    script = (ROOT / "scripts" / "local-model").read_text()
+    formula = re.search(r"est_min=\$\(\( \((\d+) \+ ncpu - 1\) / ncpu \)\)", script)
+    assert formula is not None, "scripts/local-model's build estimate moved"
+    estimate = (int(formula.group(1)) + 2 - 1) // 2  # its estimate on 2 cores
+    found = {}
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md")), ROOT / "scripts" / "local-model"]:
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"about\s+([\d.\-]+)\s+minutes\s+on\s+2\s+cores", text):
+            found[f"{path.relative_to(ROOT)}: {match.group(0)}"] = match.group(1)
+    assert len(found) >= 4, found  # README, getting started, the local model page, the script
+    assert set(found.values()) == {str(estimate)}, found
+
+
+_EXTERNAL = re.compile(r"^(https?:)?//", re.I)
+
+
+def test_the_site_needs_no_network(site: Path) -> None:
+    """Issue 26: Material loaded Google Fonts and mermaid from CDNs, so without internet the
+    timeline diagram showed as source text. No page loads a script, a style sheet, a font or an
+    image from another host (links to read elsewhere are fine), nor does any style sheet."""
+    found = []
+    for path in built_pages(site):
+        html = path.read_text(encoding="utf-8")
+        html = re.sub(r"<pre\b.*?</pre>", "", html, flags=re.S)  # code showing tags is text
+        for tag, attr, url in re.findall(
+            r"<(script|link|img|iframe|source)\b[^>]*?\b(src|href)=\"([^\"]*)\"", html
+        ):
+            if _EXTERNAL.match(url):
+                found.append(f"{path.relative_to(site)}: <{tag} {attr}={url}>")
+    for css in site.rglob("*.css"):
+        for url in re.findall(r"(?:@import\s+|url\()\s*[\"']?([^\"')\s]+)", css.read_text()):
+            if _EXTERNAL.match(url):
+                found.append(f"{css.relative_to(site)}: {url}")
+    assert not found, "the site loads from the network:\n" + "\n".join(found)
+    loop = page(site, "concepts/loop.md")
+    ours = loop.index('src="../../assets/javascripts/mermaid.min.js"')
+    assert ours < loop.index("assets/javascripts/bundle.")  # defined before Material looks
+    script = (site / "assets" / "javascripts" / "mermaid.min.js").read_text(encoding="utf-8")
+    assert 'globalThis["mermaid"]' in script
+    assert "mermaid.min.js" not in page(site, "index.md")  # only pages with a diagram load it
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no chromium: scripts/browser")
+@pytest.mark.parametrize(
+    ("path", "kind"), [("concepts/loop/", "sequenceDiagram"), ("architecture/", "flowchart")]
+)
+def test_the_diagram_is_drawn_without_network(site: Path, path: str, kind: str) -> None:
+    """The timeline of concepts/loop.md and the engine's stages on architecture.md, in headless
+    Chromium that can reach no host but the site's own server: Material swaps the diagram's
+    source for the drawing (its `<pre>` becomes a `<div>`), and mermaid reports no error."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        done = subprocess.run(
+            [
+                "/usr/bin/chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                "--virtual-time-budget=20000",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--dump-dom",
+                f"http://127.0.0.1:{server.server_address[1]}/{path}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    dom = done.stdout
+    assert '<div class="mermaid"></div>' in dom, dom[-2000:]  # drawn (in a shadow root)
+    assert f'class="mermaid"><code>{kind}' not in dom  # not left as its source
+    console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "Error" in line], console
 
 
 def ids(html: str) -> set[str]:
@@ -239,3 +359,48 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert "docs/getting-started.md" in relative and "docs/concepts/loop.md" in relative
     broken = [t for t in relative if not (ROOT / t).exists()]
     assert broken == [], f"README.md links to missing files: {broken}"
+
+
+# --- the contributor map ------------------------------------------------------------------------
+
+
+def map_section(markdown: str) -> str:
+    """The "package map" section of docs/architecture.md: from its heading to the next `## `."""
+    start = markdown.index("\n## The package map\n")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end != -1 else len(markdown)]
+
+
+def unmapped(section: str, src: Path) -> list[str]:
+    """Every package under `src/agentcore` (a folder with `__init__.py`) and every module of the
+    package root that the section does not name as `` `agentcore.x` `` in a table row."""
+    named = set(re.findall(r"^\| `(agentcore(?:\.[\w.]+)?)` \|", section, re.MULTILINE))
+    package = src / "agentcore"
+    wanted = [".".join(init.parent.relative_to(src).parts) for init in package.rglob("__init__.py")]
+    wanted += [f"agentcore.{p.stem}" for p in package.glob("*.py") if p.name != "__init__.py"]
+    return sorted(set(wanted) - named)
+
+
+def test_the_package_map_names_every_package() -> None:
+    """docs/architecture.md has a line for every package and root module, so it cannot drift."""
+    section = map_section((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    assert unmapped(section, SRC) == [], "add a row to the package map of docs/architecture.md"
+
+
+def test_a_package_without_a_line_in_the_map_is_found(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for folder in ["agentcore", "agentcore/llm", "agentcore/llm/providers", "agentcore/guard"]:
+        (src / folder).mkdir(parents=True)
+        (src / folder / "__init__.py").write_text('"""x"""\n')
+    (src / "agentcore" / "agent.py").write_text('"""x"""\n')
+    section = "## The package map\n\n| `agentcore` | x |\n| `agentcore.llm` | x |\n"
+    assert unmapped(section, src) == [
+        "agentcore.agent",
+        "agentcore.guard",
+        "agentcore.llm.providers",
+    ]
+    section += "| `agentcore.llm.providers` | x |\n| `agentcore.guard` | x |\n"
+    section += "| `agentcore.agent` | x |\n"
+    assert unmapped(section, src) == []
+    # a name only mentioned in passing, outside a row of its own, does not count
+    assert unmapped("## The package map\n\nsee `agentcore.guard`\n", src)[0] == "agentcore"

@@ -14,8 +14,8 @@ import anyio.lowlevel
 import pytest
 
 from agentcore import EventStream
-from agentcore._event_stream import _HIGH_WATER
-from conftest import BACKENDS
+from agentcore._engine.event_stream import _HIGH_WATER
+from support import BACKENDS
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@
 3. That wheel, installed with no extras into a fresh virtual environment (the build and the
    install reach PyPI through pip and its cache), imports every public module, runs an agent with
    tools and both session stores, and answers a model of each provider API whose SDK is missing
-   with `pip install 'agentcore[extra]'`.
+   with `pip install 'agentcore-loop[extra]'`.
 """
 
 from __future__ import annotations
@@ -37,8 +37,15 @@ from pathlib import Path
 
 import pytest
 
+# the builds (a fixture, timed with the first test that uses it) can pass 60 s on a loaded
+# machine running the tests in parallel
+pytestmark = pytest.mark.timeout(300)
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "agentcore"
+DIST = "agentcore_loop"
+"""The distribution's name in file names (PEP 625/427: `agentcore-loop` normalised); `agentcore`
+on PyPI is an unrelated project, the import name stays `agentcore`."""
 
 PROVIDER_APIS = {
     "openai-completions": "openai",
@@ -52,7 +59,7 @@ PROVIDER_APIS = {
 NEEDS_EXTRA: dict[str, str] = {}
 """Public modules that cannot be imported without an extra (module: extra). None today: provider
 SDKs are imported when a model of their API is first used, and the CLI only colours its output
-with rich when rich is there. Such a module must fail with `pip install 'agentcore[extra]'`."""
+with rich when rich is there. Such a module must fail with `pip install 'agentcore-loop[extra]'`."""
 
 IMPORTED_WHEN_RUNNING = {
     "trio": "imported only when sniffio reports that trio is running, so trio is installed",
@@ -318,8 +325,8 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
             "package, and fetches hatchling from PyPI or pip's cache):\n"
             f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
         )
-    (sdist,) = out.glob("agentcore-*.tar.gz")
-    (wheel,) = out.glob("agentcore-*.whl")
+    (sdist,) = out.glob(f"{DIST}-*.tar.gz")
+    (wheel,) = out.glob(f"{DIST}-*.whl")
     return Dists(sdist=sdist, wheel=wheel)
 
 
@@ -345,6 +352,26 @@ def _version() -> str:
     return version
 
 
+def test_the_distribution_name_is_free_and_the_readme_says_how_it_relates() -> None:
+    """Issue 26: `agentcore` on PyPI is another project. The distribution is `agentcore-loop`,
+    the import name `agentcore`; the README and the changelog say so, and no install line in the
+    docs asks pip for the other project."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "agentcore-loop"
+    readme = (ROOT / "README.md").read_text()
+    assert "**`agentcore-loop`**" in readme and "the import name is **`agentcore`**" in readme
+    assert "`agentcore-loop`" in (ROOT / "CHANGELOG.md").read_text()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    wrong = [
+        f"{page.relative_to(ROOT)}: {match.group(0)}"
+        for page in pages
+        for match in re.finditer(
+            r"pip install ['\"]?agentcore(\[[^\]]*\])?['\"]?(?=\s|$)", page.read_text()
+        )
+    ]
+    assert not wrong, wrong
+
+
 def test_the_version_is_written_once() -> None:
     """src/agentcore/_version.py holds it; pyproject reads it (dynamic), the package imports it."""
     import agentcore
@@ -368,7 +395,7 @@ def _metadata(text: str) -> email.message.Message:
 
 
 def test_the_sdist_holds_what_a_source_release_needs(dists: Dists) -> None:
-    top = f"agentcore-{_version()}"
+    top = f"{DIST}-{_version()}"
     assert dists.sdist.name == f"{top}.tar.gz"
     with tarfile.open(dists.sdist) as sdist:
         names = {name.removeprefix(f"{top}/") for name in sdist.getnames()}
@@ -403,8 +430,8 @@ def test_the_sdist_holds_what_a_source_release_needs(dists: Dists) -> None:
 
 def test_the_wheel_holds_the_package_its_license_and_its_metadata(dists: Dists) -> None:
     version = _version()
-    assert dists.wheel.name == f"agentcore-{version}-py3-none-any.whl"
-    info = f"agentcore-{version}.dist-info"
+    assert dists.wheel.name == f"{DIST}-{version}-py3-none-any.whl"
+    info = f"{DIST}-{version}.dist-info"
     with zipfile.ZipFile(dists.wheel) as wheel:
         names = set(wheel.namelist())
         metadata = _metadata(wheel.read(f"{info}/METADATA").decode("utf-8"))
@@ -414,7 +441,7 @@ def test_the_wheel_holds_the_package_its_license_and_its_metadata(dists: Dists) 
     assert not any(n.startswith(("tests/", "examples/", "docs/")) for n in names)
     assert license_text == (ROOT / "LICENSE").read_text("utf-8")
     assert license_text.startswith("MIT License\n\nCopyright (c) 2026 agentcore developers\n")
-    assert metadata["Name"] == "agentcore"
+    assert metadata["Name"] == "agentcore-loop"  # the import name stays `agentcore`
     assert metadata["Version"] == version
     assert metadata["License-Expression"] == "MIT"
     assert metadata.get_all("License-File") == ["LICENSE"]
@@ -534,7 +561,7 @@ def test_the_installed_version_is_the_metadata_version(base_install: BaseInstall
     found = base_install.json(
         """
         import importlib.metadata, json, agentcore, agentcore.tracing
-        print(json.dumps([agentcore.__version__, importlib.metadata.version("agentcore")]))
+        print(json.dumps([agentcore.__version__, importlib.metadata.version("agentcore-loop")]))
         """
     )
     assert found == [_version(), _version()]
@@ -569,8 +596,10 @@ def test_every_public_module_imports_without_extras(base_install: BaseInstall) -
     assert isinstance(outcome, dict)
     for module, error in outcome.items():
         if module in NEEDS_EXTRA:
-            assert error is not None, f"{module} imports without agentcore[{NEEDS_EXTRA[module]}]"
-            assert f"pip install 'agentcore[{NEEDS_EXTRA[module]}]'" in error, error
+            assert error is not None, (
+                f"{module} imports without agentcore-loop[{NEEDS_EXTRA[module]}]"
+            )
+            assert f"pip install 'agentcore-loop[{NEEDS_EXTRA[module]}]'" in error, error
         else:
             assert error is None, f"import {module} failed on a plain install: {error}"
 
@@ -665,7 +694,7 @@ def test_a_provider_without_its_sdk_names_the_extra(base_install: BaseInstall) -
     )
     assert isinstance(found, dict)
     for api, extra in PROVIDER_APIS.items():
-        advice = f"pip install 'agentcore[{extra}]'"
+        advice = f"pip install 'agentcore-loop[{extra}]'"
         assert found[api]["raised"] is not None and advice in found[api]["raised"], found[api]
         assert found[api]["stop_reason"] == "error", found[api]
         assert advice in found[api]["error"], found[api]
@@ -697,7 +726,7 @@ def test_the_command_works_and_names_the_extra_it_needs(base_install: BaseInstal
         env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test"},
     )
     assert refused.returncode == 2, (refused.returncode, refused.stderr)
-    assert "pip install 'agentcore[openai]'" in refused.stderr
+    assert "pip install 'agentcore-loop[openai]'" in refused.stderr
 
 
 @pytest.mark.timeout(300)
@@ -723,4 +752,4 @@ def test_the_web_page_ships_in_the_wheel_and_agentcore_web_names_its_extra(
     )
     assert isinstance(found, dict)
     assert found["error"] is not None and "MissingExtraError" in found["error"]
-    assert "pip install 'agentcore[web]'" in found["error"]
+    assert "pip install 'agentcore-loop[web]'" in found["error"]

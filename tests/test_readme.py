@@ -10,7 +10,10 @@ Only the comments on `print` lines are read, so prose comments stay free."""
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 import tokenize
 from pathlib import Path
 
@@ -115,3 +118,22 @@ def test_example_runs(path: Path, line: int, code: str, capsys: pytest.CaptureFi
     exec(compiled, namespace)
     assert namespace.get(_FINISHED) is True, "the example stopped before its last line"
     assert broken_promises(code, capsys.readouterr().out) == []
+
+
+def test_the_real_model_block_without_a_key_says_which_variable_to_set(tmp_path: Path) -> None:
+    """Issue 26: the getting-started block for a real model, run without ANTHROPIC_API_KEY,
+    printed an empty line and exited 0. It names the variable and exits 1, sending nothing."""
+    path = ROOT / "docs" / "getting-started.md"
+    (code,) = [c for _, c in python_blocks(path) if "needs ANTHROPIC_API_KEY" in c]
+    script = tmp_path / "block.py"
+    script.write_text(code)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == (
+        "error: no API key for provider 'anthropic' (model 'claude-sonnet-4-5'): set the "
+        "environment variable ANTHROPIC_API_KEY (in code, api_key=... works too)"
+    )

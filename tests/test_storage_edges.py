@@ -34,7 +34,7 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from agentcore._agent_session import SessionBinding
+from agentcore._agent.session import SessionBinding
 from agentcore.llm import Model
 from agentcore.messages import register_message_type, to_json
 from agentcore.sessions import (

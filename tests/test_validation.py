@@ -6,15 +6,28 @@ and an error text stays short however large the arguments."""
 from __future__ import annotations
 
 import json
+import socket
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pydantic
 import pytest
 
-from agentcore import AgentContext, AgentToolResult, ToolResultMessage, tool
-from agentcore._validation import ArgumentsError, ArgumentsValidator
+from agentcore import (
+    AgentContext,
+    AgentTool,
+    AgentToolResult,
+    ConfigError,
+    OutputSpec,
+    ToolDefinitionError,
+    ToolResultMessage,
+    tool,
+)
+from agentcore._tools.validation import ArgumentsError, ArgumentsValidator
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import call_tool, make_tool, run, texts
+from support import call_tool, make_tool, run, texts
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -286,3 +299,152 @@ def test_nesting_too_deep_is_an_error_not_a_crash() -> None:
         deep = [deep]
     with pytest.raises(ArgumentsError, match="nested too deeply"):
         validate({"name": "x", "anything": deep})
+
+
+# --- schemas from elsewhere: nothing outside the schema, patterns in bounded time ---------------
+
+
+def _bare_tool(parameters: Any) -> Any:
+    async def execute(*args: Any) -> AgentToolResult:
+        return AgentToolResult()
+
+    return AgentTool(name="t", description="", parameters=parameters, execute=execute)
+
+
+_opened: list[str] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and args and isinstance(args[0], str) and "never-read" in args[0]:
+        _opened.append(args[0])
+
+
+sys.addaudithook(_audit)  # hooks stay for the process; this one only notes the files below
+
+
+def test_a_remote_reference_is_refused_without_a_connection() -> None:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)  # it would accept and never answer
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+    try:
+        for schema in (
+            {"type": "object", "properties": {"a": {"$ref": url}}},
+            {"type": "object", "$id": url, "properties": {"a": {"$ref": "other.json"}}},
+            {"type": "object", "properties": {"a": {"$dynamicRef": url}}},
+        ):
+            started = time.monotonic()
+            with pytest.raises(ToolDefinitionError, match="points outside the schema") as info:
+                _bare_tool(schema)
+            assert time.monotonic() - started < 2
+            assert "'t'" in str(info.value) and "refused: the reference" in str(info.value)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing connected
+    finally:
+        listener.close()
+
+
+def test_a_file_reference_is_refused_and_the_file_never_read(tmp_path: Path) -> None:
+    secret = tmp_path / "never-read.json"
+    secret.write_text('{"type": "string", "description": "TOP-SECRET"}')
+    _opened.clear()
+    for ref in (f"file://{secret}", str(secret), "never-read.json"):
+        with pytest.raises(ToolDefinitionError, match="points outside the schema") as info:
+            _bare_tool({"type": "object", "properties": {"a": {"$ref": ref}}})
+        assert ref in str(info.value) and "TOP-SECRET" not in str(info.value)
+    with pytest.raises(ConfigError, match="output_type is refused: the reference"):
+        OutputSpec({"$ref": f"file://{secret}"})
+    assert _opened == []
+
+
+def test_references_within_the_schema_still_resolve() -> None:
+    tool = _bare_tool(
+        {
+            "type": "object",
+            "$id": "https://example.invalid/tool.json",
+            "properties": {
+                "a": {"$ref": "#/$defs/word"},
+                "b": {"$ref": "https://example.invalid/tool.json#/$defs/word"},
+                "c": {"$ref": "#named"},
+                "d": {
+                    "$ref": "https://json-schema.org/draft/2020-12/schema"
+                },  # ships with jsonschema
+            },
+            "$defs": {"word": {"type": "string"}, "n": {"$anchor": "named", "type": "integer"}},
+        }
+    )
+    assert tool.validator.validate({"a": "x", "b": "y", "c": "5", "d": {}}) == {
+        "a": "x",
+        "b": "y",
+        "c": 5,
+        "d": {},
+    }
+    with pytest.raises(ToolDefinitionError, match="'#/nowhere' does not resolve within the schema"):
+        _bare_tool({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}})
+
+
+@pytest.mark.timeout(20)
+def test_patterns_that_backtrack_cannot_stall_validation() -> None:
+    tool = _bare_tool(
+        {
+            "type": "object",
+            "properties": {
+                "nested": {"type": "string", "pattern": "^(a+)+$"},
+                "alternation": {"type": "string", "pattern": "^(a|a)+$"},
+                "keys": {
+                    "type": "object",
+                    "patternProperties": {"^(a|aa)+$": {"type": "integer"}},
+                    "additionalProperties": False,
+                },
+            },
+        }
+    )
+    hostile = "a" * 40 + "!"  # Python's `re` needs minutes for each of these
+    started = time.monotonic()
+    with pytest.raises(ArgumentsError, match=r"nested: 'a+!' does not match '\^\(a\+\)\+\$'"):
+        tool.validator.validate({"nested": hostile})  # no trouble for the engine
+    assert time.monotonic() - started < 0.5
+    started = time.monotonic()
+    with pytest.raises(ArgumentsError) as info:
+        tool.validator.validate({"nested": hostile, "alternation": hostile, "keys": {hostile: 1}})
+    took = time.monotonic() - started
+    assert took < 2, f"validation took {took:.1f} s"
+    text = str(info.value)
+    # one budget for the whole call: what comes after the slow pattern is not checked either
+    assert f"alternation: '{hostile}' could not be checked against the pattern" in text
+    assert f"keys: property name '{hostile}' could not be checked" in text
+    assert "more than 0.1 s of matching); send a shorter or simpler value" in text
+    # ordinary values are checked as before
+    assert tool.validator.validate({"nested": "aaa", "alternation": "aa", "keys": {"aa": "3"}}) == {
+        "nested": "aaa",
+        "alternation": "aa",
+        "keys": {"aa": 3},
+    }
+    with pytest.raises(ArgumentsError, match=r"'b!' do not match any of the regexes"):
+        tool.validator.validate({"keys": {"b!": 1}})
+    with pytest.raises(ArgumentsError, match=r"nested: 'ab' does not match"):
+        tool.validator.validate({"nested": "ab"})
+
+
+@pytest.mark.timeout(20)
+def test_an_output_schema_pattern_is_bounded_too() -> None:
+    spec = OutputSpec({"type": "string", "pattern": "^(a|a)+$"})
+    started = time.monotonic()
+    with pytest.raises(Exception, match="could not be checked against the pattern"):
+        spec.validate("a" * 40 + "!")
+    assert time.monotonic() - started < 2
+    assert spec.validate("aaa") == "aaa"
+
+
+def test_unbounded_property_name_matching_is_refused() -> None:
+    with pytest.raises(
+        ToolDefinitionError, match="'patternProperties' with 'unevaluatedProperties'"
+    ):
+        _bare_tool(
+            {
+                "type": "object",
+                "patternProperties": {"^x": {}},
+                "unevaluatedProperties": False,
+            }
+        )

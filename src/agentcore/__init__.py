@@ -9,37 +9,37 @@ from __future__ import annotations
 
 import logging as _logging
 
-from ._compaction import Compaction as Compaction
-from ._compaction import CompactionError as CompactionError
-from ._compaction import CompactionReason as CompactionReason
-from ._compaction import CompactionRequest as CompactionRequest
-from ._compaction import CompactionResult as CompactionResult
-from ._compaction import CompactionStrategy as CompactionStrategy
-from ._compaction import CompactionSummary as CompactionSummary
-from ._compaction_strategies import DropOldest as DropOldest
-from ._compaction_strategies import KeepToolResultHeads as KeepToolResultHeads
-from ._compaction_strategies import Summarize as Summarize
-from ._event_stream import EventStream as EventStream
-from ._loop_entry import (
+from ._compaction.policy import Compaction as Compaction
+from ._compaction.protocol import CompactionError as CompactionError
+from ._compaction.protocol import CompactionReason as CompactionReason
+from ._compaction.protocol import CompactionRequest as CompactionRequest
+from ._compaction.protocol import CompactionResult as CompactionResult
+from ._compaction.protocol import CompactionStrategy as CompactionStrategy
+from ._compaction.protocol import CompactionSummary as CompactionSummary
+from ._compaction.strategies import DropOldest as DropOldest
+from ._compaction.strategies import KeepToolResultHeads as KeepToolResultHeads
+from ._compaction.strategies import Summarize as Summarize
+from ._engine.entry import (
     agent_loop as agent_loop,
 )
-from ._loop_entry import (
+from ._engine.entry import (
     agent_loop_continue as agent_loop_continue,
 )
-from ._loop_entry import (
+from ._engine.entry import (
     run_agent_loop as run_agent_loop,
 )
-from ._loop_entry import (
+from ._engine.entry import (
     run_agent_loop_continue as run_agent_loop_continue,
 )
-from ._loop_request import Instrumentation as Instrumentation
-from ._loop_request import RequestObserver as RequestObserver
-from ._loop_request import RunInfo as RunInfo
-from ._loop_request import RunObserver as RunObserver
-from ._loop_request import ToolObserver as ToolObserver
-from ._loop_request import get_instrumentation as get_instrumentation
-from ._loop_request import run_usage as run_usage
-from ._loop_request import set_instrumentation as set_instrumentation
+from ._engine.event_stream import EventStream as EventStream
+from ._engine.instrumentation import Instrumentation as Instrumentation
+from ._engine.instrumentation import RequestObserver as RequestObserver
+from ._engine.instrumentation import RunInfo as RunInfo
+from ._engine.instrumentation import RunObserver as RunObserver
+from ._engine.instrumentation import ToolObserver as ToolObserver
+from ._engine.instrumentation import get_instrumentation as get_instrumentation
+from ._engine.instrumentation import set_instrumentation as set_instrumentation
+from ._engine.usage import run_usage as run_usage
 from ._version import __version__ as __version__
 from .abort import (
     AbortController as AbortController,

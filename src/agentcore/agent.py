@@ -26,9 +26,9 @@ from typing import Any
 
 import anyio
 
-from ._agent_approvals import ApprovalMethods
-from ._agent_queues import QueueMethods
-from ._agent_run import (
+from ._agent.approvals import ApprovalMethods
+from ._agent.queues import QueueMethods
+from ._agent.run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
     OPTIONS,
@@ -38,8 +38,8 @@ from ._agent_run import (
     prompt_messages,
     run_blocking,
 )
-from ._agent_session import SessionBinding
-from ._agent_state import (
+from ._agent.session import SessionBinding
+from ._agent.state import (
     UNKNOWN_MODEL,
     AgentState,
     QueueMode,
@@ -47,8 +47,8 @@ from ._agent_state import (
     check_queue_mode,
     state_fields,
 )
-from ._compaction import Compaction
-from ._loop_entry import run_agent_loop, run_agent_loop_continue
+from ._compaction.policy import Compaction
+from ._engine.entry import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .approvals import NEW_MESSAGE_REASON
 from .config import (
@@ -440,27 +440,50 @@ class Agent(QueueMethods, ApprovalMethods):
                     "with steer() or follow_up() first"
                 )
         state._begin_run()
-        failed = False
         try:
-            binding = self._binding
-            if binding is not None and not binding.in_step(context.messages):
-                await binding.run(binding.sync, context.messages)
-            # The loop closes a failed run itself (an error message, well-nested events,
-            # `agent_end`): there is one failure path, the loop's, and it does not raise.
-            signal = run.controller.signal
-            if prompts is not None:
-                await run_agent_loop(prompts, context, config, self._emit, signal, self.stream_fn)
-            else:
-                await run_agent_loop_continue(context, config, self._emit, signal, self.stream_fn)
+            while True:
+                binding = self._binding
+                if binding is not None and not binding.in_step(context.messages):
+                    await binding.run(binding.sync, context.messages)
+                # The loop closes a failed run itself (an error message, well-nested events,
+                # `agent_end`): there is one failure path, the loop's, and it does not raise.
+                signal = run.controller.signal
+                run.closing = False
+                if prompts is not None:
+                    await run_agent_loop(
+                        prompts, context, config, self._emit, signal, self.stream_fn
+                    )
+                else:
+                    await run_agent_loop_continue(
+                        context, config, self._emit, signal, self.stream_fn
+                    )
+                if await self._settle(run, failed=False):
+                    break
+                # Queued after the loop's last poll (while `agent_end` was delivered, say): the
+                # next loop runs it now, in order, instead of leaving it for the next prompt.
+                prompts = self._queues.take("steering")
+                run.skip_steering_poll = bool(prompts)
+                if not prompts:
+                    prompts = self._queues.take("follow_up")
+                context = AgentContext(
+                    system_prompt=state.system_prompt,
+                    messages=list(state.messages),
+                    tools=list(state.tools),
+                )
+                config = self._loop_config()
         except BaseException:
-            failed = True
+            if not run.done.is_set():  # not settled yet (a settle that raised has settled)
+                await self._settle(run, failed=True)
             raise
-        finally:
-            await self._settle(run, failed)
         return list(run.added)
 
-    async def _settle(self, run: ActiveRun, failed: bool) -> None:
-        """End a run: queues restored, session in step, state idle (also when cancelled)."""
+    async def _settle(self, run: ActiveRun, failed: bool) -> bool:
+        """End a run: queues restored, session in step, state idle (also when cancelled).
+
+        A run whose loop ended because the model was done (`run.closing`), not aborted, stays
+        active instead when a message was queued meanwhile: returns False, and `_run` runs it.
+        The check and going idle are one step under the queues' lock, so a message queued from
+        any thread is either run now or queued for the next run of an idle agent."""
         state = self._state
         error: Exception | None = None
         with anyio.CancelScope(shield=True):
@@ -472,12 +495,28 @@ class Agent(QueueMethods, ApprovalMethods):
                 except Exception as exc:
                     _log.exception("could not write the session at the end of the run")
                     error = exc
-        state._end_run()
-        with self._run_lock:
-            self._active = None
+        go_on = (
+            not failed
+            and error is None
+            and run.closing
+            and not run.controller.signal.aborted
+            and not state.pending_approvals
+        )
+
+        def end() -> None:
+            state._end_run()
+            with self._run_lock:
+                self._active = None
+
+        if go_on:
+            if not self._queues.end_unless_queued(end):
+                return False
+        else:
+            end()
         run.done.set()
         if error is not None and not failed:
             raise error
+        return True
 
     async def _emit(self, event: AgentEvent) -> None:
         """The loop's sink: update the state, store the message, then await the listeners."""

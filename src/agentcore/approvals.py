@@ -8,6 +8,11 @@ another one that opened the same session — each request gets an `ApprovalDecis
 run carries the decisions out: an approved call runs (marked first by an `ApprovedCallStarted`
 message, so that it never runs twice), a denied one gets an error result with the reason.
 
+A decision records who took it (`decided_by`, e.g. `"cli"` for the terminal chat), and an agent
+decides only for tools it holds (`Agent.approve`/`deny` refuse others): a surface that runs
+calls can tell a decision it took from one taken elsewhere (`decided_approvals`) and ask again
+(`Agent.reopen`) instead of running, unseen, what someone else approved.
+
 These three messages are application-defined messages (registered with `register_message_type`):
 sessions store them, and the default `convert_to_llm` drops them, so the model sees only the tool
 calls and their results. See docs/approvals.md.
@@ -15,11 +20,17 @@ calls and their results. See docs/approvals.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from .messages import AgentMessage, now_ms, register_message_type
+from ._approvals.messages import APPROVAL_ROLES as APPROVAL_ROLES
+from ._approvals.messages import INTERRUPTED_APPROVED_CALL as INTERRUPTED_APPROVED_CALL
+from ._approvals.messages import NEW_MESSAGE_REASON as NEW_MESSAGE_REASON
+from ._approvals.messages import ApprovalDecision as ApprovalDecision
+from ._approvals.messages import ApprovalRequest as ApprovalRequest
+from ._approvals.messages import ApprovedCallStarted as ApprovedCallStarted
+from ._approvals.transcript import last_batch
+from .messages import AgentMessage
 
 __all__ = [
     "APPROVAL_ROLES",
@@ -28,134 +39,42 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
+    "DecidedApproval",
+    "decided_approvals",
     "pending_approvals",
 ]
 
-INTERRUPTED_APPROVED_CALL = (
-    "The approved tool call was interrupted: it had started, but its result was never recorded "
-    "(the process stopped), so it may or may not have completed. It was not run again."
-)
-"""The error result of an approved call that started but has no result (never run twice)."""
 
-NEW_MESSAGE_REASON = "not approved: the user sent a new message"
-"""The reason `Agent.prompt` gives the calls it denies because they were still waiting."""
-
-
-def _check(cls: str, name: str, value: Any, kind: type | tuple[type, ...], what: str) -> None:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TypeError(f"{cls}.{name} must be {what}, got {type(value).__name__}")
-
-
-def _check_arguments(cls: str, value: Any, optional: bool) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise TypeError(
-            f"{cls}.arguments must be a dict with string keys (a JSON object)"
-            f"{' or None' if optional else ''}, got {type(value).__name__}"
-        )
-
-
-@register_message_type
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalRequest:
-    """A tool call waiting for a decision; it was not executed.
+class DecidedApproval:
+    """A call of the last batch that was decided and has not started: the next run carries
+    the decision out (see `decided_approvals`).
 
     Attributes:
-        tool_call_id: the id of the waiting call.
-        tool_name: the tool it calls.
-        arguments: its arguments (validated; after the tool's `prepare_arguments`).
-        reason: why approval is needed (from the hook), or None.
-        timestamp: when the run asked (ms since the epoch).
+        request: the call's (latest) request.
+        decision: the decision on it.
     """
 
-    tool_call_id: str
-    tool_name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    reason: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["approval_request"] = "approval_request"
-
-    def __post_init__(self) -> None:
-        name = "ApprovalRequest"
-        _check(name, "tool_call_id", self.tool_call_id, str, "a string")
-        _check(name, "tool_name", self.tool_name, str, "a string")
-        _check_arguments(name, self.arguments, optional=False)
-        _check(name, "reason", self.reason, (str, type(None)), "a string or None")
-        _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+    request: ApprovalRequest
+    decision: ApprovalDecision
 
 
-@register_message_type
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalDecision:
-    """The decision on one `ApprovalRequest`: approved (optionally with edited arguments, which
-    are validated again before the call runs) or denied (the call gets an error result with the
-    reason).
-
-    Attributes:
-        tool_call_id: the id of the decided call.
-        approved: True to run it, False to deny it.
-        arguments: edited arguments for the approved call (None: as requested).
-        reason: why it was denied (or any note), or None.
-        timestamp: when it was decided (ms since the epoch).
-    """
-
-    tool_call_id: str
-    approved: bool
-    arguments: dict[str, Any] | None = None
-    reason: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["approval_decision"] = "approval_decision"
-
-    def __post_init__(self) -> None:
-        name = "ApprovalDecision"
-        _check(name, "tool_call_id", self.tool_call_id, str, "a string")
-        _check(name, "approved", self.approved, bool, "True or False")
-        _check_arguments(name, self.arguments, optional=True)
-        _check(name, "reason", self.reason, (str, type(None)), "a string or None")
-        _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
-
-    @classmethod
-    def approve(
-        cls, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None
-    ) -> ApprovalDecision:
-        """Approve `request`, as requested or with edited `arguments`."""
-        return cls(
-            tool_call_id=request.tool_call_id,
-            approved=True,
-            arguments=dict(arguments) if arguments is not None else None,
-        )
-
-    @classmethod
-    def deny(cls, request: ApprovalRequest, reason: str | None = None) -> ApprovalDecision:
-        """Deny `request`; the call gets an error result saying so, with `reason`."""
-        return cls(tool_call_id=request.tool_call_id, approved=False, reason=reason)
-
-
-@register_message_type
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovedCallStarted:
-    """Written (and, with a session, stored) just before an approved call executes: a call with
-    this marker and no result was interrupted, and is never run again (its result then says it
-    may or may not have completed)."""
-
-    tool_call_id: str
-    timestamp: int = field(default_factory=now_ms)
-    role: Literal["approved_call_started"] = "approved_call_started"
-
-    def __post_init__(self) -> None:
-        _check("ApprovedCallStarted", "tool_call_id", self.tool_call_id, str, "a string")
-        _check("ApprovedCallStarted", "timestamp", self.timestamp, int, "an integer (ms)")
-
-
-APPROVAL_ROLES = frozenset({"approval_request", "approval_decision", "approved_call_started"})
-"""The roles of the three approval messages (they sit among a batch's tool results)."""
+def decided_approvals(messages: Sequence[AgentMessage]) -> list[DecidedApproval]:
+    """The calls of a transcript's last batch that were decided but have not started (what the
+    next run would carry out), in call order. A surface about to run them checks who decided
+    each (`decision.decided_by`) and asks again (`Agent.reopen`) for those it did not decide."""
+    batch = last_batch(messages)
+    if batch is None:
+        return []
+    return [
+        DecidedApproval(request=s.request, decision=s.decision)
+        for s in batch.decided
+        if s.decision is not None and not s.started
+    ]
 
 
 def pending_approvals(messages: Sequence[AgentMessage]) -> list[ApprovalRequest]:
     """The requests of a transcript that wait for a decision (what `Agent.state.pending_approvals`
     returns), in call order."""
-    from ._approval_tail import last_batch
-
     batch = last_batch(messages)
     return batch.undecided if batch is not None else []

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from ._compaction import Compaction, check_compaction
-from ._hooks import Hooks
+from ._compaction.policy import Compaction, check_compaction
+from ._engine.hooks import Hooks
 from .errors import ConfigError, ToolDefinitionError
 from .limits import UsageLimits
 from .llm.fallback import check_fallback_models

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, overload
 
-from . import _output_schema as schemas
+from ._output import schema as schemas
 from .errors import ConfigError, OutputValidationError
 from .llm.types import OutputSchema
 from .messages import AgentMessage, TextContent, ToolCall
@@ -303,7 +303,7 @@ class OutputSpec(Generic[T]):
     def tool(self) -> AgentTool:
         """The final-answer tool: its arguments are `object_schema`; a valid call is the answer."""
         if self._tool is None:
-            from ._output_run import final_answer_tool
+            from ._output.answer_tool import final_answer_tool
 
             self._tool = final_answer_tool(self, self.description or _DEFAULT_DESCRIPTION)
         return self._tool

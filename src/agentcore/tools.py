@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-from ._tool_values import NotJsonError, json_text, to_json_value
-from ._validation import ArgumentsValidator, json_schema_of
+from ._tools.validation import ArgumentsValidator, json_schema_of
+from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
 from .errors import ToolDefinitionError
 from .llm.types import Tool
@@ -281,7 +281,7 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
 
 
 def _to_result(value: Any, tool_name: str) -> AgentToolResult:
-    """What a `@tool` function returned, as a result (the rule is in `_tool_values`)."""
+    """What a `@tool` function returned, as a result (the rule is in `_tools.values`)."""
     if isinstance(value, str):
         return AgentToolResult(content=[TextContent(text=value)])
     if isinstance(value, AgentToolResult):

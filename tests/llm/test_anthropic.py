@@ -691,7 +691,9 @@ def test_missing_api_key_raises_before_sending(
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    with pytest.raises(MissingExtraError, match=re.escape("pip install 'agentcore[anthropic]'")):
+    with pytest.raises(
+        MissingExtraError, match=re.escape("pip install 'agentcore-loop[anthropic]'")
+    ):
         adapter.stream(make_model(None), context(), StreamOptions(api_key="k"))
 
 

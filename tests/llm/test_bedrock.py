@@ -1089,7 +1089,7 @@ async def test_missing_credentials_are_a_clear_error(
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
-    with pytest.raises(MissingExtraError, match=re.escape("pip install 'agentcore[bedrock]'")):
+    with pytest.raises(MissingExtraError, match=re.escape("pip install 'agentcore-loop[bedrock]'")):
         adapter.stream(make_model(None), context())
 
 

@@ -50,5 +50,5 @@ def test_keyless_servers() -> None:
 
 def test_import_sdk() -> None:
     assert import_sdk("json", "none").__name__ == "json"
-    with pytest.raises(MissingExtraError, match=r"pip install 'agentcore\[openai\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install 'agentcore-loop\[openai\]'"):
         import_sdk("agentcore_no_such_sdk", "openai")

@@ -890,7 +890,7 @@ async def test_key_from_the_environment(
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "google.genai", None)
     model = Model(id="gemini-2.5-flash", api=API, provider="google")
-    with pytest.raises(MissingExtraError, match=re.escape("pip install 'agentcore[google]'")):
+    with pytest.raises(MissingExtraError, match=re.escape("pip install 'agentcore-loop[google]'")):
         google.stream(model, ask(), opts())
 
 

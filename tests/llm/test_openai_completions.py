@@ -32,7 +32,12 @@ from agentcore.llm import (
     stream,
     stream_simple,
 )
-from agentcore.llm.providers.openai_completions import build_payload, convert_messages
+from agentcore.llm._failures import truncated_text
+from agentcore.llm.providers.openai_completions import (
+    ESTIMATE_NOTE,
+    build_payload,
+    convert_messages,
+)
 from agentcore.messages import (
     AssistantMessage,
     ImageContent,
@@ -226,10 +231,43 @@ async def test_abort_mid_stream(replay_server: ReplayServer) -> None:
     events, message = await collect_aborting(s, controller)
     assert time.monotonic() - started < 2.5
     assert message.stop_reason == "aborted"
-    assert message.error_message == "request was aborted"
+    assert message.error_message == "request was aborted" + ESTIMATE_NOTE
     assert message.text == "Hello"
-    assert message.usage.cost.total == 0 and message.usage.total_tokens == 0
+    # the usage chunk never came: the tokens spent are estimated, not 0/0 (issue 26)
+    prompt_chars = len("You are terse.") + len("system") + len("Hi") + len("user")
+    assert message.usage.input == (prompt_chars + 3) // 4 == 7
+    assert message.usage.output == 2  # "Hello": five characters
+    assert message.usage.cost.total == pytest.approx((7 * 2.0 + 2 * 8.0) / 1e6)
     assert events[-1].type == "error" and events[-1].reason == "aborted"
+
+
+async def test_usage_is_estimated_only_when_the_server_sent_none(
+    replay_server: ReplayServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stream that breaks off has an estimate, logged (its error text says what failed); a
+    completed answer from a server that sends no usage has one too; a request refused before
+    any output spent nothing; reported usage is never replaced."""
+    model = make_model(replay_server)
+    replay_server.enqueue(sse("no_finish"))
+    with caplog.at_level("INFO", logger="agentcore.llm.usage"):
+        _, broken = await run(model, ask("x" * 400))
+    assert broken.stop_reason == "error" and broken.error_message == truncated_text("finish_reason")
+    assert broken.usage.input >= 100 and broken.usage.output == 3  # "Half an ans"
+    text = load_fixture(API, "text")
+    no_usage = b"\n\n".join(part for part in text.split(b"\n\n") if b'"choices":[]' not in part)
+    replay_server.enqueue(ScriptedResponse.sse(no_usage))
+    with caplog.at_level("INFO", logger="agentcore.llm.usage"):
+        _, done = await run(model, ask())
+    assert done.stop_reason == "stop" and done.error_message is None
+    assert (done.usage.input, done.usage.output) == (7, 4)  # "Hello, world!": 13 characters
+    assert "sent no usage: estimated 7 input and 4 output tokens" in caplog.text
+    assert f"estimated {broken.usage.input} input and 3 output tokens" in caplog.text
+    replay_server.enqueue(ScriptedResponse.json({"error": {"message": "no"}}, status=400))
+    _, refused = await run(model, ask())
+    assert refused.usage.total_tokens == 0 and not refused.error_message.endswith(ESTIMATE_NOTE)
+    replay_server.enqueue(sse("text"))
+    _, reported = await run(model, ask())
+    assert (reported.usage.input, reported.usage.output) == (20, 4)
 
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])
@@ -628,3 +666,26 @@ async def test_local_llama_cpp_tool_round_trip() -> None:
     follow = Context(messages=[*context.messages, first, result], tools=[WEATHER])
     second = await complete(model, follow, StreamOptions(max_tokens=60, temperature=0))
     assert second.stop_reason in ("stop", "tool_use", "length"), second.error_message
+
+
+@pytest.mark.local_llm
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not _local_server_up(), reason="local llama.cpp server not running")
+async def test_local_llama_cpp_aborted_answer_has_estimated_usage() -> None:
+    """Stopped after its first words, the local model's answer counts what it spent (issue 26:
+    it was 0/0, so `--max-cost` saw nothing)."""
+    model = get_model("local", "qwen2.5-coder-1.5b")
+    context = Context(messages=[UserMessage(content="Count slowly from 1 to 200, one per line.")])
+    controller = AbortController()
+    options = StreamOptions(max_tokens=400, temperature=0, signal=controller.signal)
+    deltas = 0
+    async with stream(model, context, options) as s:
+        async for event in s:
+            if event.type == "text_delta":
+                deltas += 1
+                if deltas == 5:
+                    controller.abort()
+        message = await s.result()
+    assert message.stop_reason == "aborted"
+    assert message.error_message == "request was aborted" + ESTIMATE_NOTE
+    assert message.usage.input >= 10 and message.usage.output >= 1, message.usage

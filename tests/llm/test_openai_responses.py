@@ -901,7 +901,7 @@ async def test_api_key_from_the_environment(
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(MissingExtraError, match=r"agentcore\[openai\]"):
+    with pytest.raises(MissingExtraError, match=r"agentcore-loop\[openai\]"):
         openai_responses.stream(make_model(), context(), StreamOptions(api_key="k"))
 
 

@@ -53,6 +53,21 @@ def test_run_with_a_stdio_server_and_the_builtin_tools(faux: FauxProvider) -> No
     assert {"read_file", "list_files", "calculator", "add", "wait", "grow"} <= set(offered)
 
 
+def test_python_in_a_command_is_the_current_interpreter(
+    faux: FauxProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """Issue 26: `--mcp "python -m ..."` ran whichever `python` was first on PATH, so the docs'
+    example failed from a virtual environment that was not activated. With no `python` on PATH
+    at all, the server still starts, on this interpreter."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no python to be found
+    faux.set_responses([faux_tool_call("add", {"a": 2, "b": 40}), faux_text("42.")])
+    code, out, err = cli(faux, "run", "add them", "--mcp", f"python {shlex.quote(SERVER)}")
+    assert code == 0, err
+    assert out == "42.\n"
+    results = [m for m in faux.calls[1].context.messages if m.role == "tool_result"]
+    assert results[0].content[0].text == "42"  # type: ignore[union-attr]
+
+
 def test_chat_with_an_http_server(faux: FauxProvider) -> None:
     with subprocess.Popen(
         [sys.executable, SERVER, "--http"],

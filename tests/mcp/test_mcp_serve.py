@@ -4,6 +4,8 @@ tools served by a subprocess) and streamable HTTP (served in-process), and by `M
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -107,6 +109,72 @@ async def test_served_over_stdio_to_the_sdk_client() -> None:
     async with Client(params) as client:
         assert client.server_info is not None and client.server_info.name == "served"
         await exercise(client)
+
+
+async def test_a_print_in_a_tool_does_not_reach_the_sdk_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 26: a tool's unflushed `print` reached the wire at shutdown and the SDK's client
+    logged "Failed to parse JSONRPC message". It gets its answer and nothing else."""
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "printing_server.py")], env={"PYTHONPATH": SRC}
+    )
+    for _ in range(2):  # the second session starts while the first server's exit is flushed
+        async with Client(params) as client:
+            result = await client.call_tool("chatty", {"text": "hi"})
+            assert texts(result) == ["HI"] and not result.is_error
+    assert "Failed to parse JSONRPC message" not in caplog.text
+
+
+def test_nothing_but_the_protocol_reaches_stdout() -> None:
+    """The wire, read byte for byte to its end: one JSON-RPC message a line, nothing else —
+    not the tool's unflushed print (flushed at interpreter exit), not its write to fd 1, not
+    its child process's output; all of them are on stderr."""
+    with subprocess.Popen(
+        [sys.executable, str(HERE / "printing_server.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PYTHONPATH": SRC},  # buffered stdout (no PYTHONUNBUFFERED), as under a client
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+
+        def send(message: dict[str, Any]) -> None:
+            assert server.stdin is not None
+            server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+            server.stdin.flush()
+
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        send({"id": 1, "method": "initialize", "params": init})
+        send({"method": "notifications/initialized"})
+        send(
+            {
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "chatty", "arguments": {"text": "x"}},
+            }
+        )
+        wire: list[dict[str, Any]] = []
+        while not any(m.get("id") == 2 for m in wire):
+            line = server.stdout.readline()
+            assert line, "the server closed stdout before answering"
+            wire.append(json.loads(line))
+        server.stdin.close()  # the client is done: the server ends, its buffers are flushed
+        rest = server.stdout.read()
+        stderr = server.stderr.read().decode() if server.stderr else ""
+        assert server.wait(timeout=10) == 0, stderr
+        assert rest == b"", f"not the protocol, on the wire: {rest!r}"
+        assert wire[-1]["result"]["content"] == [{"type": "text", "text": "X"}]
+        for text in (
+            "printed by a tool: x",
+            "written to fd 1 by a tool",
+            "printed by a child process",
+        ):
+            assert text in stderr
 
 
 async def test_served_over_http_to_the_sdk_client() -> None:

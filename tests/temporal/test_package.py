@@ -5,6 +5,9 @@ the worker's command line, and the message clock seam the workflow relies on."""
 from __future__ import annotations
 
 import inspect
+import os
+import re
+import socket
 import subprocess
 import sys
 import types
@@ -38,7 +41,8 @@ from agentcore.messages import (
 )
 from agentcore.temporal import DurableTool, RunOptions, start_run
 from agentcore.temporal._codec import event_from_json, event_to_json
-from agentcore.temporal._worker import main
+from agentcore.temporal._worker import DEFAULT_ADDRESS, main
+from support import run_python
 
 SRC = Path(agentcore.__file__).resolve().parent
 
@@ -61,18 +65,6 @@ def test_all_is_sorted_complete_and_documented() -> None:
         agentcore.temporal.nothing  # noqa: B018
 
 
-def run_python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(SRC.parent)},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 def test_importing_the_package_does_not_import_the_sdk() -> None:
     out = run_python(
         "import sys\n"
@@ -93,7 +85,7 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
     )
     assert out == (
         "MissingExtraError | agentcore.temporal needs the 'temporalio' package, which is not "
-        "installed: pip install 'agentcore[temporal]'"
+        "installed: pip install 'agentcore-loop[temporal]'"
     )
     assert issubclass(MissingExtraError, ImportError)
 
@@ -192,6 +184,48 @@ def test_the_worker_command_names_a_module_without_models_or_tools(
 ) -> None:
     assert main(["worker", "--module", "json"]) == 2
     assert "module 'json' defines neither `models`" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("port", "connection refused"), ("name", "the host name does not resolve")],
+)
+def test_the_worker_without_a_server_says_what_to_do_in_one_line(
+    where: str, reason: str, tmp_path: Path
+) -> None:
+    """Issue 26: a wrong address was a 40-line traceback. One line, exit 1, nothing after it;
+    the address comes from $AGENTCORE_TEMPORAL_ADDRESS or $TEMPORAL_ADDRESS when --address is
+    not given."""
+    (tmp_path / "served.py").write_text("models = {}\ntools = []\n")
+    address = f"127.0.0.1:{_free_port()}" if where == "port" else "nosuchhost.invalid:7233"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("TEMPORAL_ADDRESS")}
+    variable = "TEMPORAL_ADDRESS" if where == "port" else "AGENTCORE_TEMPORAL_ADDRESS"
+    env.update(PYTHONPATH=f"{SRC.parent}:{tmp_path}", **{variable: address})
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcore.temporal", "worker", "--module", "served"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"error: cannot reach the Temporal server at {address} ({reason}): start one "
+        "with `scripts/temporal start` (it serves 127.0.0.1:17233) or `temporal server "
+        "start-dev`, or pass --address HOST:PORT"
+    ]
+
+
+def test_the_worker_looks_where_scripts_temporal_serves() -> None:
+    script = (SRC.parents[1] / "scripts" / "temporal").read_text()
+    port = re.search(r"PORT=\$\{AGENTCORE_TEMPORAL_PORT:-(\d+)\}", script)
+    assert port is not None and f"127.0.0.1:{port.group(1)}" == DEFAULT_ADDRESS
 
 
 def test_message_clock_sets_the_timestamps_of_new_messages() -> None:

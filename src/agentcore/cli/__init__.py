@@ -65,7 +65,8 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
     check = not resuming or "model" in parsed.given
     model = resolve_model(parsed.model, stream_fn=stream_fn, check=check)
     try:
-        tools = builtin_tools(parsed.root) if parsed.tools else []
+        window = model.context_window or None  # read_file returns a share of it per call
+        tools = builtin_tools(parsed.root, context_window=window) if parsed.tools else []
         tools += [shell_tool(parsed.root)] if parsed.shell else []
     except NotADirectoryError as exc:
         raise CommandError(str(exc)) from None
@@ -163,8 +164,12 @@ async def _main(
                     host=parsed.host,
                     port=parsed.port,
                     token=parsed.token,
+                    no_token=parsed.no_token,
+                    header_timeout=parsed.header_timeout,
+                    max_connections=parsed.max_connections,
                     sessions_dir=parsed.sessions_dir,
                     stdout=stdout,
+                    stderr=stderr,
                 )
             if parsed.command == "chat":
                 return await chat(

@@ -8,27 +8,45 @@ call waiting; `pending_notice` lists the waiting calls for the person at the ter
 /deny [ID] [REASON]     refuse it; the model is told, with the reason
 ```
 
-Each decision is recorded at once (`Agent.approve`/`Agent.deny`); once no call waits any more,
-`decide` says so (`CommandOutcome.ready`) and the chat continues the run (`Agent.continue_()`),
-which runs the approved calls and gives the model every result. Sending a new message instead
-denies the waiting calls (see `Agent.prompt`).
+Each decision is recorded at once (`Agent.approve`/`Agent.deny`, `decided_by="cli"`); once no
+call waits any more, `decide` says so (`CommandOutcome.ready`) and the chat continues the run
+(`Agent.continue_()`), which runs the approved calls and gives the model every result. Sending a
+new message instead denies the waiting calls (see `Agent.prompt`).
 
 How the chat uses it: for an input line where `is_approval_command(line)`, call
 `decide(agent, line)`, show `outcome.text` (as an error when `outcome.is_error`), and when
 `outcome.ready` run `await agent.continue_()` the way a prompt is run (interrupts, rendering);
 after every run, show `pending_notice(agent)` when it is not None; add `HELP` to `/help`.
+
+A resumed session may hold calls decided elsewhere (the web page, a program on the same store)
+and not yet run: `reask(agent)` makes each of them wait again (`Agent.reopen`) unless the
+terminal decided it, so nothing runs here that was not decided here, and says what it set aside.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from typing import Any
 
 from ..agent import Agent
-from ..approvals import ApprovalRequest
+from ..approvals import ApprovalRequest, decided_approvals
 from ..errors import AgentCoreError
+from ._safe import EXACT_NOTE, exact, json_text, visible
 
-__all__ = ["COMMANDS", "HELP", "CommandOutcome", "decide", "is_approval_command", "pending_notice"]
+__all__ = [
+    "COMMANDS",
+    "DECIDED_BY",
+    "HELP",
+    "CommandOutcome",
+    "decide",
+    "describe",
+    "is_approval_command",
+    "pending_notice",
+    "reask",
+]
+
+DECIDED_BY = "cli"
+"""The `decided_by` of the decisions taken in `agentcore chat`."""
 
 COMMANDS = ("/approve", "/deny")
 """The commands this module handles."""
@@ -38,7 +56,7 @@ HELP = """\
   /deny [ID] [REASON] refuse it; the model is told why"""
 """Lines for the chat's /help."""
 
-_ARGS_LIMIT = 300
+_ARGS_LIMIT = 2000  # characters of a JSON argument list shown; the rest is said to be cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +79,25 @@ def is_approval_command(line: str) -> bool:
     return line.split(maxsplit=1)[0] in COMMANDS if line.strip() else False
 
 
-def _describe(request: ApprovalRequest) -> str:
-    args = request.arguments
-    if request.tool_name == "shell" and set(args) == {"command"}:
-        shown = f"$ {args['command']}"
+def describe(request: ApprovalRequest, arguments: dict[str, Any] | None = None) -> str:
+    """One waiting call as the person deciding sees it: a shell command whole and exactly as it
+    will run (`_safe.exact`, with a note when it holds control characters); other arguments as
+    JSON, clipped past 2,000 characters with a note saying how much is not shown."""
+    args = request.arguments if arguments is None else arguments
+    note = ""
+    command = args.get("command")
+    if request.tool_name == "shell" and set(args) == {"command"} and isinstance(command, str):
+        text, escaped = exact(command)
+        shown = f"$ {text}"
+        note = f"\n  {EXACT_NOTE}" if escaped else ""
     else:
-        shown = json.dumps(args, ensure_ascii=False)
-    if len(shown) > _ARGS_LIMIT:
-        shown = shown[:_ARGS_LIMIT] + "…"
-    reason = f"  ({request.reason})" if request.reason else ""
-    return f"  {request.tool_call_id}  {request.tool_name}: {shown}{reason}"
+        shown = json_text(args)
+        if len(shown) > _ARGS_LIMIT:
+            cut = len(shown) - _ARGS_LIMIT
+            shown = f"{shown[:_ARGS_LIMIT]}… ({cut} more characters not shown)"
+    reason = f"  ({visible(request.reason)})" if request.reason else ""
+    call = visible(f"{request.tool_call_id}  {request.tool_name}")
+    return f"  {call}: {shown}{reason}{note}"
 
 
 def pending_notice(agent: Agent) -> str | None:
@@ -80,7 +107,7 @@ def pending_notice(agent: Agent) -> str | None:
         return None
     one = len(waiting) == 1
     lines = ["waiting for approval:" if one else f"{len(waiting)} calls wait for approval:"]
-    lines += [_describe(r) for r in waiting]
+    lines += [describe(r) for r in waiting]
     if one:
         lines.append("/approve runs it, /deny [REASON] refuses it")
     else:
@@ -113,10 +140,10 @@ def decide(agent: Agent, line: str) -> CommandOutcome:
                 what = "/approve takes one call id" if first in ids else "unknown call id"
                 text = f"{what}: {extra!r}; waiting: {', '.join(ids)}"
                 return CommandOutcome(text, is_error=True)
-            agent.approve(call_id)
+            agent.approve(call_id, decided_by=DECIDED_BY)
             text = f"approved {request.tool_name} ({call_id})"
         else:
-            agent.deny(call_id, extra or None)
+            agent.deny(call_id, extra or None, decided_by=DECIDED_BY)
             text = f"denied {request.tool_name} ({call_id})"
     except AgentCoreError as exc:
         return CommandOutcome(str(exc), is_error=True)
@@ -124,3 +151,27 @@ def decide(agent: Agent, line: str) -> CommandOutcome:
     if left:
         return CommandOutcome(f"{text}\n{pending_notice(agent)}")
     return CommandOutcome(text, ready=True)
+
+
+def reask(agent: Agent) -> str | None:
+    """Make every call that was decided, but not here (`decided_by` is not `"cli"`), and has not
+    run wait for a decision again; returns what was set aside (then `pending_notice` lists the
+    calls), or None when nothing was."""
+    lines: list[str] = []
+    for item in decided_approvals(agent.state.messages):
+        decision = item.decision
+        if decision.decided_by == DECIDED_BY:
+            continue
+        agent.reopen(decision.tool_call_id)
+        who = f"by {decision.decided_by}" if decision.decided_by else "outside this terminal"
+        what = "approved" if decision.approved else "denied"
+        edited = ""
+        if decision.approved and decision.arguments is not None:
+            edited = f" with edited arguments:\n  {describe(item.request, decision.arguments)}"
+        lines.append(
+            f"{item.request.tool_call_id} ({item.request.tool_name}) was {what} {who}{edited}"
+        )
+    if not lines:
+        return None
+    head = "decided elsewhere and not run; the decision was set aside, decide here again:"
+    return visible("\n".join([head, *("  " + line for line in lines)]))

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from .. import __version__
 from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -22,7 +23,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
-from ._serve import add_serve_arguments
+from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
 __all__ = ["DEFAULT_MODEL", "Parsed", "parse_args", "split_model_ref"]
@@ -83,6 +84,9 @@ class Parsed:
     host: str = "127.0.0.1"  # serve
     port: int = 8765
     token: str | None = None
+    no_token: bool = False
+    header_timeout: float = 60.0
+    max_connections: int = 1000
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -271,7 +275,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="print each run's span tree and total usage on stderr, or export the spans over "
-        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore[otlp])",
+        "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore-loop[otlp])",
     )
     _add_bounds(common)
 
@@ -280,6 +284,12 @@ def _build_parser() -> argparse.ArgumentParser:
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"agentcore {__version__} (Python {sys.version.split()[0]})",
+        help="print the version and exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat = commands.add_parser(
@@ -314,8 +324,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "serve",
         parents=[common],
         help="serve the web chat on http://127.0.0.1:8765/ (see docs/web.md)",
-        description="Serve the web chat page and its AG-UI event streams. Listening on "
-        "anything but loopback requires a token (--token, else one is generated and printed).",
+        description="Serve the web chat page and its AG-UI event streams. Every request must "
+        "carry a token (--token, else one is generated and printed with the address to open); "
+        "--no-token serves loopback without one.",
     )
     add_serve_arguments(serve)
     models = commands.add_parser(
@@ -373,4 +384,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         host=getattr(ns, "host", "127.0.0.1"),
         port=getattr(ns, "port", 8765),
         token=getattr(ns, "token", None) or os.environ.get("AGENTCORE_TOKEN") or None,
+        no_token=getattr(ns, "no_token", False),
+        header_timeout=getattr(ns, "header_timeout", 60.0),
+        max_connections=getattr(ns, "max_connections", 1000),
     )

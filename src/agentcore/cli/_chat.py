@@ -37,7 +37,7 @@ from ._run import (
     Settings,
 )
 from ._sessions_cmd import find_session, latest_session
-from ._store import open_store
+from ._store import open_store, private_history
 from ._trace import Tracing
 
 __all__ = ["chat", "history_path"]
@@ -101,6 +101,8 @@ class _PlainFront:
             chat.say(f"agentcore chat with {chat.model_ref()}: /help for commands, Ctrl-D quits")
             for resumed, _ in chat.resumed_lines():
                 chat.say(resumed)
+        if not self.interactive and chat.reasked is not None:
+            chat.say(chat.reasked)
         async with chat.interrupts.installed():
             while True:
                 line = await self.read_line()
@@ -162,6 +164,7 @@ def _readline_history(path: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             readline.set_history_length(1000)
+            private_history(path)
             readline.write_history_file(path)
 
 

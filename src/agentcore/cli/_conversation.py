@@ -21,7 +21,8 @@ from ..llm import check_model
 from ..messages import AgentMessage, Usage
 from ..sessions import Session, SessionError, SessionState, SessionStore
 from ._approve import HELP as APPROVE_HELP
-from ._approve import decide, is_approval_command, pending_notice
+from ._approve import decide, is_approval_command, pending_notice, reask
+from ._render import plural
 from ._run import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -106,6 +107,8 @@ class Chat:
         self.on_idle_interrupt: Callable[[], None] | None = None  # a front end's own notice
         self._unsubscribe: Callable[[], None] | None = None
         self.agent = self._new_agent(session)
+        # calls decided elsewhere (the web page, a program) and not run: decided here again
+        self.reasked = reask(self.agent) if session is not None else None
 
     # -- the agent and its session ---------------------------------------------------------
 
@@ -203,11 +206,17 @@ class Chat:
         messages = self.agent.state.messages
         entries = list(transcript_lines(messages))
         lines: list[tuple[str, str | None]] = [
-            (f"(resumed session {session.id}: {len(messages)} messages)", "dim")
+            (f"(resumed session {session.id}: {plural(len(messages), 'message')})", "dim")
         ]
         if len(entries) > _REPLAYED:
             lines.append((f"(… {len(entries) - _REPLAYED} earlier entries)", "dim"))
-        return lines + entries[-_REPLAYED:]
+        lines += entries[-_REPLAYED:]
+        if self.reasked is not None:
+            lines.append((self.reasked, "error"))
+        notice = pending_notice(self.agent)
+        if notice is not None:
+            lines.append((notice, "dim"))
+        return lines
 
     # -- output ----------------------------------------------------------------------------
 
@@ -299,7 +308,7 @@ class Chat:
             self.say("(a new session starts with the next prompt)")
         else:
             count = len(self.agent.state.messages)
-            self.say(f"(session {session.id}: {count} messages)")
+            self.say(f"(session {session.id}: {plural(count, 'message')})")
         return True
 
     async def answer(self, text: str) -> None:

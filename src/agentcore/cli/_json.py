@@ -15,7 +15,6 @@ output quadratic in the answer's length, and the partial is the sum of the delta
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from ..events import AgentEvent
@@ -34,6 +33,7 @@ from ..llm.events import (
 from ..messages import AgentMessage, to_json
 from ..tools import AgentToolResult
 from ._render import Writable
+from ._safe import json_text
 
 __all__ = ["JsonLinesWriter", "event_to_json"]
 
@@ -129,8 +129,8 @@ class JsonLinesWriter:
         self._out = out
 
     def __call__(self, event: AgentEvent) -> None:
-        line = json.dumps(
-            event_to_json(event), ensure_ascii=False, separators=(",", ":"), default=repr
-        )
+        # as JSON, with what JSON lets through raw (C1 controls, bidi marks, lone surrogates)
+        # escaped: the line may reach a terminal
+        line = json_text(event_to_json(event), separators=(",", ":"))
         self._out.write(line + "\n")
         self._out.flush()

@@ -14,7 +14,6 @@ transcript. Without rich the text is shown as it is, line by line.
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 import time
@@ -25,7 +24,8 @@ from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
 from ..tools import AgentToolResult
-from ._render import _result_text
+from ._render import _result_label, _result_text, plural
+from ._safe import json_text, visible
 
 __all__ = [
     "LiveView",
@@ -64,7 +64,8 @@ def _clip(text: str, limit: int) -> str:
 
 def render_markdown(text: str, width: int) -> str:
     """`text` as Markdown for a terminal of `width` columns (ANSI styles; plain without rich),
-    without a trailing newline."""
+    without a trailing newline. Control characters are made visible (`_safe.visible`)."""
+    text = visible(text)
     try:
         from rich.console import Console
         from rich.markdown import Markdown
@@ -82,13 +83,25 @@ def render_markdown(text: str, width: int) -> str:
         emoji=False,
         legacy_windows=False,
     )
-    console.print(Markdown(text, hyperlinks=False))
+    console.print(_text_markdown(text, Markdown))
     lines = [line.rstrip(" ") for line in out.getvalue().split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     while lines and not lines[0]:
         lines.pop(0)
     return "\n".join(lines)
+
+
+def _text_markdown(text: str, markdown: Any) -> Any:
+    """rich's `Markdown` of `text` with raw HTML off: a model's `List<String>`, `<ol>` or
+    `<tool_response>` is text to show as written, not markup to drop."""
+    from markdown_it import MarkdownIt
+
+    rendered = markdown("", hyperlinks=False)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    rendered.markup = text
+    rendered.parsed = parser.parse(text)
+    return rendered
 
 
 def _is_fence(line: str) -> bool:
@@ -202,12 +215,13 @@ def usage_line(added: Sequence[AgentMessage], total: Usage, fallback_model: str)
     when it differs."""
     usage = run_usage(added)
     answers = [m for m in added if isinstance(m, AssistantMessage)]
-    model = f"{answers[-1].provider}/{answers[-1].model}" if answers else fallback_model
+    model = visible(f"{answers[-1].provider}/{answers[-1].model}" if answers else fallback_model)
     tokens_in = usage.input + usage.cache_read + usage.cache_write
     text = f"{tokens_in:,} in"
     if usage.cache_read:
         text += f" ({usage.cache_read:,} cached)"
-    text += f" / {usage.output:,} out tokens · ${usage.cost.total:.4f} · {model}"
+    cost = f"${usage.cost.total:.4f}" if usage.cost.total else "free"  # no price: not $0.0000
+    text += f" / {usage.output:,} out tokens · {cost} · {model}"
     if total.cost.total > usage.cost.total:
         text += f" · conversation ${total.cost.total:.4f}"
     return text
@@ -264,7 +278,7 @@ class LiveView:
         if not self._thinking_open:
             self._end_text()
             self._thinking, self._thinking_open = "thinking: ", True
-        *done, self._thinking = (self._thinking + delta).split("\n")
+        *done, self._thinking = (self._thinking + visible(delta)).split("\n")
         for line in done:
             self.screen.print(styled(line, "dim"))
 
@@ -283,7 +297,7 @@ class LiveView:
                 if raw.type == "text_delta":
                     self._end_thinking()
                     self._writing = True
-                    for block in self._blocks.feed(raw.delta):
+                    for block in self._blocks.feed(raw.delta):  # made visible when rendered
                         self._print_block(block)
                 elif raw.type == "thinking_delta":
                     self._writing = True
@@ -295,13 +309,12 @@ class LiveView:
                 self._writing = False
             case "tool_execution_start":
                 self.finish()
-                self._tools[event.tool_call_id] = event.tool_name
-                args = json.dumps(event.args, ensure_ascii=False, default=repr)
-                self.screen.print(
-                    styled(f"[tool] {event.tool_name} {_clip(args, _ARGS_LIMIT)}", "tool")
-                )
+                name = visible(event.tool_name)
+                self._tools[event.tool_call_id] = name
+                args = json_text(event.args)
+                self.screen.print(styled(f"[tool] {name} {_clip(args, _ARGS_LIMIT)}", "tool"))
             case "tool_execution_update":
-                lines = _result_text(event.partial_result).strip().splitlines()
+                lines = visible(_result_text(event.partial_result)).strip().splitlines()
                 if lines:
                     self._progress[event.tool_call_id] = _clip(lines[-1], _PROGRESS_LIMIT)
             case "tool_execution_end":
@@ -314,11 +327,11 @@ class LiveView:
             self.screen.redraw()
 
     def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
-        lines = _result_text(result).splitlines() or ["(no output)"]
+        lines = visible(_result_text(result)).splitlines() or ["(no output)"]
         shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
-        label = f"[{name} failed]" if is_error else f"[{name} ok]"
+            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
+        label = _result_label(visible(name), result, is_error)
         body = "\n".join("  " + line for line in shown)
         self.screen.print(styled(f"{label}\n{body}", "error" if is_error else "ok"))
 
@@ -332,19 +345,19 @@ class LiveView:
     def error(self, text: str) -> None:
         """A failure."""
         self.finish()
-        self.screen.print(styled(f"error: {text}", "error"))
+        self.screen.print(styled(f"error: {visible(text)}", "error"))
 
     def notice(self, text: str) -> None:
         """A dimmed notice."""
         self.finish()
-        self.screen.print(styled(text, "dim"))
+        self.screen.print(styled(visible(text), "dim"))
 
     def replay(self, text: str, style: str | None) -> None:
         """A line of a resumed conversation: an answer's text (`style` None) as Markdown."""
         if style is None:
             self.screen.print(render_markdown(text, self.width()))
         else:
-            self.screen.print(styled(text, style))
+            self.screen.print(styled(visible(text), style))
 
     def after_answer(self, added: Sequence[AgentMessage], total: Usage) -> None:
         """The usage line of an answer."""

@@ -1,7 +1,9 @@
 """`--mcp SERVER`: the tools of MCP servers in a chat or a run.
 
 SERVER is an `http://` or `https://` URL (a streamable-HTTP server) or a command line (a stdio
-server, split as a shell would: `--mcp "python -m mcp_server_time"`). The option may be given
+server, split as a shell would: `--mcp "python -m mcp_server_time"`; a command `python` or
+`python3` is the interpreter running agentcore, so a server installed beside it is found from a
+virtual environment that is not activated). The option may be given
 several times. The servers are connected before the first prompt and closed when the command
 ends; a server that cannot be reached is a configuration error (exit code 2). Their tools join
 the built-in ones under the servers' own names (a name offered twice is an error), and a
@@ -11,6 +13,7 @@ server's announced change of its tools is picked up between the turns of a run.
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TextIO
@@ -20,6 +23,9 @@ from ..tools import AgentTool
 from ._run import CommandError, Settings
 
 __all__ = ["check_tool_names", "mcp_client", "mcp_servers"]
+
+_PYTHON = ("python", "python3")
+"""Commands that mean the current interpreter (the docs' `--mcp "python -m ..."`)."""
 
 
 def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
@@ -41,7 +47,8 @@ def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
         raise CommandError(f"--mcp {spec!r}: cannot split the command line ({exc})") from None
     if not argv:
         raise CommandError("--mcp needs a command line or an http(s) URL, got an empty value")
-    return MCPClient.stdio(argv[0], argv[1:], errlog=errlog)
+    command = sys.executable if argv[0] in _PYTHON and sys.executable else argv[0]
+    return MCPClient.stdio(command, argv[1:], errlog=errlog)
 
 
 def check_tool_names(offered: Sequence[tuple[str, Sequence[str]]]) -> None:

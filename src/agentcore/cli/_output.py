@@ -13,6 +13,7 @@ from ..events import AgentEvent
 from ..output import OutputSpec
 from ._render import Writable
 from ._run import EXIT_FAILED, EXIT_OK, CommandError, write_error
+from ._safe import json_text
 
 __all__ = ["AnswerWatch", "output_spec"]
 
@@ -66,6 +67,6 @@ class AnswerWatch:
             write_error(stderr, "the run ended without a valid answer")
             return EXIT_FAILED
         if not json_mode:
-            stdout.write(json.dumps(self.output, ensure_ascii=False) + "\n")
+            stdout.write(json_text(self.output) + "\n")
             stdout.flush()
         return code

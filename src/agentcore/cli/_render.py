@@ -9,13 +9,13 @@ otherwise the same lines are written as plain text.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, ClassVar, Protocol, TextIO
 
 from ..events import AgentEvent
 from ..messages import AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
+from ._safe import json_text, split_surrogate, visible
 
 __all__ = ["Renderer", "Styler", "Writable", "make_styler"]
 
@@ -91,6 +91,25 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 line`, `2 lines`: a count and its noun."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+_WAITING = "Tool call was not executed: it is waiting for approval."
+"""How the loop's `tool_execution_end` reads for a call that waits for approval: it did not run
+(the agent layer's text; the CLI reads only public names, tests/test_cli_approve.py checks it)."""
+
+
+def _result_label(name: str, result: AgentToolResult, is_error: bool) -> str:
+    """`[name ok]`, `[name failed]`, or `[name waiting for approval]` for a call that never ran."""
+    if is_error:
+        return f"[{name} failed]"
+    if _result_text(result).startswith(_WAITING):
+        return f"[{name} waiting for approval]"
+    return f"[{name} ok]"
+
+
 def _result_text(result: AgentToolResult) -> str:
     parts: list[str] = []
     for block in result.content:
@@ -115,6 +134,7 @@ class Renderer:
         self._text_col = 0  # characters written on the current line of `out` (0: at line start)
         self._thinking = False  # a thinking line is open on stderr
         self._wrote_text = False
+        self._held = ""  # the first half of a character whose second half comes in the next delta
 
     def _end_thinking(self) -> None:
         if self._thinking:
@@ -122,6 +142,10 @@ class Renderer:
             self._thinking = False
 
     def _end_text_line(self) -> None:
+        if self._held:  # the second half never came
+            self._out.write(visible(self._held))
+            self._held = ""
+            self._text_col += 1
         if self._text_col:
             self._out.write("\n")
             self._out.flush()
@@ -129,8 +153,10 @@ class Renderer:
 
     def _text(self, delta: str) -> None:
         self._end_thinking()
+        delta, self._held = split_surrogate(self._held + delta)
         if not delta:
             return
+        delta = visible(delta)
         self._out.write(delta)
         self._out.flush()
         self._wrote_text = True
@@ -142,7 +168,7 @@ class Renderer:
             self._end_text_line()
             self._err.write("thinking: ", "dim")
             self._thinking = True
-        self._err.write(delta, "dim")
+        self._err.write(visible(delta), "dim")
 
     def __call__(self, event: AgentEvent) -> None:
         match event.type:
@@ -160,19 +186,20 @@ class Renderer:
             case "tool_execution_start":
                 self._end_thinking()
                 self._end_text_line()
-                args = json.dumps(event.args, ensure_ascii=False, default=repr)
-                self._err.write(f"[tool] {event.tool_name} {_clip(args, _ARGS_LIMIT)}\n", "tool")
+                args = json_text(event.args)
+                name = visible(event.tool_name)
+                self._err.write(f"[tool] {name} {_clip(args, _ARGS_LIMIT)}\n", "tool")
             case "tool_execution_end":
                 self._tool_result(event.tool_name, event.result, event.is_error)
             case _:
                 pass
 
     def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
-        lines = _result_text(result).splitlines() or ["(no output)"]
+        lines = visible(_result_text(result)).splitlines() or ["(no output)"]
         shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
         if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
-        label = f"[{name} failed]" if is_error else f"[{name} ok]"
+            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
+        label = _result_label(visible(name), result, is_error)
         body = "\n".join("  " + line for line in shown)
         self._err.write(f"{label}\n{body}\n", "error" if is_error else "ok")
 
@@ -184,9 +211,9 @@ class Renderer:
     def error(self, text: str) -> None:
         """Show a failure on stderr."""
         self.finish()
-        self._err.write(f"error: {text}\n", "error")
+        self._err.write(f"error: {visible(text)}\n", "error")
 
     def notice(self, text: str) -> None:
         """Show a dimmed notice on stderr (e.g. that an answer was stopped)."""
         self.finish()
-        self._err.write(f"{text}\n", "dim")
+        self._err.write(f"{visible(text)}\n", "dim")

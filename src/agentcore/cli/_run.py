@@ -41,6 +41,7 @@ from ..llm.types import ThinkingLevel
 from ..messages import AgentMessage, AssistantMessage, UserMessage
 from ..tools import AgentTool
 from ._args import split_model_ref
+from ._safe import visible
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -303,11 +304,11 @@ class GuardedOutput:
 
 def write_error(stream: TextIO, text: str) -> None:
     """One line on stderr: `agentcore: error: ...`."""
-    stream.write(f"agentcore: error: {text}\n")
+    stream.write(f"agentcore: error: {visible(text)}\n")
     stream.flush()
 
 
 def write_notice(stream: TextIO, text: str) -> None:
     """One line on stderr that is not an error: `agentcore: ...`."""
-    stream.write(f"agentcore: {text}\n")
+    stream.write(f"agentcore: {visible(text)}\n")
     stream.flush()

@@ -7,14 +7,14 @@ in hex, so the beginning of a recent id is usually enough).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from ..messages import AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage
 from ..sessions import SessionData, SessionError, SessionLockedError, SessionStore
-from ._render import Styler, Writable
+from ._render import Styler, Writable, plural
 from ._run import EXIT_OK, CommandError
+from ._safe import json_text, visible
 from ._store import open_store
 
 __all__ = [
@@ -94,7 +94,13 @@ def transcript_lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, st
     """A transcript as lines to show, each with a style for `Styler.write` (None: plain).
 
     User prompts start with `> `, answers are their text, tool calls and results look like the
-    chat shows them live; messages of other roles (an application's) show their role."""
+    chat shows them live; messages of other roles (an application's) show their role. Control
+    characters are made visible (`_safe.visible`): a session file may come from anywhere."""
+    for text, style in _lines(messages):
+        yield visible(text), style
+
+
+def _lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, str | None]]:
     for message in messages:
         role = getattr(message, "role", None)
         if role == "user":
@@ -104,7 +110,7 @@ def transcript_lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, st
             if message.text:
                 yield message.text.rstrip("\n"), None
             for call in message.tool_calls:
-                args = json.dumps(call.arguments, ensure_ascii=False, default=repr)
+                args = json_text(call.arguments)
                 yield f"[tool] {call.name} {_clip(args, 200)}", "tool"
             if message.stop_reason == "error":
                 yield f"error: {message.error_message or 'the answer failed'}", "error"
@@ -114,7 +120,7 @@ def transcript_lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, st
             lines = _text(message.content).splitlines() or ["(no output)"]
             shown = [_clip(line, 160) for line in lines[:_RESULT_LINES]]
             if len(lines) > _RESULT_LINES:
-                shown.append(f"… ({len(lines) - _RESULT_LINES} more lines)")
+                shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
             label = f"[{message.tool_name} {'failed' if message.is_error else 'ok'}]"
             body = "\n".join("  " + line for line in shown)
             yield f"{label}\n{body}", "error" if message.is_error else "ok"
@@ -124,7 +130,7 @@ def transcript_lines(messages: Sequence[AgentMessage]) -> Iterator[tuple[str, st
 
 def _model_ref(data: SessionData) -> str:
     model = data.state.model
-    return f"{model.provider}/{model.id}" if model is not None else "-"
+    return visible(f"{model.provider}/{model.id}") if model is not None else "-"
 
 
 def _list(store: SessionStore, out: Writable, styler: Styler) -> int:
@@ -137,11 +143,18 @@ def _list(store: SessionStore, out: Writable, styler: Styler) -> int:
         try:
             data = store.load(info.id)
         except SessionError as exc:
-            rows.append((info.id, when(info.updated_at), "?", "?", f"(unreadable: {exc})"))
+            unreadable = f"(unreadable: {visible(str(exc))})"
+            rows.append((visible(info.id), when(info.updated_at), "?", "?", unreadable))
             continue
-        preview = _clip(first_prompt(data.messages), _PREVIEW)
+        preview = _clip(visible(first_prompt(data.messages)), _PREVIEW)
         rows.append(
-            (info.id, when(info.updated_at), _model_ref(data), str(len(data.messages)), preview)
+            (
+                visible(info.id),
+                when(info.updated_at),
+                _model_ref(data),
+                str(len(data.messages)),
+                preview,
+            )
         )
     header = ("ID", "UPDATED", "MODEL", "MESSAGES", "FIRST PROMPT")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
@@ -155,11 +168,11 @@ def _list(store: SessionStore, out: Writable, styler: Styler) -> int:
 def _show(store: SessionStore, ref: str, out: Writable) -> int:
     data = store.load(find_session(store, ref))
     out.write(
-        f"session {data.id} · {_model_ref(data)} · {len(data.messages)} messages · "
+        f"session {data.id} · {_model_ref(data)} · {plural(len(data.messages), 'message')} · "
         f"created {when(data.created_at)} · updated {when(data.updated_at)}\n"
     )
     if data.state.system_prompt:
-        out.write(f"system: {data.state.system_prompt}\n")
+        out.write(f"system: {visible(data.state.system_prompt)}\n")
     for text, _ in transcript_lines(data.messages):
         out.write(text + "\n")
     out.flush()

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..messages import AgentMessage, Usage
 from ._render import _is_terminal
 from ._run import CommandError
+from ._safe import visible
 
 __all__ = ["Tracing", "tracing"]
 
@@ -41,7 +42,7 @@ class Tracing:
                 line += f"; conversation: {usage_text(total)}"
             self.stderr.write(f"({line})\n")
         if self.tree is not None and self.tree.roots:
-            self.stderr.write(self.tree.render() + "\n")
+            self.stderr.write(visible(self.tree.render()) + "\n")
             self.tree.clear()
         self.stderr.flush()
 
@@ -92,7 +93,7 @@ def _otlp() -> Any:
     except ImportError as exc:
         raise CommandError(
             "--trace with OTEL_EXPORTER_OTLP_ENDPOINT set needs the OpenTelemetry SDK and its "
-            f"OTLP exporter: pip install 'agentcore[otlp]' ({exc})"
+            f"OTLP exporter: pip install 'agentcore-loop[otlp]' ({exc})"
         ) from None
     from agentcore.tracing import instrument
 

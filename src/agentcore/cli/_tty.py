@@ -21,6 +21,7 @@ import anyio
 from ._conversation import Chat
 from ._live import LiveView, Screen, ScreenStream, styled
 from ._run import EXIT_INTERRUPTED, EXIT_OK, GuardedOutput
+from ._store import private_history
 from ._trace import Tracing
 
 __all__ = ["TerminalFront", "terminal_front"]
@@ -157,6 +158,7 @@ class TerminalFront:
         toolkit = self.toolkit
         chat = self.chat
         self.screen.redraw = self._redraw
+        private_history(self.history)
         prompts = toolkit.prompt_session(
             history=toolkit.file_history(str(self.history)),
             key_bindings=self._bindings(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._check import check_model as check_model
 from ._env import get_env_api_key as get_env_api_key
+from ._partial_json import describe_invalid_json as describe_invalid_json
 from ._partial_json import parse_partial_json as parse_partial_json
 from .builder import MessageBuilder as MessageBuilder
 from .compatible import openai_compatible_model as openai_compatible_model
@@ -209,6 +210,7 @@ __all__ = [
     "check_model",
     "complete",
     "complete_simple",
+    "describe_invalid_json",
     "get_api_provider",
     "get_env_api_key",
     "get_model",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..messages import AssistantMessage, Usage
 from ._failures import FailureText
+from .events import ABORTED_ERROR_MESSAGE
 from .models import calculate_cost
 from .types import ResponseInfo, StreamOptions
 
@@ -42,8 +43,8 @@ __all__ = [
     "stream_option_fields",
 ]
 
-ABORTED = "request was aborted"
-"""The `error_message` of a request that its abort signal stopped."""
+ABORTED = ABORTED_ERROR_MESSAGE
+"""The `error_message` of a request that its abort signal stopped (as the providers word it)."""
 
 _CONNECT_ERRORS = frozenset({"ConnectError", "ConnectTimeout"})
 

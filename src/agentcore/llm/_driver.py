@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import anyio
 
-from ..abort import _NEVER_ABORTED, _threadsafe_caller
+from ..abort._eventloop import threadsafe_caller
+from ..abort._no_signal import NEVER_ABORTED
 from ._adapter import ABORTED, exception_text, fallback_message
 from ._failures import FailureText, StreamIdle
 from ._request import CLOSE_TIMEOUT, Request, release, send_with_retries
@@ -138,11 +139,11 @@ class _Reader:
         self._idle = request.options.idle_timeout
         signal = request.options.signal
         # a run given no signal has one that never fires: read as without one (no scope)
-        self._signal = None if signal is _NEVER_ABORTED else signal
+        self._signal = None if signal is NEVER_ABORTED else signal
         self._scope: anyio.CancelScope | None = None
         self._remove = None
         if self._signal is not None:
-            call = _threadsafe_caller()
+            call = threadsafe_caller()
             self._remove = self._signal.add_listener(lambda _reason: call(self._cancel))
 
     def _cancel(self) -> None:

@@ -74,12 +74,14 @@ def resolve_api_key(model: Model, options: StreamOptions) -> str:
     if _needs_no_key(model):
         return NO_KEY_PLACEHOLDER
     variable = ENV_KEYS.get(model.provider)
-    if variable:
+    if variable:  # the one fix every entry point has (the CLI, a script, a server)
         fallbacks = _FALLBACK_KEYS.get(model.provider)
-        hint = f"set {variable}" + (f" (or {' or '.join(fallbacks)})" if fallbacks else "")
+        hint = f"set the environment variable {variable}" + (
+            f" (or {' or '.join(fallbacks)})" if fallbacks else ""
+        )
+        hint += " (in code, api_key=... works too)"
     else:
-        hint = "this provider has no known environment variable"
+        hint = "this provider has no known environment variable: pass api_key=... in code"
     raise MissingApiKeyError(
-        f"no API key for provider {model.provider!r} (model {model.id!r}): {hint}, "
-        "or pass api_key in the stream options"
+        f"no API key for provider {model.provider!r} (model {model.id!r}): {hint}"
     )

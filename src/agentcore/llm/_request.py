@@ -15,18 +15,18 @@ SSE parser, so keep-alive comments and blank lines never reset it.
 Log records go to the `agentcore.llm` logger: each failed attempt (INFO; WARNING for a timeout and
 for giving up) and each idle timeout (WARNING); their texts are redacted too.
 
-Whoever reads a request's stream may watch its retries: `watch_retries(observer)` makes
-`observer.on_retry(...)` be called, in the reading task, for every failed attempt that is retried
-(the agent loop uses it for its instrumentation seam; the model layer knows nothing of agents).
+Whoever reads a request's stream may watch its retries (`agentcore.llm.retries.watch_retries`):
+each failed attempt that is retried is reported to `current_retry_observer()`, in the reading
+task (the agent loop uses it for its instrumentation seam; the model layer knows nothing of
+agents).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -36,6 +36,7 @@ from ._failures import EmptyStream, MalformedEvent, NotEventStream, seconds
 from ._http import check_event_stream, finish_iterator, is_transport_error, json_events, sse_data
 from ._redact import redact, secret_values
 from ._retry import RequestAborted, RequestTimedOut, RetryInfo, retry_request
+from .retries import current_retry_observer
 
 if TYPE_CHECKING:
     from .model import Model
@@ -45,12 +46,10 @@ __all__ = [
     "CLOSE_TIMEOUT",
     "OpenedStream",
     "Request",
-    "RetryObserver",
     "logger",
     "open_event_stream",
     "release",
     "send_with_retries",
-    "watch_retries",
 ]
 
 T = TypeVar("T")
@@ -64,26 +63,6 @@ _NO_ITEM: Any = object()
 CLOSE_TIMEOUT = 5.0
 """Seconds the release of a request's response and client may take in all, however it ended: a
 server or proxy that never lets go of the connection cannot hang the caller."""
-
-
-class RetryObserver(Protocol):
-    """Told of each retried attempt of the requests read while it is watched."""
-
-    def on_retry(self, attempt: int, error: str, delay: float) -> None:
-        """Attempt number `attempt` (1 for the first) failed with `error` (redacted text: no key
-        or header value), and the next attempt follows in `delay` seconds."""
-
-
-_retry_observer: ContextVar[RetryObserver | None] = ContextVar(
-    "agentcore_retry_observer", default=None
-)
-
-
-def watch_retries(observer: RetryObserver | None) -> Callable[[], None]:
-    """Make `observer` see the retries of the requests read from now on in this context (the
-    current task and the tasks it starts); returns the function that stops watching."""
-    token = _retry_observer.set(observer)
-    return lambda: _retry_observer.reset(token)
 
 
 class Request:
@@ -154,7 +133,7 @@ async def send_with_retries(
             level = logging.WARNING
         request.log(level, f"attempt {attempt} of {attempts} failed: {describe(exc)}; {outcome}")
         if delay is not None:
-            observer = _retry_observer.get()
+            observer = current_retry_observer()
             if observer is not None:
                 observer.on_retry(attempt, request.redact(describe(exc)), delay)
 

@@ -41,14 +41,14 @@ def import_sdk(module: str, extra: str) -> ModuleType:
 
     Raises:
         MissingExtraError: the SDK is not installed; the message says
-            `pip install 'agentcore[extra]'`.
+            `pip install 'agentcore-loop[extra]'`.
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(
             f"the {module!r} package is needed for this model but is not installed: "
-            f"pip install 'agentcore[{extra}]'"
+            f"pip install 'agentcore-loop[{extra}]'"
         ) from exc
 
 

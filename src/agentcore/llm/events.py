@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 from ..messages import AssistantMessage, ToolCall
 
 __all__ = [
+    "ABORTED_ERROR_MESSAGE",
     "AssistantMessageEvent",
     "DoneEvent",
     "ErrorEvent",
@@ -34,6 +35,10 @@ __all__ = [
     "ToolCallEndEvent",
     "ToolCallStartEvent",
 ]
+
+ABORTED_ERROR_MESSAGE = "request was aborted"
+"""The `error_message` of a request that its abort signal stopped (the `error` of its
+`ErrorEvent(reason="aborted")`): every provider words it so."""
 
 
 class PartialSource(Protocol):

@@ -37,11 +37,11 @@ from typing import Any
 
 from ..errors import ConfigError
 from ._adapter import fallback_message, is_aborted
-from ._request import _retry_observer
 from .events import AssistantMessageEvent, ErrorEvent
 from .model import Model
 from .overflow import is_context_overflow
 from .registry import StreamFn, call_stream_fn
+from .retries import current_retry_observer
 from .stream import AssistantMessageEventStream
 from .types import Context, SimpleStreamOptions
 
@@ -209,7 +209,7 @@ def _failed_attempt(model: Model, text: str, count: int) -> None:
     """Log a failed attempt, and tell whoever watches the request's retries (the agent loop's
     instrumentation: a trace shows each fallback as a retry event naming the model)."""
     _log.warning("%s failed before its first event: %s; trying the next model", _label(model), text)
-    observer = _retry_observer.get()
+    observer = current_retry_observer()
     if observer is not None:
         observer.on_retry(count, f"{_label(model)}: {text}; falling back to the next model", 0.0)
 

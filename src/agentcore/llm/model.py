@@ -6,8 +6,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from .types import ThinkingBudgets
-
 __all__ = [
     "AzureOpenAI",
     "BedrockCompat",
@@ -16,6 +14,7 @@ __all__ = [
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
+    "ThinkingBudgets",
     "ThinkingControl",
     "TokenProvider",
     "VertexAI",
@@ -34,6 +33,16 @@ ThinkingControl: TypeAlias = Literal["effort", "budget", "adaptive", "level", "f
 token `budget` (Claude before 4.6, Gemini 2.5), `adaptive` thinking with an effort (Claude 4.6+),
 a thinking `level` (Gemini 3), or `fixed` (the model thinks, and no request field changes how
 much: DeepSeek's reasoner)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBudgets:
+    """Token budgets per thinking level, for APIs that take a budget rather than an effort."""
+
+    minimal: int = 1024
+    low: int = 2048
+    medium: int = 8192
+    high: int = 16384
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,7 +183,7 @@ class VertexAI:
     else the location's own (`https://<location>-aiplatform.googleapis.com`,
     `https://aiplatform.googleapis.com` for `global`). The bearer token comes from
     `token_provider`, else `credentials`, else application-default credentials
-    (`google.auth.default`; `pip install 'agentcore[vertex]'` installs `google-auth`),
+    (`google.auth.default`; `pip install 'agentcore-loop[vertex]'` installs `google-auth`),
     refreshed off the event loop. A request's `api_key`, when given, is the access token.
 
     Attributes:

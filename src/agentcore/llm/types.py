@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from ..messages import Message
+from .model import Model, ThinkingBudgets
 
 if TYPE_CHECKING:
     from ..abort import AbortSignal
-    from .model import Model
 
 __all__ = [
     "CacheRetention",
@@ -72,16 +72,6 @@ OnPayload: TypeAlias = Callable[[Any, "Model"], Any | Awaitable[Any]]
 
 OnResponse: TypeAlias = Callable[[ResponseInfo, "Model"], Awaitable[None] | None]
 """Sees the status and headers of each response."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ThinkingBudgets:
-    """Token budgets per thinking level, for APIs that take a budget rather than an effort."""
-
-    minimal: int = 1024
-    low: int = 2048
-    medium: int = 8192
-    high: int = 16384
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,26 +14,27 @@ async with MCPClient.stdio("python", ["-m", "mcp_server_time"]) as time_server:
 - `tools_server`, `serve_stdio` and `serve_http` serve any list of `AgentTool`s over MCP.
 - `agent_tool` wraps an `Agent` or a loop configuration as an `AgentTool`.
 
-Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore[mcp]'`. This
+Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore-loop[mcp]'`. This
 package imports it lazily: `from agentcore.mcp import agent_tool` works without it, and the
 other names raise `MissingExtraError` naming the extra when the SDK is missing.
 """
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
     from ._client import MCPConnectionError as MCPConnectionError
+    from ._refresh import refresh_tools as refresh_tools
     from ._server import serve_http as serve_http
     from ._server import serve_stdio as serve_stdio
     from ._server import tools_server as tools_server
     from ._tools import MCPProgress as MCPProgress
     from ._tools import MCPTool as MCPTool
-    from ._tools import refresh_tools as refresh_tools
 
 __all__ = [
     "MCPClient",
@@ -54,21 +55,10 @@ _WHERE: dict[str, str] = {
     "MCPProgress": "._tools",
     "MCPTool": "._tools",
     "agent_tool": "._agent_tool",
-    "refresh_tools": "._tools",
+    "refresh_tools": "._refresh",
     "serve_http": "._server",
     "serve_stdio": "._server",
     "tools_server": "._server",
 }
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentcore.mcp' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__ = _lazy_exports(__name__, _WHERE, globals())

@@ -28,10 +28,20 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
+import anyio.to_thread
+import pydantic
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
 from ._sdk import httpx2, mcp, types
-from ._tools import MCPProgress, MCPTool, ToolFilter, build_tools, clip, to_agent_result
+from ._tools import (
+    MCPProgress,
+    MCPTool,
+    ToolFilter,
+    bound_output_checks,
+    build_tools,
+    clip,
+    to_agent_result,
+)
 from ._transports import Http, Stdio, Streams, WatchedReceive, has_fd
 
 __all__ = ["MCPClient", "MCPConnectionError"]
@@ -301,14 +311,14 @@ class MCPClient:
         try:
             conn = await self._live()
             assert conn.session is not None
-            listed = await _list_tools(conn.session)
+            listed = await _list_tools(conn.session, self.name)
         except _Unavailable as exc:
             raise MCPConnectionError(str(exc)) from exc.__cause__
         except Exception as exc:
             raise MCPConnectionError(
                 f"could not list the tools of MCP server {self.name!r}: {_describe(exc)}"
             ) from exc
-        self._absorb(listed)
+        await self._absorb(listed)
         return self.tools
 
     async def reconnect(self) -> None:
@@ -403,7 +413,7 @@ class MCPClient:
             failure = self._connect_failure(exc, again=self._conn is not None)
             raise _Unavailable(failure) from _leaf(exc)
         self._conn = conn
-        self._absorb(listed)
+        await self._absorb(listed)
         return conn  # type: ignore[no-any-return]
 
     def _connect_failure(self, exc: BaseException, *, again: bool) -> str:
@@ -441,7 +451,7 @@ class MCPClient:
                     cache=None,  # a listing is fetched when asked for, never from a cache
                 ) as client:
                     conn.session = client
-                    listed = await _list_tools(client)
+                    listed = await _list_tools(client, self.name)
                     scope.deadline = math.inf
                     self._server_info = client.server_info
                     task_status.started((conn, listed))
@@ -478,10 +488,20 @@ class MCPClient:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed = True
 
-    def _absorb(self, listed: list[types.Tool]) -> None:
+    async def _absorb(self, listed: list[types.Tool]) -> None:
         self._changed = False
         self._listed = listed
-        self._tools = build_tools(self, listed, self._tools, self._filter)
+        # Validators are built from the server's schemas in a worker thread: a large schema
+        # costs time, and the event loop (other sessions, abort, timeouts) must not wait for it.
+        self._tools = await anyio.to_thread.run_sync(
+            build_tools, self, listed, self._tools, self._filter
+        )
+        try:  # the SDK's session, whose output-schema checks are replaced by bounded ones
+            session = self._conn.session.session if self._conn and self._conn.session else None
+        except Exception:  # not connected any more: nothing to replace
+            session = None
+        if session is not None:
+            await anyio.to_thread.run_sync(bound_output_checks, session, listed)
 
     async def _live(self) -> _Connection:
         """The live connection; an HTTP client connects again if the last one was lost.
@@ -580,13 +600,68 @@ def _announces_changes(client: mcp.Client) -> bool:
     return bool(tools is not None and tools.list_changed)
 
 
-async def _list_tools(client: mcp.Client) -> list[types.Tool]:
+async def _list_tools(client: mcp.Client, server: str) -> list[types.Tool]:
     listed: list[types.Tool] = []
     cursor: str | None = None
     for _ in range(_MAX_LIST_PAGES):
-        page = await client.list_tools(cursor=cursor)
+        try:
+            page = await client.list_tools(cursor=cursor)
+        except pydantic.ValidationError:  # one malformed tool fails the SDK's whole page
+            page = await _list_leniently(client, server, cursor)
+            if page is None:
+                raise
         listed.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None:
             break
     return listed
+
+
+async def _list_leniently(client: mcp.Client, server: str, cursor: str | None) -> Any:
+    """A page of the listing with the tools the SDK cannot read left out, each with a warning
+    naming it, so one malformed definition does not make the server's other tools unusable.
+
+    The SDK checks a whole page at once, so the page is fetched again through its dispatcher,
+    unchecked, and each tool is read on its own. None when the SDK has no such seam (its
+    own error then stands).
+    """
+    session = client.session
+    dispatcher = getattr(session, "_dispatcher", None)
+    send_raw = getattr(dispatcher, "send_raw_request", None)
+    if not callable(send_raw):
+        return None
+    request = types.ListToolsRequest(params=types.PaginatedRequestParams(cursor=cursor))
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    options: dict[str, Any] = {}
+    stamp = getattr(session, "_stamp", None)  # the headers and metadata of every request
+    if callable(stamp):
+        stamp(data, options)
+    raw = await send_raw("tools/list", data.get("params"), options)
+    entries = raw.get("tools") if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        return None
+    tools: list[types.Tool] = []
+    for entry in entries:
+        try:
+            tools.append(types.Tool.model_validate(entry, by_alias=True))
+        except pydantic.ValidationError as exc:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            problem = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "the tool"
+            _log.warning(
+                "MCP server %r: tool %r left out: its definition is invalid (%s: %s)",
+                server,
+                clip(name) if isinstance(name, str) else "(no name)",
+                where,
+                problem["msg"],
+            )
+    next_cursor = raw.get("nextCursor")
+    page = types.ListToolsResult(
+        tools=tools, next_cursor=next_cursor if isinstance(next_cursor, str) else None
+    )
+    # The SDK keeps what it read of a listing (output schemas, for its checks of results);
+    # hand it the tools that could be read, else its next check would list (and fail) again.
+    absorb = getattr(session, "_absorb_tool_listing", None)
+    if callable(absorb):
+        page = absorb(page, complete=cursor is None and page.next_cursor is None)
+    return page

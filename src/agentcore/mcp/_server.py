@@ -14,14 +14,20 @@ Result mapping: text and image blocks map one to one; `details` that form a JSON
 from __future__ import annotations
 
 import functools
+import hmac
 import inspect
+import ipaddress
 import json
 import math
+import os
 import socket
+import string
+import sys
 import threading
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -221,6 +227,163 @@ def _to_call_result(result: AgentToolResult) -> types.CallToolResult:
     )
 
 
+# --- who may call ----------------------------------------------------------------------------
+
+_WILDCARD = frozenset({"", "0.0.0.0", "::"})
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "-._~+/=")
+_MIN_TOKEN = 16
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """(name, port) of a Host header or an allowed-host entry: `name`, `name:port`, `[v6]:port`
+    or a bare IPv6 address; None when it cannot be read."""
+    value = value.strip().lower()
+    port: str | None = None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[1:end], value[end + 1 :]
+        if rest:
+            if not rest.startswith(":"):
+                return None
+            port = rest[1:]
+    elif value.count(":") == 1:
+        name, port = value.split(":")
+    else:
+        name = value  # a name, or a bare IPv6 address
+    if not name:
+        return None
+    if port is None or port == "*":
+        return name, None
+    if not port.isdigit():
+        return None
+    return name, int(port)
+
+
+def _allowed_hosts(host: str, extra: Sequence[str] | None) -> list[tuple[str, int | None]] | None:
+    """Which Host headers (and Origin hosts) a server bound to `host` accepts; None: any."""
+    allowed: list[tuple[str, int | None]] = []
+    for entry in extra or ():
+        parsed = _split_host(entry) if isinstance(entry, str) else None
+        if parsed is None:
+            raise ConfigError(
+                f"allowed_hosts entries are host names or addresses, optionally with ':port', "
+                f"got {entry!r}"
+            )
+        allowed.append(parsed)
+    if host in _WILDCARD:
+        return allowed or None  # every address of the machine: the token protects it
+    allowed.append((host.lower(), None))
+    if _is_loopback(host):  # what names this machine itself; no other site can
+        allowed.extend((name, None) for name in ("localhost", "127.0.0.1", "::1"))
+    return allowed
+
+
+def _check_token(token: str | None) -> bytes | None:
+    if token is None:
+        return None
+    if not isinstance(token, str) or len(token) < _MIN_TOKEN or not set(token) <= _TOKEN_CHARS:
+        raise ConfigError(
+            f"token must be at least {_MIN_TOKEN} characters of letters, digits or '-._~+/=' "
+            "(what an 'Authorization: Bearer' header carries), e.g. secrets.token_urlsafe(32); "
+            f"got {'an empty string' if token == '' else 'another value'}"
+        )
+    return token.encode()
+
+
+class _Guard:
+    """ASGI middleware in front of the MCP endpoint: the Host and Origin headers must name an
+    allowed host (DNS-rebinding protection), and with a token every request must carry
+    `Authorization: Bearer <token>` (compared in constant time)."""
+
+    def __init__(
+        self, app: Any, *, hosts: list[tuple[str, int | None]] | None, token: bytes | None
+    ) -> None:
+        self._app = app
+        self._hosts = hosts
+        self._token = token
+
+    def _allows(self, value: str | None) -> bool:
+        if self._hosts is None:
+            return True
+        parsed = _split_host(value) if value else None
+        if parsed is None:
+            return False
+        name, port = parsed
+        return any(name == n and (p is None or port == p) for n, p in self._hosts)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers: dict[str, str] = {}
+        for key, value in scope.get("headers", ()):
+            headers.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
+        if not self._allows(headers.get("host")):
+            await _refuse(
+                send, 421, "Invalid Host header: this MCP server does not answer to that name"
+            )
+            return
+        origin = headers.get("origin")
+        if origin is not None:
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not self._allows(parts.netloc):
+                await _refuse(
+                    send, 403, "Invalid Origin header: requests from that site are refused"
+                )
+                return
+        if self._token is not None:
+            given = headers.get("authorization", "")
+            scheme, _, credential = given.partition(" ")
+            ok = scheme.lower() == "bearer" and hmac.compare_digest(
+                credential.strip().encode("latin-1"), self._token
+            )
+            if not ok:
+                challenge = 'Bearer realm="mcp"'
+                if given:
+                    challenge += ', error="invalid_token", error_description="wrong token"'
+                await _refuse(
+                    send,
+                    401,
+                    "Unauthorized: this MCP server needs 'Authorization: Bearer <token>' with "
+                    "its token" + (" (the one sent is wrong)" if given else ""),
+                    [(b"www-authenticate", challenge.encode())],
+                )
+                return
+        await self._app(scope, receive, send)
+
+
+async def _refuse(
+    send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    # A JSON-RPC error (id null: the request is not read), so that an MCP client shows the
+    # reason instead of a bare status; the SDK's client passes it on as the call's error.
+    error = {"code": -32001, "message": text}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 # --- transports ----------------------------------------------------------------------------
 
 
@@ -239,12 +402,40 @@ async def serve_stdio(
     # server.py: anyio.run(functools.partial(serve_stdio, [add, multiply]))
     ```
 
-    While it serves, stray writes to stdout go to stderr, so they cannot break the protocol.
-    Arguments as in `tools_server`.
+    The protocol has stdout to itself, at the file-descriptor level: before serving, the real
+    stdout (fd 1) is duplicated onto a private descriptor that only the protocol writes to, and
+    fd 1 is pointed at stderr for the rest of the process. So a tool's `print` (flushed or
+    not, even at interpreter exit), a C extension's write and a child process's output all go
+    to stderr, never onto the wire. When serving ends the private descriptor is closed, so the
+    client sees the end of the stream. Arguments as in `tools_server`.
     """
     server = tools_server(tools, name=name, version=version, instructions=instructions)
-    async with mcp.server.stdio.stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    wire = _claim_stdout()
+    try:
+        async with mcp.server.stdio.stdio_server(stdout=wire) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        if wire is not None:
+            with suppress(OSError, ValueError):
+                await wire.aclose()
+
+
+def _claim_stdout() -> anyio.AsyncFile[str] | None:
+    """The protocol's own stdout: a private duplicate of fd 1, with fd 1 pointed at stderr from
+    now on. None when fd 1 cannot be duplicated (the SDK then serves stdout as it is)."""
+    if sys.stdout is not None:
+        with suppress(OSError, ValueError):
+            sys.stdout.flush()  # what was printed before serving goes where it was meant to
+    try:
+        wire_fd = os.dup(1)  # not inherited by children (PEP 446)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(wire_fd)
+        return None
+    return anyio.wrap_file(open(wire_fd, "w", encoding="utf-8", newline="\n"))
 
 
 async def serve_http(
@@ -253,6 +444,9 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     path: str = "/mcp",
+    token: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    allow_unauthenticated: bool = False,
     name: str = "agentcore",
     version: str = __version__,
     instructions: str | None = None,
@@ -270,15 +464,64 @@ async def serve_http(
         group.cancel_scope.cancel()
     ```
 
-    Runs on asyncio (the server is uvicorn). Requests whose Host header is not the bound
-    address are refused when `host` is a loopback address (DNS-rebinding protection).
-    Other arguments as in `tools_server`.
+    Runs on asyncio (the server is uvicorn).
+
+    Who may call (see docs/security.md):
+
+    - The Host header of every request, and its Origin header when there is one, must name
+      the bound address (for a loopback address, any of 127.0.0.0/8 and `::1`, also
+      `localhost`) or an entry of `allowed_hosts`: a page on another site cannot reach the
+      tools through DNS rebinding (421 for a wrong Host, 403 for a wrong Origin). Bound to
+      every address (`0.0.0.0`, `::`), only `allowed_hosts` are checked, if given.
+    - With `token`, every request must carry `Authorization: Bearer <token>` (compared in
+      constant time); others get 401 with a `WWW-Authenticate: Bearer` challenge. An
+      `MCPClient.http(url, headers={"Authorization": f"Bearer {token}"})` sends it.
+    - Off loopback a token is required: any other host that reaches the port could call the
+      tools otherwise. `allow_unauthenticated=True` serves without one (behind a proxy that
+      authenticates, say).
+
+    Args:
+        tools: the tools to offer.
+        host: the address to bind.
+        port: the port (0: a free one).
+        path: the endpoint's path.
+        token: the bearer token clients must send (at least 16 characters of letters, digits
+            or `-._~+/=`, e.g. `secrets.token_urlsafe(32)`).
+        allowed_hosts: more host names (or `name:port`) the Host and Origin headers may name,
+            e.g. the machine's name on the network.
+        allow_unauthenticated: serve off loopback without a token.
+        name: as in `tools_server`.
+        version: as in `tools_server`.
+        instructions: as in `tools_server`.
+        task_status: set by a task group's `start`: receives the URL once the server listens.
+
+    Raises:
+        ConfigError: a bad `path`, `token` or `allowed_hosts` entry, or a non-loopback `host`
+            without a token and without `allow_unauthenticated`.
     """
     if not isinstance(path, str) or not path.startswith("/"):
         raise ConfigError(f"path must start with '/', got {path!r}")
-    uvicorn = import_sdk("uvicorn", "mcp")
+    secret = _check_token(token)
+    hosts = _allowed_hosts(host, allowed_hosts)
+    if secret is None and not _is_loopback(host) and not allow_unauthenticated:
+        raise ConfigError(
+            f"serve_http on {host!r} (not a loopback address) needs a token: anyone who can "
+            "reach the port could call the tools otherwise. Pass token=... (clients send "
+            "'Authorization: Bearer <token>'), or allow_unauthenticated=True if something in "
+            "front of it authenticates."
+        )
+    uvicorn = import_sdk("uvicorn", "mcp", needed_by="agentcore.mcp")
     server = tools_server(tools, name=name, version=version, instructions=instructions)
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    security = mcp.server.transport_security.TransportSecuritySettings(
+        enable_dns_rebinding_protection=False  # `_Guard` checks Host and Origin, for every host
+    )
+    app = _Guard(
+        server.streamable_http_app(
+            streamable_http_path=path, host=host, transport_security=security
+        ),
+        hosts=hosts,
+        token=secret,
+    )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
     # without it every response waits ~40 ms for a delayed ACK.

@@ -1,4 +1,5 @@
-"""The tools of an MCP server as `AgentTool`s: names, filters, results, and refreshing the list.
+"""The tools of an MCP server as `AgentTool`s: names, filters and results (refreshing the list
+between turns is `_refresh`).
 
 An `MCPTool` carries the server's JSON Schema and description, so the loop validates and coerces
 the model's arguments as for any tool; its `execute` sends `tools/call` through its client.
@@ -30,19 +31,18 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import (
     AbortSignal,
-    AgentContext,
     AgentTool,
     AgentToolResult,
     ConfigError,
     ImageContent,
-    NextTurn,
-    PrepareNextTurnContext,
+    OutputSpec,
+    OutputValidationError,
     TextContent,
     ToolDefinitionError,
     ToolExecutionMode,
@@ -51,11 +51,14 @@ from .. import (
 )
 from ._sdk import types
 
-if TYPE_CHECKING:
-    from .. import Agent
-    from ._client import MCPClient
-
-__all__ = ["MCPProgress", "MCPTool", "ToolFilter", "build_tools", "refresh_tools"]
+__all__ = [
+    "MCPProgress",
+    "MCPTool",
+    "ToolFilter",
+    "ToolSource",
+    "bound_output_checks",
+    "build_tools",
+]
 
 _log = logging.getLogger("agentcore")
 
@@ -63,6 +66,16 @@ _NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 _MAX_NAME = 64
 _CLIP = 2_000
+MAX_DESCRIPTION_CHARS = 8_000
+"""Characters of a tool's description (from the server) that reach the model; the rest is cut
+with a note."""
+MAX_SCHEMA_CHARS = 256 * 1024
+"""Characters (as JSON) of a tool's input schema; a tool with a larger one is left out."""
+MAX_RESULT_CHARS = 256 * 1024
+"""Characters of text one call's result gives the model (as `read_file`); the rest is cut with
+a note."""
+MAX_IMAGE_CHARS = 8 * 1024 * 1024
+"""Characters of base64 data of one image in a result; a larger image is replaced by a note."""
 
 
 def clip(text: str) -> str:
@@ -95,6 +108,21 @@ class MCPProgress:
         return f"{done}/{self.total:g}" if self.total is not None else done
 
 
+class ToolSource(Protocol):
+    """What an `MCPTool` needs of the client it belongs to (`MCPClient` provides it)."""
+
+    @property
+    def name(self) -> str:
+        """The server's name, as results and errors show it."""
+        ...
+
+    async def call(
+        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+    ) -> AgentToolResult:
+        """Call `tool` on the server; every outcome is a result (errors included)."""
+        ...
+
+
 class MCPTool(AgentTool):
     """A tool of an MCP server, as an `AgentTool`; built by `MCPClient`.
 
@@ -106,7 +134,7 @@ class MCPTool(AgentTool):
 
     def __init__(
         self,
-        client: MCPClient,
+        client: ToolSource,
         definition: types.Tool,
         *,
         name: str,
@@ -115,7 +143,7 @@ class MCPTool(AgentTool):
     ) -> None:
         super().__init__(
             name=name,
-            description=definition.description or definition.title or "",
+            description=_description(definition),
             parameters=definition.input_schema,
             label=definition.title or definition.name,
             timeout=timeout,
@@ -188,12 +216,30 @@ class ToolFilter:
         return name or "_"
 
 
+def _description(definition: types.Tool) -> str:
+    """The server's description of a tool, cut after `MAX_DESCRIPTION_CHARS` with a note."""
+    text = definition.description or definition.title or ""
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    return (
+        f"{text[:MAX_DESCRIPTION_CHARS]}\n[description cut after {MAX_DESCRIPTION_CHARS:,} of "
+        f"{len(text):,} characters]"
+    )
+
+
+def _schema_size(schema: Any) -> int:
+    try:
+        return len(json.dumps(schema))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_SCHEMA_CHARS + 1
+
+
 def _same(tool: MCPTool, definition: types.Tool) -> bool:
     return tool.definition == definition
 
 
 def build_tools(
-    client: MCPClient,
+    client: ToolSource,
     listed: Sequence[types.Tool],
     previous: Sequence[MCPTool],
     spec: ToolFilter,
@@ -220,6 +266,17 @@ def build_tools(
             tools.append(old)
             names.add(name)
             continue
+        size = _schema_size(definition.input_schema)
+        if size > MAX_SCHEMA_CHARS:
+            _log.warning(
+                "MCP server %r: tool %r left out: its input schema is %s characters of JSON "
+                "(at most %s are accepted)",
+                spec.server,
+                definition.name,
+                f"{size:,}" if size <= MAX_SCHEMA_CHARS * 1000 else "too many",
+                f"{MAX_SCHEMA_CHARS:,}",
+            )
+            continue
         try:
             tool = MCPTool(
                 client,
@@ -228,12 +285,57 @@ def build_tools(
                 timeout=spec.timeout,
                 execution_mode=spec.execution_mode,
             )
-        except ToolDefinitionError as exc:
-            _log.warning("MCP server %r: tool %r left out: %s", spec.server, definition.name, exc)
+        except (ToolDefinitionError, RecursionError, ValueError, TypeError) as exc:
+            # one unusable tool is left out; the server's other tools stay usable
+            why = (
+                str(exc) if isinstance(exc, ToolDefinitionError) else f"{type(exc).__name__}: {exc}"
+            )
+            _log.warning(
+                "MCP server %r: tool %r left out: %s", spec.server, definition.name, clip(why)
+            )
             continue
         tools.append(tool)
         names.add(name)
     return tools
+
+
+class _OutputCheck:
+    """What the SDK's client takes for a compiled output-schema validator (its `iter_errors`),
+    checking with an `OutputSpec`: no reference outside the schema, patterns in bounded time."""
+
+    def __init__(self, spec: OutputSpec[Any]) -> None:
+        self._spec = spec
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        from jsonschema.exceptions import ValidationError
+
+        try:
+            self._spec.validate(instance)
+        except OutputValidationError as exc:
+            yield ValidationError(str(exc))
+
+
+def bound_output_checks(session: Any, listed: Sequence[types.Tool]) -> None:
+    """Have the SDK's client check structured results with agentcore's validators.
+
+    The SDK checks a result's `structuredContent` against the tool's `outputSchema` itself,
+    matching its patterns with Python's `re` (which a server could make backtrack for minutes on
+    the event loop). Its cache of compiled validators is filled here, per listing, with checks
+    that match patterns within a time budget. A schema agentcore refuses keeps the SDK's own
+    validator (which resolves no remote reference either). Nothing happens when the SDK keeps
+    no such cache.
+    """
+    cache = getattr(session, "_tool_output_validators", None)
+    if not isinstance(cache, dict):
+        return
+    for definition in listed:
+        schema = definition.output_schema
+        if not isinstance(schema, dict) or _schema_size(schema) > MAX_SCHEMA_CHARS:
+            continue
+        try:
+            cache[definition.name] = _OutputCheck(OutputSpec(schema))
+        except (ConfigError, RecursionError, ValueError, TypeError):
+            continue
 
 
 # --- results -------------------------------------------------------------------------------
@@ -279,6 +381,7 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
         details["structured_content"] = structured
         if not any(isinstance(b, TextContent) for b in content):
             content.append(TextContent(text=json.dumps(structured, ensure_ascii=False)))
+    content = _capped(content)
     if result.is_error:
         if not any(isinstance(b, TextContent) and b.text for b in content):
             content.insert(
@@ -287,6 +390,43 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
             )
         return AgentToolResult(content=content, details=details, is_error=True)
     return AgentToolResult(content=content, details=details)
+
+
+def _capped(content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
+    """`content` with its text cut after `MAX_RESULT_CHARS` characters in all, and images over
+    `MAX_IMAGE_CHARS` replaced, each with a note saying what was left out."""
+    out: list[TextContent | ImageContent] = []
+    budget = MAX_RESULT_CHARS
+    total = 0
+    for block in content:
+        if isinstance(block, ImageContent):
+            if len(block.data) > MAX_IMAGE_CHARS:
+                out.append(
+                    TextContent(
+                        text=f"[image: {block.mime_type}, {_size(block.data)}; left out: larger "
+                        f"than {MAX_IMAGE_CHARS:,} characters of base64]"
+                    )
+                )
+            else:
+                out.append(block)
+            continue
+        total += len(block.text)
+        if budget <= 0:
+            continue
+        if len(block.text) > budget:
+            out.append(TextContent(text=block.text[:budget]))
+        else:
+            out.append(block)
+        budget -= len(block.text)
+    if total > MAX_RESULT_CHARS:
+        out.append(
+            TextContent(
+                text=f"\n[result cut after {MAX_RESULT_CHARS:,} of {total:,} characters: the "
+                "tool returned more than one call may show; ask it for less, e.g. a narrower "
+                "query or a page of the output]"
+            )
+        )
+    return out
 
 
 def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageContent:
@@ -302,75 +442,3 @@ def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageCont
         text=f"[resource {uri}: {mime or 'binary data'}, {_size(blob)}; kept in the result's "
         "details]"
     )
-
-
-# --- refreshing between turns -------------------------------------------------------------
-
-
-def _merged(tools: Sequence[AgentTool], clients: Sequence[MCPClient]) -> list[AgentTool]:
-    """`tools` with each client's tools replaced by its current ones, where its first tool was
-    (or at the end), so that the order the model sees changes as little as possible."""
-    owners = {id(c): c for c in clients}
-    placed: set[int] = set()
-    out: list[AgentTool] = []
-    for tool in tools:
-        owner = tool.client if isinstance(tool, MCPTool) else None
-        if owner is None or id(owner) not in owners:
-            out.append(tool)
-        elif id(owner) not in placed:
-            placed.add(id(owner))
-            out.extend(owner.tools)
-    for client in clients:
-        if id(client) not in placed:
-            out.extend(client.tools)
-    return out
-
-
-def refresh_tools(
-    *clients: MCPClient, agent: Agent | None = None
-) -> Callable[[PrepareNextTurnContext], Awaitable[NextTurn | None]]:
-    """A `prepare_next_turn` hook that brings the tools of these MCP clients up to date between
-    turns: when a server announced a change, its tools are listed again, and the next request
-    carries the new list (other tools stay where they are).
-
-    ```python
-    config = AgentLoopConfig(model=model, prepare_next_turn=refresh_tools(git, time))
-    ```
-
-    Args:
-        clients: the clients whose tools the run uses.
-        agent: an `Agent` whose `state.tools` should follow too, so that its next prompt
-            starts with the current list (set `agent.prepare_next_turn` to the hook).
-
-    A server that cannot be listed keeps its previous tools (their calls then report it
-    unavailable). Compose it with a hook of your own by calling it from yours.
-    """
-    if not clients:
-        raise ConfigError("refresh_tools needs at least one MCPClient")
-    from ._client import MCPClient
-
-    for client in clients:
-        if not isinstance(client, MCPClient):
-            raise ConfigError(f"refresh_tools takes MCPClient objects, got {type(client).__name__}")
-
-    async def prepare_next_turn(ctx: PrepareNextTurnContext) -> NextTurn | None:
-        for client in clients:
-            if client.tools_changed:
-                try:
-                    await client.refresh_tools()
-                except Exception as exc:
-                    _log.warning("MCP server %r: could not refresh its tools: %s", client.name, exc)
-        current = list(ctx.context.tools)
-        tools = _merged(current, clients)
-        if agent is not None:
-            agent.state.tools = _merged(agent.state.tools, clients)
-        if len(tools) == len(current) and all(a is b for a, b in zip(tools, current, strict=True)):
-            return None
-        context = AgentContext(
-            system_prompt=ctx.context.system_prompt,
-            messages=list(ctx.context.messages),
-            tools=tools,
-        )
-        return NextTurn(context=context)
-
-    return prepare_next_turn

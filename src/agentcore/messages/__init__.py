@@ -14,6 +14,8 @@ from ._json import encode_message as encode_message
 from ._json import from_json as from_json
 from ._json import register_message_type as register_message_type
 from ._json import to_json as to_json
+from ._json import valid_json as valid_json
+from ._json import valid_text as valid_text
 from ._types import AgentMessage as AgentMessage
 from ._types import AssistantContent as AssistantContent
 from ._types import AssistantMessage as AssistantMessage
@@ -54,4 +56,6 @@ __all__ = [
     "now_ms",
     "register_message_type",
     "to_json",
+    "valid_json",
+    "valid_text",
 ]

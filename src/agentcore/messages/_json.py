@@ -30,6 +30,41 @@ __all__ = ["FORMAT_VERSION", "encode_message", "from_json", "register_message_ty
 FORMAT_VERSION = 1
 """Version of the JSON form written by `to_json` (the `"v"` key of every message)."""
 
+# --- valid Unicode ---------------------------------------------------------------------------
+#
+# A Python string may hold lone surrogates (U+D800-U+DFFF): from `\ud800` in a prompt, from a
+# provider that split an emoji into its UTF-16 halves across two chunks, from bytes decoded with
+# `surrogateescape`. UTF-8 cannot hold them, so every view that encodes the text (a terminal, a
+# web page's JSON) would fail on it. The JSON form of a message never holds one: a pair of
+# halves becomes the character it encodes, a lone half becomes U+FFFD (the replacement
+# character), when a message is encoded (a session stores, and an Agent keeps, that form); when
+# one is decoded, its text fields get the same (free-form values are left to the session stores,
+# which check the record's JSON source for a surrogate escape first: `valid_json`).
+
+
+def valid_text(text: str) -> str:
+    """`text` as valid Unicode: surrogate pairs joined, lone surrogates replaced by U+FFFD
+    (`text` itself when it holds none, the common case, checked fast)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()  # in C, about 2 ns a character: faster than searching for one
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def valid_json(value: Any) -> Any:
+    """A decoded JSON value with every string (keys too) made `valid_text`."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [valid_json(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): valid_json(v) for k, v in value.items()}
+    return value
+
+
 # --- JSON ------------------------------------------------------------------------------------
 #
 # Every field of agentcore's own types has a declared JSON type, checked in both directions:
@@ -182,9 +217,18 @@ class _Encoder:
         self.exact = True
         self._open: set[int] = set()  # containers being encoded, to name a cycle
 
+    def text(self, value: str) -> str:
+        """A string as valid Unicode (see `valid_text`); not exact when it had to change."""
+        fixed = valid_text(value)
+        if fixed is not value:
+            self.exact = False
+        return fixed
+
     def value(self, value: Any, path: str) -> Any:
         """A free-form JSON value (`details`, `arguments`, fields of registered types)."""
-        if value is None or isinstance(value, str | int):  # bool is an int
+        if isinstance(value, str):
+            return self.text(value)
+        if value is None or isinstance(value, int):  # bool is an int
             return value
         if isinstance(value, float):
             if math.isfinite(value):
@@ -221,7 +265,7 @@ class _Encoder:
                         )
                     self.exact = False
                     k = str(k)
-                out[k] = self.value(v, f"{path}[{k!r}]")
+                out[self.text(k)] = self.value(v, f"{path}[{k!r}]")
             return out
         finally:
             self._open.discard(key)
@@ -231,12 +275,12 @@ class _Encoder:
         if check is not None:
             if not check(value):
                 raise _wrong(path, kind, value)
-            return value
+            return self.text(value) if isinstance(value, str) else value
         if kind == "json":
             return self.value(value, path)
         if kind in _CONTENT_BLOCKS:
             if kind == "user_content" and isinstance(value, str):
-                return value
+                return self.text(value)
             if not isinstance(value, list | tuple):
                 raise _wrong(path, kind, value)
             if not isinstance(value, list):
@@ -344,12 +388,12 @@ def _decode_field(kind: str, value: Any, path: str) -> Any:
     if check is not None:
         if not check(value):
             raise _wrong(path, kind, value)
-        return value
+        return valid_text(value) if isinstance(value, str) else value
     if kind == "json":
         return value
     if kind in _CONTENT_BLOCKS:
         if kind == "user_content" and isinstance(value, str):
-            return value
+            return valid_text(value)
         if not isinstance(value, list):
             raise _wrong(path, kind, value)
         allowed = _CONTENT_BLOCKS[kind]

@@ -62,10 +62,15 @@ from ..messages import (
     from_json,
     now_ms,
     to_json,
+    valid_json,
+    valid_text,
 )
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
+    "PRIVATE_DIR",
+    "PRIVATE_FILE",
+    "load_json",
     "SESSION_FORMAT_VERSION",
     "SessionCorruptError",
     "SessionData",
@@ -460,14 +465,25 @@ def fresh_session_id(created_at: int) -> str:
     return f"{created_at:012x}-{uuid.uuid4().hex[:16]}"
 
 
+# --- permissions ----------------------------------------------------------------------------
+
+PRIVATE_FILE = 0o600
+"""The mode of every file a store creates: sessions hold conversations, for their owner only."""
+
+PRIVATE_DIR = 0o700
+"""The mode of a directory a store creates."""
+
+
 # --- record encoding and checksums -------------------------------------------------------------
 
 
 def encode_json(value: Any) -> tuple[str, bytes]:
     """A JSON value as compact text and its UTF-8 bytes (what both stores write).
 
-    Text that UTF-8 cannot hold (a lone surrogate, as `surrogateescape` decoding leaves) is
-    written with `\\u` escapes instead, which read back as the same string.
+    Nothing stored holds text that UTF-8 cannot hold (a lone surrogate, as a prompt with
+    `\\ud800` or `surrogateescape` decoding leaves): messages are valid Unicode in their JSON form
+    already (`encode_message`); any other record (state, metadata) with one is written with each
+    surrogate pair joined and each lone surrogate replaced by U+FFFD.
 
     Raises:
         MessageFormatError: the value is not JSON (metadata of the wrong kind, say).
@@ -479,8 +495,25 @@ def encode_json(value: Any) -> tuple[str, bytes]:
     try:
         return text, text.encode()
     except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        text = valid_text(text)  # the surrogates are in strings: JSON escaped nothing else
         return text, text.encode()
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def load_json(data: bytes) -> Any:
+    """`json.loads` of a stored record, with text that UTF-8 cannot hold (a `\\ud800` escape, as
+    earlier versions wrote a lone surrogate) made valid (`valid_json`): the bytes are searched
+    first, so a record without one costs one search.
+
+    Raises:
+        ValueError: not JSON (`json.JSONDecodeError`, `UnicodeDecodeError`).
+    """
+    value = json.loads(data)
+    if _SURROGATE_ESCAPE.search(data) is not None:
+        value = valid_json(value)
+    return value
 
 
 def crc32(data: bytes | memoryview) -> int:

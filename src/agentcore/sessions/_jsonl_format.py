@@ -31,7 +31,13 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ._base import SESSION_FORMAT_VERSION, SessionCorruptError, SessionRecoveryWarning, encode_json
+from ._base import (
+    SESSION_FORMAT_VERSION,
+    SessionCorruptError,
+    SessionRecoveryWarning,
+    encode_json,
+    load_json,
+)
 
 __all__ = [
     "FIRST_CHECKED_FORMAT",
@@ -76,7 +82,7 @@ def _has_checksum(line: bytes) -> bool:
 
 def _object(text: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except ValueError as exc:  # UnicodeDecodeError is a ValueError
         raise Unreadable(f"not valid JSON: {exc}") from None
     if not isinstance(value, dict):

@@ -43,6 +43,8 @@ from typing import Any
 from ..errors import ModelNotFoundError
 from ..messages import AgentMessage, to_json
 from ._base import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
     SESSION_FORMAT_VERSION,
     SessionCorruptError,
     SessionError,
@@ -129,12 +131,15 @@ class JsonlSessionStore(SessionStore):
 
     Two writers of one session are refused with `SessionLockedError` (an advisory `flock` per
     session; local file systems only). Readers need no lock.
+
+    Sessions hold conversations: the files the store writes are readable by their owner only
+    (0600), and a directory it creates too (0700); an existing directory is left as it is.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False) -> None:
         super().__init__()
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         self.fsync = fsync
         self._writers: dict[str, _Writer] = {}
         self._write_lock = threading.Lock()
@@ -187,7 +192,8 @@ class JsonlSessionStore(SessionStore):
         """Write a whole file atomically (a temporary file renamed over it)."""
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            with open(tmp, "wb") as f:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+            with open(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 if self.fsync:
@@ -331,7 +337,7 @@ class JsonlSessionStore(SessionStore):
         if not path.is_file():
             raise SessionNotFoundError(f"no session {session_id!r} in {self.directory}")
         lock_path = self._lock_path(session_id)
-        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
             locked = _try_lock(lock_fd)
         except BaseException:

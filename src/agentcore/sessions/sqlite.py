@@ -27,7 +27,6 @@ kept as `__cause__`.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -42,6 +41,7 @@ from typing import Any
 
 from ..messages import AgentMessage, now_ms, to_json
 from ._base import (
+    PRIVATE_FILE,
     SessionCorruptError,
     SessionError,
     SessionInfo,
@@ -50,6 +50,7 @@ from ._base import (
     SessionParent,
     SessionState,
     encode_json,
+    load_json,
     message_from_json,
     state_from_json,
     state_to_json,
@@ -113,6 +114,7 @@ class SqliteSessionStore(SessionStore):
         self._held: set[str] = set()
         self._closed = False
         with self._errors("opening the session database"):
+            _create_private(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=timeout, check_same_thread=False, isolation_level=None
             )
@@ -287,7 +289,7 @@ class SqliteSessionStore(SessionStore):
     @staticmethod
     def _json(data: bytes | None, where: str) -> Any:
         try:
-            return json.loads(data or b"")
+            return load_json(data or b"")
         except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise SessionCorruptError(f"{where}: not valid JSON: {exc}") from None
 
@@ -421,3 +423,13 @@ class SqliteSessionStore(SessionStore):
             finally:
                 self._conn.close()
                 self._closed = True
+
+
+def _create_private(path: str) -> None:
+    """Create the database file readable by its owner only (0600) before SQLite does: SQLite
+    gives its `-wal` and `-shm` files the database file's mode. An existing file is left as it
+    is; `:memory:` and `file:` URIs are SQLite's."""
+    if path == ":memory:" or path.startswith("file:") or path == "":
+        return
+    with contextlib.suppress(OSError):  # exists; or cannot be: SQLite then says why
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))

@@ -22,15 +22,16 @@ messages = await run.result()
   aborts it and waits for its result (`RunOutcome`); `get_run` finds a run again by its id.
 - `AgentWorkflow` is the workflow, `workflow_runner` the sandbox it runs in (for a `Replayer`).
 
-Everything here needs the Temporal SDK: `pip install 'agentcore[temporal]'`. `import
+Everything here needs the Temporal SDK: `pip install 'agentcore-loop[temporal]'`. `import
 agentcore.temporal` works without it; the names raise `MissingExtraError` naming the extra.
 See docs/temporal.md.
 """
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._activities import DurableTool as DurableTool
@@ -68,15 +69,4 @@ _WHERE: dict[str, str] = {
     "workflow_runner": "._worker",
 }
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentcore.temporal' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__ = _lazy_exports(__name__, _WHERE, globals())

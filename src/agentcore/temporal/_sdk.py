@@ -7,11 +7,9 @@ instead of a bare `ModuleNotFoundError`.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .. import MissingExtraError
+from .._optional import import_sdk
 
 __all__ = [
     "activity",
@@ -25,30 +23,15 @@ __all__ = [
 ]
 
 
-def import_sdk(module: str, extra: str) -> ModuleType:
-    """Import `module`, which the `extra` extra installs.
-
-    Raises:
-        MissingExtraError: it is not installed; the message names the extra to install.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"agentcore.temporal needs the {module.split('.')[0]!r} package, which is not "
-            f"installed: pip install 'agentcore[{extra}]'"
-        ) from exc
-
-
 if TYPE_CHECKING:
     import temporalio.worker as worker
     from temporalio import activity, client, common, exceptions, service, workflow
 else:
-    activity = import_sdk("temporalio.activity", "temporal")
-    client = import_sdk("temporalio.client", "temporal")
-    common = import_sdk("temporalio.common", "temporal")
-    exceptions = import_sdk("temporalio.exceptions", "temporal")
-    service = import_sdk("temporalio.service", "temporal")
-    workflow = import_sdk("temporalio.workflow", "temporal")
-    worker = import_sdk("temporalio.worker", "temporal")
-    import_sdk("temporalio.worker.workflow_sandbox", "temporal")
+    activity = import_sdk("temporalio.activity", "temporal", needed_by="agentcore.temporal")
+    client = import_sdk("temporalio.client", "temporal", needed_by="agentcore.temporal")
+    common = import_sdk("temporalio.common", "temporal", needed_by="agentcore.temporal")
+    exceptions = import_sdk("temporalio.exceptions", "temporal", needed_by="agentcore.temporal")
+    service = import_sdk("temporalio.service", "temporal", needed_by="agentcore.temporal")
+    workflow = import_sdk("temporalio.workflow", "temporal", needed_by="agentcore.temporal")
+    worker = import_sdk("temporalio.worker", "temporal", needed_by="agentcore.temporal")
+    import_sdk("temporalio.worker.workflow_sandbox", "temporal", needed_by="agentcore.temporal")

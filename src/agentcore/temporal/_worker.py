@@ -6,13 +6,17 @@ agentcore and the libraries it uses passed through (they are deterministic as th
 and importing them once per worker instead of once per workflow keeps workflows cheap).
 
 `python -m agentcore.temporal worker --module mypkg.agents ...` runs one worker from the command
-line; the module names what it serves in `models` (a dict) and `tools` (a list).
+line; the module names what it serves in `models` (a dict) and `tools` (a list). It connects to
+`--address`, else `$AGENTCORE_TEMPORAL_ADDRESS` (as examples/durable_agent.py), else
+`$TEMPORAL_ADDRESS` (the Temporal CLI's variable), else 127.0.0.1:17233, where
+`scripts/temporal start` serves; a server it cannot reach is one line saying what to do.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -48,6 +52,39 @@ PASSED_THROUGH = (
     "typing_inspection",
 )
 """Modules the workflow sandbox takes from the worker instead of importing them afresh."""
+
+DEFAULT_ADDRESS = "127.0.0.1:17233"
+"""Where the worker looks for Temporal without `--address` or `$TEMPORAL_ADDRESS`: the address
+`scripts/temporal start` serves on."""
+
+
+EXIT_UNREACHABLE = 1
+"""The worker's exit status when the Temporal server cannot be reached."""
+
+
+class _Unreachable(Exception):
+    """The Temporal server could not be reached (the text says where and what to do)."""
+
+
+async def _connect(address: str, namespace: str) -> Any:
+    try:
+        return await temporal_client.Client.connect(address, namespace=namespace)
+    except RuntimeError as exc:  # the SDK's bridge says "Failed client connect: ..."
+        if "connect" not in str(exc).lower():
+            raise
+        text = str(exc).lower()
+        reason = (
+            "connection refused"
+            if "refused" in text
+            else "the host name does not resolve"
+            if "dns error" in text
+            else "no answer"
+        )
+        raise _Unreachable(
+            f"cannot reach the Temporal server at {address} ({reason}): start one with "
+            f"`scripts/temporal start` (it serves {DEFAULT_ADDRESS}) or "
+            "`temporal server start-dev`, or pass --address HOST:PORT"
+        ) from exc
 
 
 def workflow_runner() -> Any:
@@ -118,7 +155,7 @@ def _load(names: Sequence[str]) -> tuple[dict[str, Model], list[AgentTool | Dura
 
 async def _serve(args: argparse.Namespace) -> None:
     models, tools = _load(args.module)
-    client = await temporal_client.Client.connect(args.address, namespace=args.namespace)
+    client = await _connect(args.address, args.namespace)
     worker = create_worker(
         client,
         task_queue=args.task_queue,
@@ -169,7 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run.add_argument("--task-queue", default="agentcore", help="the task queue [agentcore]")
     run.add_argument(
-        "--address", default="127.0.0.1:7233", help="the Temporal frontend [127.0.0.1:7233]"
+        "--address",
+        default=os.environ.get("AGENTCORE_TEMPORAL_ADDRESS")
+        or os.environ.get("TEMPORAL_ADDRESS")
+        or DEFAULT_ADDRESS,
+        help="the Temporal frontend [$AGENTCORE_TEMPORAL_ADDRESS, else $TEMPORAL_ADDRESS, else "
+        f"{DEFAULT_ADDRESS}: scripts/temporal's]",
     )
     run.add_argument("--namespace", default="default", help="the namespace [default]")
     run.add_argument(
@@ -188,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except _Unreachable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
     except KeyboardInterrupt:
         return 130
     return 0

@@ -11,8 +11,8 @@ finish reason, time to first token, retries), each tool call an `execute_tool {t
 call id, error). A run started inside a tool nests under that tool's span. Spans and metrics go
 to the global OpenTelemetry providers unless others are given; with none installed they cost
 next to nothing, and with `instrument()` never called the loop does not call this package at all.
-Needs `opentelemetry-api` only (`pip install 'agentcore[otel]'`); any SDK and exporter (Logfire,
-Jaeger, Honeycomb, an OTLP collector) works. `TraceTree` records the same tree without
+Needs `opentelemetry-api` only (`pip install 'agentcore-loop[otel]'`); any SDK and exporter
+(Logfire, Jaeger, Honeycomb, an OTLP collector) works. `TraceTree` records the same tree without
 OpenTelemetry and draws it as text (the `agentcore` command's `--trace`). See docs/tracing.md.
 """
 

@@ -21,7 +21,6 @@ from agentcore import (
     AgentToolResult,
     AssistantMessage,
     LimitReached,
-    MissingExtraError,
     RequestObserver,
     RunInfo,
     RunObserver,
@@ -31,6 +30,7 @@ from agentcore import (
 )
 from agentcore.llm import Context, Model
 
+from .._optional import import_sdk
 from ._content import messages_json, result_text, to_json_text
 
 if TYPE_CHECKING:
@@ -46,24 +46,20 @@ class _Api:
     """The parts of `opentelemetry-api` the observers use, imported once by `instrument()`.
 
     Raises:
-        MissingExtraError: `opentelemetry-api` is not installed (`pip install 'agentcore[otel]'`).
+        MissingExtraError: `opentelemetry-api` is not installed
+            (`pip install 'agentcore-loop[otel]'`).
     """
 
     def __init__(self) -> None:
-        try:
-            from opentelemetry import context, metrics, trace
-            from opentelemetry.trace import SpanKind, Status, StatusCode
-        except ImportError as exc:
-            raise MissingExtraError(
-                "agentcore.tracing needs the OpenTelemetry API, which is not installed: "
-                "pip install 'agentcore[otel]'"
-            ) from exc
-        self.context = context
-        self.metrics = metrics
-        self.trace = trace
-        self.SpanKind = SpanKind
-        self.Status = Status
-        self.StatusCode = StatusCode
+        needed_by, what = "agentcore.tracing", "the OpenTelemetry API"
+        self.context = import_sdk("opentelemetry.context", "otel", needed_by=needed_by, what=what)
+        self.metrics = import_sdk("opentelemetry.metrics", "otel", needed_by=needed_by, what=what)
+        self.trace = trace = import_sdk(
+            "opentelemetry.trace", "otel", needed_by=needed_by, what=what
+        )
+        self.SpanKind = trace.SpanKind
+        self.Status = trace.Status
+        self.StatusCode = trace.StatusCode
 
 
 def load_api() -> _Api:
@@ -115,7 +111,7 @@ class OtelInstrumentation:
 
     def start_run(self, run: RunInfo) -> RunObserver | None:
         """Open the run's `invoke_agent` span and make it current in the run's task."""
-        return _Run(self, run)
+        return _SpanRunObserver(self, run)
 
 
 def _model_attributes(model: Model) -> dict[str, Any]:
@@ -126,7 +122,7 @@ def _model_attributes(model: Model) -> dict[str, Any]:
     }
 
 
-class _Run:
+class _SpanRunObserver:
     __slots__ = ("api", "info", "owner", "span", "started", "token")
 
     def __init__(self, owner: OtelInstrumentation, info: RunInfo) -> None:
@@ -212,7 +208,7 @@ class _Run:
 class _Request:
     __slots__ = ("attributes", "first", "model", "retries", "run", "span", "started")
 
-    def __init__(self, run: _Run, model: Model, context: Context) -> None:
+    def __init__(self, run: _SpanRunObserver, model: Model, context: Context) -> None:
         owner = run.owner
         self.run = run
         self.model = model
@@ -296,7 +292,7 @@ class _Request:
 class _Tool:
     __slots__ = ("attributes", "call", "run", "span", "started")
 
-    def __init__(self, run: _Run, call: ToolCall) -> None:
+    def __init__(self, run: _SpanRunObserver, call: ToolCall) -> None:
         owner = run.owner
         self.run = run
         self.call = call

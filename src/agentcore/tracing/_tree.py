@@ -84,7 +84,7 @@ class TraceTree:
 
     def start_run(self, run: RunInfo) -> RunObserver | None:
         """A run starts: its node becomes current in the run's task."""
-        return _Run(self, self._open("invoke_agent", _current.get()))
+        return _TreeRunObserver(self, self._open("invoke_agent", _current.get()))
 
     def clear(self) -> None:
         """Forget the recorded runs."""
@@ -108,7 +108,7 @@ class TraceTree:
         return "\n".join(lines)
 
 
-class _Run:
+class _TreeRunObserver:
     __slots__ = ("node", "token", "tree")
 
     def __init__(self, tree: TraceTree, node: SpanNode) -> None:

@@ -14,15 +14,16 @@ app = create_app(JsonlSessionStore("chats"), model=get_model("openai", "gpt-4o-m
 - `AgUiTranslator` turns agentcore events into AG-UI events, for your own endpoints.
 - `serve` runs an app with uvicorn.
 
-Needs the `[web]` extra (`pip install 'agentcore[web]'`): Starlette, uvicorn and
+Needs the `[web]` extra (`pip install 'agentcore-loop[web]'`): Starlette, uvicorn and
 `ag-ui-protocol`. `import agentcore.web` works without it; its names raise `MissingExtraError`
 naming the extra. See docs/web.md.
 """
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._app import create_app as create_app
@@ -39,15 +40,4 @@ _WHERE: dict[str, str] = {
     "serve": "._server",
 }
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentcore.web' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__ = _lazy_exports(__name__, _WHERE, globals())

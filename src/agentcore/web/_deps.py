@@ -7,28 +7,11 @@ package is a `MissingExtraError` naming the extra instead of a bare `ModuleNotFo
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .. import MissingExtraError
+from .._optional import import_sdk
 
 __all__ = ["ag_ui", "applications", "import_sdk", "requests", "responses", "routing", "staticfiles"]
-
-
-def import_sdk(module: str, extra: str) -> ModuleType:
-    """Import `module`, which the `extra` extra installs.
-
-    Raises:
-        MissingExtraError: it is not installed; the message says `pip install 'agentcore[extra]'`.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"agentcore.web needs the {module.split('.')[0]!r} package, which is not installed: "
-            f"pip install 'agentcore[{extra}]'"
-        ) from exc
 
 
 if TYPE_CHECKING:
@@ -39,9 +22,9 @@ if TYPE_CHECKING:
     import starlette.routing as routing
     import starlette.staticfiles as staticfiles
 else:
-    ag_ui = import_sdk("ag_ui.core", "web")
-    applications = import_sdk("starlette.applications", "web")
-    requests = import_sdk("starlette.requests", "web")
-    responses = import_sdk("starlette.responses", "web")
-    routing = import_sdk("starlette.routing", "web")
-    staticfiles = import_sdk("starlette.staticfiles", "web")
+    ag_ui = import_sdk("ag_ui.core", "web", needed_by="agentcore.web")
+    applications = import_sdk("starlette.applications", "web", needed_by="agentcore.web")
+    requests = import_sdk("starlette.requests", "web", needed_by="agentcore.web")
+    responses = import_sdk("starlette.responses", "web", needed_by="agentcore.web")
+    routing = import_sdk("starlette.routing", "web", needed_by="agentcore.web")
+    staticfiles = import_sdk("starlette.staticfiles", "web", needed_by="agentcore.web")

@@ -388,7 +388,7 @@ def stream(
     """Stream one Converse request (pass `BedrockOptions` for region, credentials, thinking).
 
     Raises (before anything is sent):
-        MissingExtraError: boto3 is not installed (`pip install 'agentcore[bedrock]'`).
+        MissingExtraError: boto3 is not installed (`pip install 'agentcore-loop[bedrock]'`).
     """
     options = options or BedrockOptions()
     sdk = Sdk()

@@ -19,6 +19,17 @@ plain JSON object:
   carries its id and name, later ones only argument text, and several calls may interleave;
 * `finish_reason` gives the stop reason and the usage chunk (`choices: []`) the token counts.
 
+Usage is asked for in the stream (`stream_options.include_usage`, where the compat flag
+`supports_usage_in_streaming` says the server takes it), but it comes last, so an answer that is
+aborted, breaks off or comes from a server that never sends it has none. Such an answer, once
+its first event arrived, gets an estimate instead of 0/0 (so usage limits and `--max-cost` see
+what was spent): the prompt at four characters a token from the request sent, the output at
+four characters a token from the deltas received, priced like reported usage. The `Usage`
+fields are the same either way; the estimate is marked where it can be seen: every estimate is
+logged (logger `agentcore.llm.usage`, INFO: "sent no usage: estimated ..."), and the error text
+of an aborted answer (the common case: Ctrl-C, Stop) ends with `ESTIMATE_NOTE`. A failed answer
+keeps its error text as it was: it says what failed.
+
 A stream that ends without a `finish_reason`, breaks off, falls silent for longer than
 `idle_timeout`, or carries malformed JSON ends with an `error` terminal that keeps what arrived.
 """
@@ -26,6 +37,7 @@ A stream that ends without a `finish_reason`, breaks off, falls silent for longe
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -63,7 +75,14 @@ from .._sdk import (
     sdk_failure_text,
 )
 from ..builder import MessageBuilder
-from ..events import AssistantMessageEvent
+from ..events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+)
 from ..model import AzureOpenAI, Model, OpenAICompletionsCompat
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
@@ -77,7 +96,17 @@ from ..transform import (
 from ..types import Context, OutputSchema, SimpleStreamOptions, StreamOptions, ThinkingLevel
 from ._azure import azure_api_key, azure_client, azure_settings, deployment
 
-__all__ = ["PROVIDER", "build_payload", "convert_messages", "stream", "stream_simple"]
+__all__ = [
+    "ESTIMATE_NOTE",
+    "PROVIDER",
+    "build_payload",
+    "convert_messages",
+    "stream",
+    "stream_simple",
+]
+
+ESTIMATE_NOTE = " (usage estimated: the server reported no token counts)"
+"""Appended to the error text of an aborted answer whose usage is an estimate."""
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _IMAGE_NOTE = "Attached image(s) from tool result:"
@@ -294,6 +323,86 @@ def _stream_error(chunk: Any) -> str | None:
     return f"server error in the stream: {api_error_text(error) or 'the server reported an error'}"
 
 
+def _text_chars(value: Any) -> int:
+    """The characters of every string in a JSON value (keys and punctuation left out)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Mapping):
+        return sum(_text_chars(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_text_chars(item) for item in value)
+    return 0
+
+
+def _tokens(chars: int) -> int:
+    return (chars + 3) // 4  # four characters a token, as the agent layer estimates
+
+
+def _prompt_chars(payload: Any) -> int:
+    """The size of a request's prompt: its messages' text and its tool definitions."""
+    if not isinstance(payload, Mapping):
+        return 0
+    tools = payload.get("tools")
+    return _text_chars(payload.get("messages")) + (len(json.dumps(tools)) if tools else 0)
+
+
+class _EstimatingBuilder(MessageBuilder):
+    """A `MessageBuilder` that estimates the usage of an answer the server sent none for.
+
+    `prompt_chars` is set once the answer's first event arrived (the prompt was read); an answer
+    stopped before that counts nothing, rather than a prompt the server may not have read. The
+    output is counted from the deltas received.
+    """
+
+    def __init__(self, model: Model) -> None:
+        super().__init__(model)
+        self.model = model
+        self.reported = False
+        self.prompt_chars: int | None = None
+        self.output_chars = 0
+
+    def set_usage(self, usage: Usage) -> None:
+        self.reported = True
+        super().set_usage(usage)
+
+    def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
+        self.output_chars += len(delta)
+        return super().text_delta(index, delta)
+
+    def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
+        self.output_chars += len(delta)
+        return super().thinking_delta(index, delta)
+
+    def toolcall_delta(self, index: int, delta: str) -> ToolCallDeltaEvent:
+        self.output_chars += len(delta)
+        return super().toolcall_delta(index, delta)
+
+    def _estimate(self) -> bool:
+        """Fill in the estimate when the server reported nothing (logged); True when it did."""
+        if self.reported or self.prompt_chars is None:
+            return False
+        self.usage = priced_usage(
+            self.model, input=_tokens(self.prompt_chars), output=_tokens(self.output_chars)
+        )
+        logging.getLogger("agentcore.llm.usage").info(
+            "%s/%s sent no usage: estimated %d input and %d output tokens",
+            self.model.provider,
+            self.model.id,
+            self.usage.input,
+            self.usage.output,
+        )
+        return True
+
+    def done(self, reason: Literal["stop", "length", "tool_use"]) -> DoneEvent:
+        self._estimate()
+        return super().done(reason)
+
+    def error(self, reason: Literal["error", "aborted"], message: str) -> ErrorEvent:
+        if self._estimate() and reason == "aborted":
+            message += ESTIMATE_NOTE
+        return super().error(reason, message)
+
+
 class _Translator:
     """Feeds chunks to a `MessageBuilder` and returns the events to yield."""
 
@@ -431,6 +540,7 @@ class _Wire(Wire):
         azure: AzureOpenAI | None,
     ) -> None:
         super().__init__(request)
+        self.builder = self.estimating = _EstimatingBuilder(request.model)
         self.context = context
         self.reasoning = reasoning
         self.sdk = sdk
@@ -472,7 +582,11 @@ class _Wire(Wire):
             )
             raise
         # the body is read here rather than by the SDK, whose reader leaves generators suspended
-        return await open_event_stream(opened.response, request)
+        answer = await open_event_stream(opened.response, request)
+        self.estimating.prompt_chars = _prompt_chars(
+            self.payload
+        )  # the answer began: the prompt counts
+        return answer
 
     def classify(self, exc: BaseException) -> RetryInfo | None:
         return classify_sdk_error(self.sdk, exc)

@@ -1,0 +1,159 @@
+"""The three approval messages (`ApprovalRequest`, `ApprovalDecision`, `ApprovedCallStarted`)
+and the constants around them: the bottom of the approvals feature. The public face is
+`agentcore.approvals`, which re-exports them; `transcript` reads where a transcript's approvals
+stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..messages import now_ms, register_message_type
+
+__all__ = [
+    "APPROVAL_ROLES",
+    "INTERRUPTED_APPROVED_CALL",
+    "NEW_MESSAGE_REASON",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovedCallStarted",
+]
+
+INTERRUPTED_APPROVED_CALL = (
+    "The approved tool call was interrupted: it had started, but its result was never recorded "
+    "(the process stopped), so it may or may not have completed. It was not run again."
+)
+"""The error result of an approved call that started but has no result (never run twice)."""
+
+NEW_MESSAGE_REASON = "not approved: the user sent a new message"
+"""The reason `Agent.prompt` gives the calls it denies because they were still waiting."""
+
+
+def _check(cls: str, name: str, value: Any, kind: type | tuple[type, ...], what: str) -> None:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{cls}.{name} must be {what}, got {type(value).__name__}")
+
+
+def _check_arguments(cls: str, value: Any, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise TypeError(
+            f"{cls}.arguments must be a dict with string keys (a JSON object)"
+            f"{' or None' if optional else ''}, got {type(value).__name__}"
+        )
+
+
+@register_message_type
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequest:
+    """A tool call waiting for a decision; it was not executed.
+
+    Attributes:
+        tool_call_id: the id of the waiting call.
+        tool_name: the tool it calls.
+        arguments: its arguments (validated; after the tool's `prepare_arguments`).
+        reason: why approval is needed (from the hook), or None.
+        timestamp: when the run asked (ms since the epoch).
+    """
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["approval_request"] = "approval_request"
+
+    def __post_init__(self) -> None:
+        name = "ApprovalRequest"
+        _check(name, "tool_call_id", self.tool_call_id, str, "a string")
+        _check(name, "tool_name", self.tool_name, str, "a string")
+        _check_arguments(name, self.arguments, optional=False)
+        _check(name, "reason", self.reason, (str, type(None)), "a string or None")
+        _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+
+
+@register_message_type
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalDecision:
+    """The decision on one `ApprovalRequest`: approved (optionally with edited arguments, which
+    are validated again before the call runs) or denied (the call gets an error result with the
+    reason).
+
+    Attributes:
+        tool_call_id: the id of the decided call.
+        approved: True to run it, False to deny it.
+        arguments: edited arguments for the approved call (None: as requested).
+        reason: why it was denied (or any note), or None.
+        timestamp: when it was decided (ms since the epoch).
+        decided_by: who took the decision: a name for the surface or program (`"cli"` for
+            `agentcore chat`), or None when not said. A surface that runs decided calls asks
+            again for those it did not decide itself (see docs/approvals.md).
+    """
+
+    tool_call_id: str
+    approved: bool
+    arguments: dict[str, Any] | None = None
+    reason: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    decided_by: str | None = None
+    role: Literal["approval_decision"] = "approval_decision"
+
+    def __post_init__(self) -> None:
+        name = "ApprovalDecision"
+        _check(name, "tool_call_id", self.tool_call_id, str, "a string")
+        _check(name, "approved", self.approved, bool, "True or False")
+        _check_arguments(name, self.arguments, optional=True)
+        _check(name, "reason", self.reason, (str, type(None)), "a string or None")
+        _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+        _check(name, "decided_by", self.decided_by, (str, type(None)), "a string or None")
+
+    @classmethod
+    def approve(
+        cls,
+        request: ApprovalRequest,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        decided_by: str | None = None,
+    ) -> ApprovalDecision:
+        """Approve `request`, as requested or with edited `arguments`."""
+        return cls(
+            tool_call_id=request.tool_call_id,
+            approved=True,
+            arguments=dict(arguments) if arguments is not None else None,
+            decided_by=decided_by,
+        )
+
+    @classmethod
+    def deny(
+        cls, request: ApprovalRequest, reason: str | None = None, *, decided_by: str | None = None
+    ) -> ApprovalDecision:
+        """Deny `request`; the call gets an error result saying so, with `reason`."""
+        return cls(
+            tool_call_id=request.tool_call_id,
+            approved=False,
+            reason=reason,
+            decided_by=decided_by,
+        )
+
+
+@register_message_type
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovedCallStarted:
+    """Written (and, with a session, stored) just before an approved call executes: a call with
+    this marker and no result was interrupted, and is never run again (its result then says it
+    may or may not have completed)."""
+
+    tool_call_id: str
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["approved_call_started"] = "approved_call_started"
+
+    def __post_init__(self) -> None:
+        _check("ApprovedCallStarted", "tool_call_id", self.tool_call_id, str, "a string")
+        _check("ApprovedCallStarted", "timestamp", self.timestamp, int, "an integer (ms)")
+
+
+APPROVAL_ROLES = frozenset({"approval_request", "approval_decision", "approved_call_started"})
+"""The roles of the three approval messages (they sit among a batch's tool results)."""

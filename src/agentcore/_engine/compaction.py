@@ -1,0 +1,230 @@
+"""The loop's side of compaction: building each request's messages from the compacted
+transcript, compacting before a request that would pass the threshold, and after one that
+overflowed.
+
+The order of a request's preparation, with `config.compaction` set:
+
+1. the view: the transcript with its compactions applied (`compacted_view`);
+2. `transform_context` on the view, then `convert_to_llm`;
+3. the estimate of the request (system prompt, tools, converted messages): the usage the last
+   answer since the latest compaction reported (its prompt and output tokens), plus four
+   characters a token for the messages after it; four characters a token for everything when no
+   such answer exists;
+4. past `threshold` x `context_window`: compact (a marker joins the transcript, with its
+   `message_start`/`message_end`), then steps 1 and 2 again.
+
+A request that fails as a context overflow (`is_context_overflow`) is compacted the same way and
+sent again, once (the failed answer stays in the transcript and is left out of the view).
+A compaction that cannot be done (nothing older than the kept turns) or fails (its summary
+request failed, the strategy raised) is logged to `agentcore` and the run goes on without it;
+after a failure, only an overflow compacts again in that run (a summariser that is down is not
+asked again before every request).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .._compaction.protocol import (
+    CompactionError,
+    CompactionReason,
+    CompactionRequest,
+    CompactionResult,
+    CompactionSummary,
+)
+from .._compaction.view import compacted_view, estimate_context, estimate_tokens, split
+from ..llm.model import Model
+from ..llm.overflow import is_context_overflow
+from ..llm.registry import call_stream_fn
+from ..llm.types import Context, Tool
+from ..messages import AgentMessage, AssistantMessage, Message
+from .emit import call_hook
+
+if TYPE_CHECKING:
+    from .run_types import CompactionRun
+
+__all__ = ["api_key_for", "request_messages", "retry_after_overflow"]
+
+_log = logging.getLogger("agentcore")
+
+
+async def api_key_for(run: CompactionRun, model: Model) -> str | None:
+    """The key of a request to `model` that is not the run's own: `get_api_key(provider)`, else
+    `config.api_key` when `model` is of the run's provider, else None (the provider's
+    environment variable)."""
+    config = run.config
+    if config.get_api_key is not None:
+        key = await call_hook(config.get_api_key, model.provider)
+        if key:
+            return str(key)
+    return config.api_key if model.provider == run.model.provider else None
+
+
+async def _convert(run: CompactionRun, messages: Sequence[AgentMessage]) -> list[Message] | None:
+    """`transform_context` then `convert_to_llm`; None when the abort fired in between."""
+    config = run.config
+    transform = run.hooks.transform_context
+    if transform is not None:
+        messages = await call_hook(transform, list(messages), run.signal)
+        if run.signal.aborted:
+            return None
+    return list(await call_hook(config.convert_to_llm, messages))
+
+
+async def request_messages(run: CompactionRun) -> list[Message] | None:
+    """The messages of the next request (compacting first when it would pass the threshold);
+    None when the abort fired while preparing them."""
+    policy = run.config.compaction
+    if policy is None:
+        return await _convert(run, run.messages)
+    view = compacted_view(run.messages)
+    messages = await _convert(run, view)
+    window = run.model.context_window
+    if messages is None or policy.threshold is None or not window or run.compaction_failed:
+        return messages
+    tokens = _estimate(run, messages)
+    if tokens <= policy.threshold * window:
+        return messages
+    if not await _compact(run, view, "threshold", tokens):
+        return messages
+    if run.signal.aborted:
+        return None
+    return await _convert(run, compacted_view(run.messages))
+
+
+async def retry_after_overflow(run: CompactionRun, answer: AssistantMessage) -> bool:
+    """Compact after `answer` failed as a context overflow; True when the request should be
+    sent again."""
+    policy = run.config.compaction
+    if (
+        policy is None
+        or not policy.on_overflow
+        or answer.stop_reason != "error"
+        or run.signal.aborted
+        or not is_context_overflow(answer, run.model.context_window)
+    ):
+        return False
+    view = compacted_view(run.messages)
+    if view and view[-1] is answer:
+        view.pop()  # left out of the view by the marker, too
+    tokens = estimate_context(run.system_prompt, _tools(run), view)
+    return await _compact(run, view, "overflow", tokens)
+
+
+def _tools(run: CompactionRun) -> list[Tool]:
+    return list(run.llm_tools)
+
+
+def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
+    """The estimated size of a request of `messages` (see the module docstring)."""
+    transcript = run.messages
+    last = max(
+        (i for i, m in enumerate(transcript) if isinstance(m, CompactionSummary)), default=-1
+    )
+    since = {id(m) for m in transcript[last + 1 :]}
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if (
+            isinstance(m, AssistantMessage)
+            and id(m) in since
+            and m.stop_reason not in ("error", "aborted")
+        ):
+            usage = m.usage
+            prompt = usage.input + usage.cache_read + usage.cache_write
+            if prompt:
+                return prompt + usage.output + estimate_tokens(messages[i + 1 :])
+            break
+    return estimate_context(run.system_prompt, _tools(run), messages)
+
+
+async def _compact(
+    run: CompactionRun, view: list[AgentMessage], reason: CompactionReason, tokens: int
+) -> bool:
+    """Compact `view` with the run's policy; True when a marker joined the transcript."""
+    policy = run.config.compaction
+    assert policy is not None
+    window = run.model.context_window
+    share = policy.threshold or 1.0
+    cut = split(view, policy.keep_recent_turns, share * window / 2 if window else None)
+    name = type(policy.strategy).__name__
+    if cut == 0:  # an overflow that cannot be compacted ends the run: worth a warning
+        _log.log(
+            logging.WARNING if reason == "overflow" else logging.INFO,
+            "cannot compact (%s, about %d tokens): nothing is older than the kept turns",
+            reason,
+            tokens,
+        )
+        return False
+    if reason == "threshold":  # the estimate and the threshold it passed, each named
+        why = (
+            f"the request, about {tokens} tokens, passes the threshold of "
+            f"{int(share * window)} ({share:g} x the context window of {window})"
+        )
+    else:
+        why = f"the request, about {tokens} tokens, overflowed the context window of {window}"
+    _log.info("compacting %d of %d messages with %s: %s", cut, len(view), name, why)
+
+    async def complete(
+        model: Model, context: Context, *, max_tokens: int | None = None
+    ) -> AssistantMessage:
+        options = replace(
+            run.options(),
+            api_key=await api_key_for(run, model),
+            max_tokens=max_tokens,
+            reasoning=None,
+            session_id=None,
+            output_schema=None,
+        )
+        stream = await call_stream_fn(run.stream_fn, model, context, options)
+        async with stream:
+            return await stream.result()
+
+    request = CompactionRequest(
+        older=view[:cut],
+        recent=view[cut:],
+        model=run.model,
+        system_prompt=run.system_prompt,
+        reason=reason,
+        tokens_before=tokens,
+        signal=run.signal,
+        complete=complete,
+    )
+    result: Any
+    try:
+        result = await policy.strategy.compact(request)
+        if result is not None and not isinstance(result, CompactionResult):
+            raise CompactionError(
+                f"{name}.compact returned {type(result).__name__}; "
+                "expected a CompactionResult or None"
+            )
+    except Exception as exc:
+        run.compaction_failed = True
+        _log.warning(
+            "compaction with %s failed, going on without (only an overflow compacts again in "
+            "this run): %s",
+            name,
+            exc,
+            exc_info=not isinstance(exc, CompactionError),
+        )
+        return False
+    if result is None:
+        _log.info("%s found nothing to compact", name)
+        return False
+    marker = CompactionSummary(
+        summary=result.summary,
+        kept_messages=len(view) - cut,
+        compacted_messages=cut,
+        tool_result_chars=result.tool_result_chars,
+        strategy=name,
+        reason=reason,
+        tokens_before=tokens,
+        usage=result.usage,
+    )
+    after = estimate_context(run.system_prompt, _tools(run), compacted_view([*view, marker]))
+    marker = replace(marker, tokens_after=after)
+    await run.add_message(marker)
+    _log.info("compacted: about %d tokens before, %d after", tokens, after)
+    return True

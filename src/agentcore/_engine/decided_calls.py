@@ -1,0 +1,98 @@
+"""Carrying out approval decisions: the first turn of a run whose transcript ends in decided
+`ApprovalRequest`s (see `agentcore.approvals`).
+
+That turn has no model answer of its own: it finishes the batch that stopped for approval. The
+turn is already open (`agent_start`, `turn_start`); then, for each decided call without a result,
+in call order: `tool_execution_start`, then
+- denied: an error result with the decision's reason;
+- approved, but an `ApprovedCallStarted` marker and no result (the process stopped while it ran):
+  an error result saying it may or may not have completed — it is never run again;
+- approved: the usual pipeline from `prepare_arguments` on, on the decision's edited arguments if
+  it has some (validated again); `before_tool_call` is called again (a block still wins; a request
+  for approval is ignored: the call is approved); right before `execute`, an
+  `ApprovedCallStarted` message joins the transcript (an Agent stores it before going on), so a
+  kill at any point can never make the call run twice; the result of a call run on edited
+  arguments starts with a text block giving them (the model knows only the ones it sent);
+then `tool_execution_end` and the `tool_result` message (in parallel mode: markers for every
+prepared call, the calls run concurrently, results in call order). The turn ends with
+`turn_end(the batch's assistant message, these results)`; `prepare_next_turn` and
+`should_stop_after_turn` are called as after any turn. A prompt run defers its prompts to the next
+turn, so they follow the results; a continue run goes on like after any batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
+from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
+from ..messages import AgentMessage, TextContent
+from ..tools import AgentToolResult
+from .run_types import DecidedCallsRun, PipelineCall
+from .tool_execution import ToolBatch, error_result, run_calls
+
+__all__ = ["decided", "resolve"]
+
+
+def decided(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
+    """The last batch, if it has decided calls still without a result."""
+    batch = last_batch(messages)
+    return batch if batch is not None and batch.decided else None
+
+
+async def _prepare(
+    batch: ToolBatch, item: PipelineCall, state: CallState
+) -> AgentToolResult | None:
+    """A decided call: denied, or interrupted after it started (its result says so), else
+    prepared as any call is (minus the approval check)."""
+    decision = state.decision
+    assert decision is not None
+    if not decision.approved:
+        return error_result(denied_text(decision))
+    if state.started:
+        return error_result(INTERRUPTED_APPROVED_CALL)
+    return await batch.prepare(item)
+
+
+class DecidedBatch(ToolBatch):
+    """A batch of decided calls: the result of a call approved with edited arguments starts by
+    saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
+
+    async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
+        if item.edited:
+            note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
+            result = replace(result, content=[TextContent(text=note), *result.content])
+        await super().end(item, result)
+
+
+async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> bool:
+    """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
+    and the hooks after it. Returns whether the model should be asked next."""
+    batch = DecidedBatch(run=run, message=stopped.message)
+    states = stopped.decided
+    items = []
+    for state in states:
+        call = state.call
+        decision = state.decision
+        if decision is not None and decision.approved and decision.arguments is not None:
+            call = replace(call, arguments=decision.arguments)
+        items.append(PipelineCall(call=call, approved=True, edited=call is not state.call))
+    state_of = dict(zip(items, states, strict=True))
+
+    async def prepare(item: PipelineCall) -> AgentToolResult | None:
+        return await _prepare(batch, item, state_of[item])
+
+    async def started(item: PipelineCall) -> None:  # the marker: the approved call is about to run
+        await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
+
+    results = await run_calls(batch, items, prepare, started)
+    terminate = all(i.result is not None and i.result.terminate for i in items)
+    await run.turn_end(stopped.message, results)
+    run.emitter.check()
+    if run.signal.aborted:
+        return False
+    if await run.turn_hooks_stop(stopped.message, results):
+        return False
+    return not terminate

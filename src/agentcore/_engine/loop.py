@@ -1,0 +1,531 @@
+"""The agent loop: ask the model, run the tools it calls, feed the results back, repeat.
+
+Data flows one way: model events come in through the stream function, agent events go out through
+`emit`, which the loop awaits (so a slow consumer slows the run instead of piling up events).
+
+A run is a sequence of turns. A turn is one model answer plus the tool calls it requested. The run
+goes on while tool results need an answer or steering/follow-up messages are queued, and ends with
+`agent_end` whatever happens:
+
+- A hook, `convert_to_llm` or the stream function raising, or `emit` raising, ends the run with an
+  assistant message of `stop_reason="error"` carrying the exception text (`"aborted"` if the run's
+  signal fired), inside a turn of its own if the failure came between turns.
+- An abort during streaming keeps the partial message (`stop_reason="aborted"`); during tools,
+  every call still gets one result and the run ends after that turn's `turn_end`; queued steering
+  and follow-up messages are not polled after an abort, so they are never lost. An abort seen
+  before a request is sent answers it with an aborted message: no hook of the request
+  (`transform_context`, `convert_to_llm`, `get_api_key`) nor the stream function is called after it.
+- Bounds (`max_turns`, `usage_limits`; see `bounds`) are checked after each turn, once
+  `turn_end`, `prepare_next_turn` and `should_stop_after_turn` are done and before the queues are
+  polled: a run that has reached one ends there, with `agent_end.limit` naming it, also when the
+  turn's tool results still wanted an answer (every call has its result, so the transcript stays
+  valid) and without taking queued messages.
+- A typed run (`output_type`) ends after the turn with its validated answer, or at the
+  `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
+  after its turn; a run on a transcript ending in decisions carries them out first.
+
+Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
+`request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
+compaction (built from the compacted transcript, compacted near the context window and once after
+an overflow) in `compaction`; fallback models in `llm.fallback`.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, TypeAlias
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..abort import AbortSignal
+from ..abort._no_signal import NEVER_ABORTED
+from ..config import (
+    AgentContext,
+    AgentLoopConfig,
+    NextTurn,
+    PrepareNextTurnContext,
+    default_convert_to_llm,
+)
+from ..errors import ConfigError
+from ..events import (
+    AgentEndEvent,
+    AgentEventSink,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    message_update,
+)
+from ..limits import LimitReached
+from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from ..llm.registry import StreamFn, call_stream_fn
+from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
+from ..messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
+from . import decided_calls, instrumentation, tool_execution
+from .bounds import Bounds
+from .checks import check_prompts
+from .compaction import request_messages, retry_after_overflow
+from .emit import Emitter, SinkError, call_hook, error_text
+from .event_stream import RunEnding
+from .hooks import config_hooks
+from .instrumentation import RunInfo, RunObserver, end_observing, start_observing
+from .request import (
+    LlmTranscript,
+    RequestWatch,
+    aborted_answer,
+    run_stream_fn,
+    stream_options,
+    unique_tool_call_ids,
+)
+from .typed_answer import TypedRun
+
+__all__ = ["LoopRun"]
+
+
+_log = logging.getLogger("agentcore")
+
+
+class _Outcome(enum.Enum):
+    """How a turn ended, for the loop to decide what comes next."""
+
+    NEXT = "next"  # tool results want an answer: another request
+    DONE = "done"  # the model answered, or the tools terminate: only queued messages go on
+    STOP = "stop"  # the run ends (abort, error, a hook, a bound, approvals, typed answer)
+
+
+_Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
+"""A request ready to be sent: its context and options."""
+
+
+class _Phase(enum.Enum):
+    """Where the run is, for its failure path: which events it must close."""
+
+    BETWEEN_TURNS = "between_turns"  # no turn is open
+    IN_TURN = "in_turn"  # a turn is open, no answer is streaming
+    STREAMING = "streaming"  # an answer is streaming (failed: `partial_event` is its latest)
+
+
+class LoopRun:
+    """The state of one run. `run()` never raises (outer cancellation aside)."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        emit: AgentEventSink,
+        signal: AbortSignal | None,
+        stream_fn: StreamFn | None,
+        *,
+        sync_sink: bool | None = None,
+    ) -> None:
+        self.config = config
+        self.hooks = config_hooks(config)  # normalised when the config was built
+        self.signal = signal if signal is not None else NEVER_ABORTED  # (shared: never fires)
+        self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
+        self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
+        self.system_prompt = context.system_prompt
+        self.messages: list[AgentMessage] = list(context.messages)
+        self.tools = list(context.tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools = [t.llm_tool for t in self.tools]
+        self.transcript = LlmTranscript()  # the default conversion, kept as the run goes
+        self.plain_transcript = (  # requests take the transcript as it is (no hook, no policy)
+            config.compaction is None
+            and self.hooks.transform_context is None
+            and config.convert_to_llm is default_convert_to_llm
+        )
+        self.model = config.model
+        self.reasoning = config.reasoning
+        self.new_messages: list[AgentMessage] = []
+        self.phase = _Phase.BETWEEN_TURNS
+        # the latest event of an answer whose request failed while it streamed (`fail` keeps it)
+        self.partial_event: AssistantMessageEvent | None = None
+        self.emitter = Emitter(emit, sync=sync_sink)  # the sink, its lock and its failure
+        self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
+        self._options: SimpleStreamOptions | None = None
+        self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
+        self.limit: LimitReached | None = None
+        self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
+        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
+        self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
+        self.output: Any = None  # a typed run's validated answer
+        self.compaction_failed = False  # then only an overflow compacts again (see `compaction`)
+
+    # -- emitting --------------------------------------------------------------------------
+
+    async def turn_start(self) -> None:
+        self.phase = _Phase.IN_TURN
+        if (pending := self.emitter.send(TurnStartEvent())) is not None:
+            await pending
+
+    async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
+        self.phase = _Phase.BETWEEN_TURNS
+        if (
+            pending := self.emitter.send(TurnEndEvent(message=message, tool_results=results))
+        ) is not None:
+            await pending
+
+    async def add_message(self, message: AgentMessage) -> None:
+        """A complete message joins the transcript, with its start and end events."""
+        if (pending := self.emitter.send(MessageStartEvent(message=message))) is not None:
+            await pending
+        self.messages.append(message)
+        self.new_messages.append(message)
+        if (pending := self.emitter.send(MessageEndEvent(message=message))) is not None:
+            await pending
+
+    def context(self) -> AgentContext:
+        return AgentContext(
+            system_prompt=self.system_prompt, messages=list(self.messages), tools=self.tools
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def run(self, prompts: list[AgentMessage] | None) -> Awaitable[list[AgentMessage]]:
+        """The run, to be awaited: its events, then the messages it added. (A plain function
+        returning the coroutine, so that a run is one frame shallower while it waits.)"""
+        if instrumentation.installed is None:
+            return self.run_events(prompts)
+        return self.run_observed(prompts)
+
+    async def run_observed(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+        """The run, seen by the installed instrumentation."""
+        installed = instrumentation.installed
+        assert installed is not None
+        self.observer = observer = start_observing(
+            installed,
+            RunInfo(
+                model=self.model,
+                system_prompt=self.system_prompt,
+                messages=list(self.messages),
+                prompts=list(prompts or ()),
+                tools=list(self.tools),
+                signal=self.signal,
+            ),
+        )
+        if observer is None:
+            return await self.run_events(prompts)
+        error: BaseException | None = None
+        try:
+            return await self.run_events(prompts)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            end_observing(observer, self.new_messages, self.limit, error)
+
+    async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
+        # One task group for the whole run: parallel tools and the update pump are its tasks.
+        try:
+            async with anyio.create_task_group() as self.group:
+                try:
+                    await self.emitter.emit(AgentStartEvent())
+                    await self.turn_start()
+                    decided = decided_calls.decided(self.messages)  # approvals to carry out
+                    if decided is None:  # (else the prompts follow their results, next turn)
+                        for prompt in prompts or ():
+                            await self.add_message(prompt)
+                    self.emitter.check()
+                    await self.loop(decided, prompts if decided is not None else None)
+                except Exception as exc:
+                    await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
+                waiting = tuple(self.pending_approvals)
+                ending = self.ending
+                if ending is not None:  # readable from the stream as soon as agent_end is
+                    ending.limit = self.limit
+                    ending.messages = self.new_messages
+                    ending.output = self.output
+                    ending.pending_approvals = waiting
+                ended = AgentEndEvent(
+                    messages=list(self.new_messages),
+                    limit=self.limit,
+                    output=self.output,
+                    pending_approvals=waiting,
+                )
+                await self.emitter.emit(ended)
+        except BaseExceptionGroup as group:
+            # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
+            # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        return self.new_messages
+
+    async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:
+        """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
+        if hook is None or self.signal.aborted:
+            return []
+        messages = await call_hook(hook)
+        return check_prompts(messages or [], f"{name}()")
+
+    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
+        """Turns until one ends the run, or the model is done and no message is queued."""
+        first = True  # the first turn's `turn_start` and prompts are out already
+        if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
+            if not await decided_calls.resolve(self, decided) and not deferred:
+                return
+            first = False
+        steering = self.config.get_steering_messages
+        pending = (deferred or []) + await self.poll(steering, "get_steering_messages")
+        while True:
+            outcome = await self.turn(pending, first)
+            first = False
+            if outcome is _Outcome.STOP:
+                return
+            pending = await self.poll(steering, "get_steering_messages")
+            if self.typed is not None:  # a correction for an invalid answer goes first
+                pending = self.typed.take_fixes() + pending
+            if outcome is _Outcome.DONE and not pending:
+                pending = await self.poll(
+                    self.config.get_follow_up_messages, "get_follow_up_messages"
+                )
+                if not pending:
+                    return
+
+    async def turn(self, pending: list[AgentMessage], first: bool) -> _Outcome:
+        """One turn: the queued messages, the request and its answer, the tool calls, the
+        after-turn hooks and bounds. The sink's failure is raised between these stages."""
+        if not first:
+            await self.turn_start()
+        for message in pending:
+            await self.add_message(message)
+        self.emitter.check()
+        message = await self.request(await self.prepare_request())
+        if self.config.compaction is not None and await retry_after_overflow(self, message):
+            message = await self.request(await self.prepare_request())  # once, after compacting
+        if self.bounds is not None:
+            self.bounds.count(message)
+        if message.stop_reason in ("error", "aborted"):
+            await self.turn_end(message, [])
+            return _Outcome.STOP
+        self.emitter.check()  # a broken sink fails the run before any tool runs
+        results, outcome = await self.run_tools(message)
+        await self.turn_end(message, results)
+        self.emitter.check()
+        if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
+            return _Outcome.STOP
+        if self.typed is not None and self.typed.after_turn(self, message, results):
+            return _Outcome.STOP  # answered, or out of output retries (`self.limit`)
+        if await self.turn_hooks_stop(message, results):
+            return _Outcome.STOP
+        if self.bounds is not None:
+            # Checked before the queues are polled, so that a run ending here leaves queued
+            # messages where they are.
+            self.limit = self.bounds.reached()
+            if self.limit is not None:
+                return _Outcome.STOP
+        return outcome
+
+    async def run_tools(
+        self, message: AssistantMessage
+    ) -> tuple[list[ToolResultMessage], _Outcome]:
+        """The answer's tool calls, each with one result; the outcome of the turn so far."""
+        calls = message.tool_calls
+        if not calls:
+            return [], _Outcome.DONE
+        if message.stop_reason == "length":  # arguments may be cut off: none is run
+            return await tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
+        results, terminate = await tool_execution.execute_batch(self, message, calls)
+        return results, _Outcome.DONE if terminate else _Outcome.NEXT
+
+    async def turn_hooks_stop(
+        self, message: AssistantMessage, results: list[ToolResultMessage]
+    ) -> bool:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; True when the run
+        ends here (the hook said so, or it aborted the run: no new request)."""
+        hooks = self.hooks
+        if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
+            return False
+        turn = PrepareNextTurnContext(
+            message=message,
+            tool_results=results,
+            context=self.context(),
+            new_messages=list(self.new_messages),
+        )
+        if hooks.prepare_next_turn is not None:
+            self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
+        stop = hooks.should_stop_after_turn
+        if stop is not None and await call_hook(stop, turn, self.signal):
+            return True
+        return self.signal.aborted
+
+    def apply(self, turn: Any) -> None:
+        if turn is None:
+            return
+        if not isinstance(turn, NextTurn):
+            raise ConfigError(
+                f"prepare_next_turn returned {type(turn).__name__}; expected NextTurn or None"
+            )
+        if turn.context is not None:
+            self.system_prompt = turn.context.system_prompt
+            self.messages = list(turn.context.messages)
+            self.tools = list(turn.context.tools)
+            self.tools_by_name = {t.name: t for t in self.tools}
+            self.llm_tools = [t.llm_tool for t in self.tools]
+        if turn.model is not None:
+            self.model = turn.model
+            self._options = None
+        if turn.thinking_level is not None:
+            if turn.thinking_level not in THINKING_LEVELS:
+                raise ConfigError(
+                    f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
+                    f"expected one of {THINKING_LEVELS}"
+                )
+            self.reasoning = turn.thinking_level
+            self._options = None
+
+    def options(self) -> SimpleStreamOptions:
+        if self._options is None:
+            self._options = stream_options(self.config, self.signal, self.reasoning)
+        return self._options
+
+    async def prepare_request(self) -> _Prepared | None:
+        """The next request's context and options; None when the abort fired before it could
+        be sent (also one fired by a preparing hook): then nothing further is called."""
+        config = self.config
+        signal = self.signal
+        if signal.aborted:
+            return None
+        if self.plain_transcript:  # the default conversion, no hook: kept as the run grows
+            llm_messages: list[Message] = self.transcript.of(self.messages)
+        else:
+            converted = await request_messages(self)  # compacted first when configured
+            if converted is None:
+                return None
+            llm_messages = converted
+        context = Context(
+            system_prompt=self.system_prompt,
+            messages=llm_messages,  # the request's own list
+            tools=list(self.llm_tools),
+        )
+        options = self.options()
+        if config.get_api_key is not None:
+            key = await call_hook(config.get_api_key, self.model.provider)
+            if key:
+                options = replace(options, api_key=key)
+        if self.typed is not None:  # the final-answer tool, or the native schema
+            context, options = self.typed.request(self, context, options)
+        if signal.aborted:
+            return None
+        return context, options
+
+    async def request(
+        self, prepared: tuple[Context, SimpleStreamOptions] | None
+    ) -> AssistantMessage:
+        """Send a prepared request (None: the abort answers it) and stream its answer into the
+        transcript. Called straight from the turn, so a streaming run is one frame shallower."""
+        if prepared is None:
+            return await self.aborted()
+        context, options = prepared
+        watch = None
+        if self.observer is not None or _log.isEnabledFor(logging.INFO):
+            # watched: seen by the instrumentation, logged (see `RequestWatch`)
+            observer = self.observer
+            watch = RequestWatch(
+                observer.start_request(self.model, context) if observer is not None else None
+            )
+        emitter = self.emitter
+        sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
+        started = False
+        latest: AssistantMessageEvent | None = None  # the latest event of the open message
+        try:
+            stream = await call_stream_fn(self.stream_fn, self.model, context, options)
+            try:
+                async for event in stream:
+                    if event.type == "done" or event.type == "error":
+                        break
+                    if event.type == "start":
+                        if started:  # a provider repeating `start`: the message is open
+                            continue
+                        started = True
+                        self.phase = _Phase.STREAMING
+                        latest = event
+                        pending = emitter.send(MessageStartEvent(message=event.partial))
+                        if pending is not None:
+                            await pending
+                    elif started:
+                        if watch is not None and not watch.first:
+                            watch.first_event()
+                        latest = event
+                        update = message_update(event)
+                        if sink is None:
+                            await emitter.emit(update)
+                        else:  # no coroutine for a plain function sink
+                            try:
+                                pending = sink(update)
+                            except Exception as exc:
+                                emitter.error = exc
+                                break
+                            if pending is None:
+                                continue  # (nothing else can have failed the sink meanwhile)
+                            if inspect.isawaitable(pending):
+                                await emitter.wait(pending)
+                    if emitter.error is not None:
+                        break
+                emitter.check()
+                final = unique_tool_call_ids(await stream.result())
+            finally:
+                await stream.aclose()
+            if not started:  # nothing streamed: the message starts and ends here
+                pending = emitter.send(MessageStartEvent(message=final))
+                if pending is not None:
+                    await pending
+            self.messages.append(final)
+            self.new_messages.append(final)
+            self.phase, self.partial_event = _Phase.IN_TURN, None
+            if (pending := emitter.send(MessageEndEvent(message=final))) is not None:
+                await pending
+        except BaseException as exc:
+            self.partial_event = latest  # what the failure path keeps of a streaming answer
+            if watch is not None:
+                watch.failed(exc)
+            raise
+        if watch is not None:
+            watch.finished(self.model, final)
+        return final
+
+    async def aborted(self) -> AssistantMessage:
+        """The answer of a request the abort stopped before it was sent."""
+        answer = aborted_answer(self.model)
+        await self.add_message(answer)
+        return answer
+
+    # -- failure ---------------------------------------------------------------------------
+
+    async def fail(self, exc: BaseException) -> None:
+        """End the run with an error (or aborted) assistant message, keeping events well nested."""
+        self.emitter.failing = True
+        text = error_text(exc)
+        reason: StopReason = "aborted" if self.signal.aborted else "error"
+        if self.phase is _Phase.BETWEEN_TURNS:
+            await self.turn_start()
+        # `emit` never raises, so the only message that can be open here is a streaming answer:
+        # the error message ends it, keeping what arrived.
+        event = self.partial_event if self.phase is _Phase.STREAMING else None
+        base: AssistantMessage | None = None
+        if event is not None and not isinstance(event, DoneEvent | ErrorEvent):
+            base = event.partial
+        model = self.model
+        message = AssistantMessage(
+            content=list(base.content) if base is not None else [],
+            api=base.api if base is not None else model.api,
+            provider=base.provider if base is not None else model.provider,
+            model=base.model if base is not None else model.id,
+            usage=base.usage if base is not None else AssistantMessage().usage,
+            stop_reason=reason,
+            error_message=text,
+        )
+        if base is None:
+            await self.emitter.emit(MessageStartEvent(message=message))
+        self.messages.append(message)
+        self.new_messages.append(message)
+        await self.emitter.emit(MessageEndEvent(message=message))
+        self.partial_event = None
+        await self.turn_end(message, [])
