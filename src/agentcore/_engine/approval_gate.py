@@ -16,7 +16,7 @@ from ..messages import TextContent
 from ..tools import AgentTool, AgentToolResult
 
 if TYPE_CHECKING:
-    from .run_types import PipelineCall, ToolRun
+    from .run_types import PipelineCall
 
 __all__ = ["WAITING", "await_approval", "request_approvals"]
 
@@ -59,10 +59,10 @@ def await_approval(
     return AgentToolResult(content=[TextContent(text=text)])
 
 
-async def request_approvals(run: ToolRun, items: list[PipelineCall]) -> None:
-    """After a batch: one `ApprovalRequest` message per waiting call, in call order. The run
-    keeps them in `pending_approvals` and ends after this turn."""
+def request_approvals(items: list[PipelineCall]) -> tuple[ApprovalRequest, ...]:
+    """After a batch: the `ApprovalRequest` of each waiting call, in call order (the loop adds
+    them to the transcript and the run ends after this turn)."""
     for item in items:
         if item.approval is not None:
-            await run.add_message(item.approval)
-            run.pending_approvals.append(item.approval)
+            return tuple(i.approval for i in items if i.approval is not None)
+    return ()

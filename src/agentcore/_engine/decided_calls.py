@@ -30,6 +30,7 @@ from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
 from ..messages import AgentMessage, TextContent
 from ..tools import AgentToolResult
+from .outcome import DONE, NEXT, StopCause, Stopped, TurnOutcome
 from .run_types import DecidedCallsRun, PipelineCall
 from .tool_execution import ToolBatch, error_result, run_calls
 
@@ -67,9 +68,9 @@ class DecidedBatch(ToolBatch):
         await super().end(item, result)
 
 
-async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> bool:
+async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> TurnOutcome:
     """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
-    and the hooks after it. Returns whether the model should be asked next."""
+    and the hooks after it. Returns the turn's outcome (`NEXT`: the model is asked next)."""
     batch = DecidedBatch(run=run, message=stopped.message)
     states = stopped.decided
     items = []
@@ -92,7 +93,8 @@ async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> bool:
     await run.turn_end(stopped.message, results)
     run.emitter.check()
     if run.signal.aborted:
-        return False
-    if await run.turn_hooks_stop(stopped.message, results):
-        return False
-    return not terminate
+        return Stopped(StopCause.ABORTED)
+    stop = await run.turn_hooks(stopped.message, results)
+    if stop is not None:
+        return stop
+    return DONE if terminate else NEXT

@@ -62,7 +62,6 @@ from ..events import (
     TurnStartEvent,
     message_update,
 )
-from ..limits import LimitReached
 from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
@@ -75,6 +74,7 @@ from .emit import Emitter, SinkError, call_hook, error_text
 from .event_stream import RunEnding
 from .hooks import config_hooks
 from .instrumentation import RunInfo, RunObserver, end_observing, start_observing
+from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
 from .request import (
     LlmTranscript,
     RequestWatch,
@@ -91,12 +91,14 @@ __all__ = ["LoopRun"]
 _log = logging.getLogger("agentcore")
 
 
-class _Outcome(enum.Enum):
-    """How a turn ended, for the loop to decide what comes next."""
+class _FailedAfterStop(Exception):
+    """The sink failed after a turn that decided the run stops (waiting for approvals): the run
+    fails through its ordinary path, and `agent_end` still reports that stop's data."""
 
-    NEXT = "next"  # tool results want an answer: another request
-    DONE = "done"  # the model answered, or the tools terminate: only queued messages go on
-    STOP = "stop"  # the run ends (abort, error, a hook, a bound, approvals, typed answer)
+    def __init__(self, cause: BaseException, stopped: Stopped) -> None:
+        super().__init__(error_text(cause))
+        self.cause = cause
+        self.stopped = stopped
 
 
 _Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
@@ -150,12 +152,10 @@ class LoopRun:
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
-        self.limit: LimitReached | None = None
-        self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
+        self.end: Done | Stopped | None = None  # how the run ended (set once, at its end)
         self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
         self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
-        self.output: Any = None  # a typed run's validated answer
         self.compaction_failed = False  # then only an overflow compacts again (see `compaction`)
 
     # -- emitting --------------------------------------------------------------------------
@@ -219,7 +219,10 @@ class LoopRun:
             error = exc
             raise
         finally:
-            end_observing(observer, self.new_messages, self.limit, error)
+            end = self.end
+            end_observing(
+                observer, self.new_messages, end.limit if isinstance(end, Stopped) else None, error
+            )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
@@ -233,20 +236,25 @@ class LoopRun:
                         for prompt in prompts or ():
                             await self.add_message(prompt)
                     self.emitter.check()
-                    await self.loop(decided, prompts if decided is not None else None)
+                    end = await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
-                    await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
-                waiting = tuple(self.pending_approvals)
+                    end = await self.fail(exc)
+                self.end = end
+                if end is DONE:
+                    limit, output, waiting = None, None, ()
+                else:
+                    assert isinstance(end, Stopped)
+                    limit, output, waiting = end.limit, end.output, end.pending_approvals
                 ending = self.ending
                 if ending is not None:  # readable from the stream as soon as agent_end is
-                    ending.limit = self.limit
+                    ending.limit = limit
                     ending.messages = self.new_messages
-                    ending.output = self.output
+                    ending.output = output
                     ending.pending_approvals = waiting
                 ended = AgentEndEvent(
                     messages=list(self.new_messages),
-                    limit=self.limit,
-                    output=self.output,
+                    limit=limit,
+                    output=output,
                     pending_approvals=waiting,
                 )
                 await self.emitter.emit(ended)
@@ -265,31 +273,36 @@ class LoopRun:
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
-        """Turns until one ends the run, or the model is done and no message is queued."""
+    async def loop(
+        self, decided: Any = None, deferred: list[AgentMessage] | None = None
+    ) -> Done | Stopped:
+        """Turns until one ends the run (`Stopped`), or the model is done and no message is
+        queued (`DONE`)."""
         first = True  # the first turn's `turn_start` and prompts are out already
         if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
-            if not await decided_calls.resolve(self, decided) and not deferred:
-                return
+            outcome = await decided_calls.resolve(self, decided)
+            if not isinstance(outcome, Next) and not deferred:
+                return outcome
             first = False
         steering = self.config.get_steering_messages
         pending = (deferred or []) + await self.poll(steering, "get_steering_messages")
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if outcome is _Outcome.STOP:
-                return
+            if outcome.__class__ is Stopped:
+                assert isinstance(outcome, Stopped)
+                return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
                 pending = self.typed.take_fixes() + pending
-            if outcome is _Outcome.DONE and not pending:
+            if outcome is DONE and not pending:
                 pending = await self.poll(
                     self.config.get_follow_up_messages, "get_follow_up_messages"
                 )
                 if not pending:
-                    return
+                    return DONE
 
-    async def turn(self, pending: list[AgentMessage], first: bool) -> _Outcome:
+    async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
         """One turn: the queued messages, the request and its answer, the tool calls, the
         after-turn hooks and bounds. The sink's failure is raised between these stages."""
         if not first:
@@ -304,45 +317,59 @@ class LoopRun:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
             await self.turn_end(message, [])
-            return _Outcome.STOP
+            cause = StopCause.ERROR if message.stop_reason == "error" else StopCause.ABORTED
+            return Stopped(cause, message)
         self.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
         await self.turn_end(message, results)
+        if outcome.__class__ is Stopped:  # waiting for approvals: the run stops
+            assert isinstance(outcome, Stopped)
+            if self.emitter.error is not None and not self.emitter.failing:
+                raise _FailedAfterStop(self.emitter.error, outcome)
+            return outcome
         self.emitter.check()
-        if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
-            return _Outcome.STOP
-        if self.typed is not None and self.typed.after_turn(self, message, results):
-            return _Outcome.STOP  # answered, or out of output retries (`self.limit`)
-        if await self.turn_hooks_stop(message, results):
-            return _Outcome.STOP
+        if self.signal.aborted:
+            return Stopped(StopCause.ABORTED)
+        if self.typed is not None:
+            stopped = self.typed.after_turn(self.model, message, results)
+            if stopped is not None:
+                return stopped  # answered, or out of output retries
+        stopped = await self.turn_hooks(message, results)
+        if stopped is not None:
+            return stopped
         if self.bounds is not None:
             # Checked before the queues are polled, so that a run ending here leaves queued
             # messages where they are.
-            self.limit = self.bounds.reached()
-            if self.limit is not None:
-                return _Outcome.STOP
+            limit = self.bounds.reached()
+            if limit is not None:
+                return Stopped(StopCause.LIMIT, limit)
         return outcome
 
     async def run_tools(
         self, message: AssistantMessage
-    ) -> tuple[list[ToolResultMessage], _Outcome]:
-        """The answer's tool calls, each with one result; the outcome of the turn so far."""
+    ) -> tuple[list[ToolResultMessage], TurnOutcome]:
+        """The answer's tool calls, each with one result; the outcome of the turn so far
+        (`Stopped` with the requests of the calls waiting for approval, if any)."""
         calls = message.tool_calls
         if not calls:
-            return [], _Outcome.DONE
+            return [], DONE
         if message.stop_reason == "length":  # arguments may be cut off: none is run
-            return await tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
-        results, terminate = await tool_execution.execute_batch(self, message, calls)
-        return results, _Outcome.DONE if terminate else _Outcome.NEXT
+            return await tool_execution.fail_truncated(self, message, calls), NEXT
+        results, terminate, waiting = await tool_execution.execute_batch(self, message, calls)
+        if waiting:  # one request message per waiting call, in call order, after the results
+            for request in waiting:
+                await self.add_message(request)
+            return results, Stopped(StopCause.APPROVALS, waiting)
+        return results, DONE if terminate else NEXT
 
-    async def turn_hooks_stop(
+    async def turn_hooks(
         self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> bool:
-        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; True when the run
-        ends here (the hook said so, or it aborted the run: no new request)."""
+    ) -> Stopped | None:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a `Stopped` when
+        the run ends here (the hook said so, or it aborted the run: no new request)."""
         hooks = self.hooks
         if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
-            return False
+            return None
         turn = PrepareNextTurnContext(
             message=message,
             tool_results=results,
@@ -353,8 +380,8 @@ class LoopRun:
             self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
         stop = hooks.should_stop_after_turn
         if stop is not None and await call_hook(stop, turn, self.signal):
-            return True
-        return self.signal.aborted
+            return Stopped(StopCause.HOOK)
+        return Stopped(StopCause.ABORTED) if self.signal.aborted else None
 
     def apply(self, turn: Any) -> None:
         if turn is None:
@@ -410,8 +437,11 @@ class LoopRun:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
-        if self.typed is not None:  # the final-answer tool, or the native schema
-            context, options = self.typed.request(self, context, options)
+        typed = self.typed
+        if typed is not None:  # the final-answer tool, or the native schema
+            context, options = typed.request(self.model, context, options)
+            if (tool := typed.answer_tool) is not None:  # a batch may run it
+                self.tools_by_name[tool.name] = tool
         if signal.aborted:
             return None
         return context, options
@@ -499,8 +529,15 @@ class LoopRun:
 
     # -- failure ---------------------------------------------------------------------------
 
-    async def fail(self, exc: BaseException) -> None:
-        """End the run with an error (or aborted) assistant message, keeping events well nested."""
+    async def fail(self, exc: BaseException) -> Stopped:
+        """End the run with an error (or aborted) assistant message, keeping events well nested;
+        how the run ended."""
+        stopped: Stopped | None = None
+        if isinstance(exc, _FailedAfterStop):  # the stop's data still goes into `agent_end`
+            stopped = exc.stopped
+            exc = exc.cause
+        elif isinstance(exc, SinkError):
+            exc = exc.cause
         self.emitter.failing = True
         text = error_text(exc)
         reason: StopReason = "aborted" if self.signal.aborted else "error"
@@ -529,3 +566,6 @@ class LoopRun:
         await self.emitter.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])
+        if stopped is not None:
+            return stopped
+        return Stopped(StopCause.ABORTED if reason == "aborted" else StopCause.ERROR, exc)

@@ -3,7 +3,7 @@ on its way through a batch.
 
 The loop's run (`loop.LoopRun`) provides every protocol here; each step reaches only what its
 protocol names: tool execution and the approval gate (`ToolRun`), carrying out approval decisions
-(`DecidedCallsRun`), compaction (`CompactionRun`) and typed answers (`TypedAnswerRun`). Nothing
+(`DecidedCallsRun`), compaction (`CompactionRun`). Nothing
 here imports a step, so the steps import each other and the loop without a circle.
 """
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from ..abort import AbortSignal
     from ..approvals import ApprovalRequest
     from ..config import AgentContext, AgentLoopConfig
-    from ..limits import LimitReached
     from ..llm.model import Model
     from ..llm.registry import StreamFn
     from ..llm.types import SimpleStreamOptions, Tool
@@ -29,13 +28,14 @@ if TYPE_CHECKING:
     from .emit import Emitter
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
+    from .outcome import Stopped
 
-__all__ = ["CompactionRun", "DecidedCallsRun", "PipelineCall", "ToolRun", "TypedAnswerRun"]
+__all__ = ["CompactionRun", "DecidedCallsRun", "PipelineCall", "ToolRun"]
 
 
 class ToolRun(Protocol):
     """The run as a tool batch sees it (read-only: a batch changes the run only through
-    `add_message`, the events it sends, and the requests it appends to `pending_approvals`)."""
+    `add_message` and the events it sends)."""
 
     @property
     def config(self) -> AgentLoopConfig:
@@ -73,11 +73,6 @@ class ToolRun(Protocol):
         ...
 
     @property
-    def pending_approvals(self) -> list[Any]:
-        """Where calls waiting for approval leave their `ApprovalRequest`s."""
-        ...
-
-    @property
     def emitter(self) -> Emitter:
         """Where events go: `send` (await what it returns, if anything) or `emit`."""
         ...
@@ -99,10 +94,10 @@ class DecidedCallsRun(ToolRun, Protocol):
         """Close the open turn with `turn_end(message, results)`."""
         ...
 
-    async def turn_hooks_stop(
+    async def turn_hooks(
         self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> bool:
-        """Run the hooks after a turn; True when the run ends here."""
+    ) -> Stopped | None:
+        """Run the hooks after a turn; a `Stopped` when the run ends here."""
         ...
 
 
@@ -159,26 +154,6 @@ class CompactionRun(Protocol):
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
         ...
-
-
-class TypedAnswerRun(Protocol):
-    """The run as its typed answer sees it."""
-
-    @property
-    def model(self) -> Model:
-        """The model of the next request (`structured_output` picks the `auto` mode)."""
-        ...
-
-    @property
-    def tools_by_name(self) -> dict[str, AgentTool]:
-        """The tools a batch can run, by name (the final-answer tool joins them)."""
-        ...
-
-    limit: LimitReached | None
-    """The bound that ended the run (`output_retries` when the answer failed too often)."""
-
-    output: Any
-    """The run's validated answer."""
 
 
 @dataclass(slots=True, eq=False)

@@ -64,6 +64,7 @@ from .emit import call_hook
 from .run_types import PipelineCall
 
 if TYPE_CHECKING:
+    from ..approvals import ApprovalRequest
     from .run_types import ToolRun
 
 __all__ = ["execute_batch", "fail_truncated"]
@@ -465,14 +466,14 @@ def _changed_result(result: AgentToolResult, change: AfterToolCallResult) -> Age
 
 async def execute_batch(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
-) -> tuple[list[ToolResultMessage], bool]:
-    """Run the tool calls of one answer; returns the result messages and the terminate flag."""
+) -> tuple[list[ToolResultMessage], bool, tuple[ApprovalRequest, ...]]:
+    """Run the tool calls of one answer; returns the result messages, the terminate flag and
+    the requests of the calls waiting for approval (in call order)."""
     batch = ToolBatch(run=run, message=message)
     items = [PipelineCall(call=c) for c in calls]
     results = await run_calls(batch, items, batch.prepare)
-    await request_approvals(run, items)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
-    return results, terminate
+    return results, terminate, request_approvals(items)
 
 
 async def run_calls(
