@@ -28,10 +28,9 @@ from dataclasses import replace
 
 from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
-from ..messages import AgentMessage, TextContent
+from ..messages import AgentMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
-from .outcome import DONE, NEXT, StopCause, Stopped, TurnOutcome
-from .run_types import DecidedCallsRun, PipelineCall
+from .run_types import PipelineCall, ToolRun
 from .tool_execution import ToolBatch, error_result, run_calls
 
 __all__ = ["decided", "resolve"]
@@ -68,9 +67,9 @@ class DecidedBatch(ToolBatch):
         await super().end(item, result)
 
 
-async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> TurnOutcome:
-    """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
-    and the hooks after it. Returns the turn's outcome (`NEXT`: the model is asked next)."""
+async def resolve(run: ToolRun, stopped: ApprovalBatch) -> tuple[list[ToolResultMessage], bool]:
+    """Carry out the decisions of `stopped` in the run's open first turn: the result messages
+    and whether the calls terminate (the loop then closes the turn as after any batch)."""
     batch = DecidedBatch(run=run, message=stopped.message)
     states = stopped.decided
     items = []
@@ -90,11 +89,4 @@ async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> TurnOutcome:
 
     results = await run_calls(batch, items, prepare, started)
     terminate = all(i.result is not None and i.result.terminate for i in items)
-    await run.turn_end(stopped.message, results)
-    run.emitter.check()
-    if run.signal.aborted:
-        return Stopped(StopCause.ABORTED)
-    stop = await run.turn_hooks(stopped.message, results)
-    if stop is not None:
-        return stop
-    return DONE if terminate else NEXT
+    return results, terminate

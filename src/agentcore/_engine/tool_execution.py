@@ -65,7 +65,7 @@ from .run_types import PipelineCall
 
 if TYPE_CHECKING:
     from ..approvals import ApprovalRequest
-    from .run_types import ToolRun
+    from .run_types import RunInputs, ToolRun
 
 __all__ = ["execute_batch", "fail_truncated"]
 
@@ -182,9 +182,13 @@ def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) 
 class ToolBatch:
     run: ToolRun
     message: AssistantMessage
+    inputs: RunInputs = None  # type: ignore[assignment]  # the run's (set from it)
     updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
+
+    def __post_init__(self) -> None:
+        self.inputs = self.run.inputs
 
     # -- updates -------------------------------------------------------------------------
 
@@ -223,7 +227,7 @@ class ToolBatch:
         while updates:
             item, partial = updates.popleft()
             call = item.call
-            await self.run.emitter.emit(
+            await self.inputs.emitter.emit(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
                     tool_name=call.name,
@@ -240,7 +244,7 @@ class ToolBatch:
 
     async def start(self, item: PipelineCall) -> None:
         call = item.call
-        observer = self.run.observer
+        observer = self.inputs.observer
         if observer is not None:
             item.observer = observer.start_tool(call)
         if _log.isEnabledFor(logging.DEBUG):
@@ -249,15 +253,16 @@ class ToolBatch:
         event = ToolExecutionStartEvent(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         )
-        if (pending := self.run.emitter.send(event)) is not None:
+        if (pending := self.inputs.emitter.send(event)) is not None:
             await pending
 
     async def prepare(self, item: PipelineCall) -> AgentToolResult | None:
         """Find, adapt, validate and gate one call: None when it is ready to execute, else the
         result it ends with here (an error, a block, the abort, or waiting for approval)."""
         run = self.run
+        inputs = self.inputs
         call = item.call
-        if run.signal.aborted:
+        if inputs.signal.aborted:
             return error_result(ABORTED_BEFORE_START)
         if call.invalid_arguments is not None:  # never guess what the model meant to send
             return error_result(_invalid_arguments(call, call.invalid_arguments))
@@ -271,18 +276,18 @@ class ToolBatch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            hook, decision = run.hooks.before_tool_call, None
+            hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
                     assistant_message=self.message, tool_call=call, args=args, context=run.context()
                 )
-                decision = await call_hook(hook, ctx, run.signal)
+                decision = await call_hook(hook, ctx, inputs.signal)
                 if decision is not None and not isinstance(decision, BeforeToolCallResult):
                     raise TypeError(
                         f"before_tool_call returned {type(decision).__name__}; expected "
                         "BeforeToolCallResult or None"
                     )
-                if run.signal.aborted:
+                if inputs.signal.aborted:
                     return error_result(ABORTED_BEFORE_START)
                 if decision is not None and decision.block:
                     return AgentToolResult(
@@ -304,8 +309,9 @@ class ToolBatch:
     async def execute(self, item: PipelineCall) -> AgentToolResult:
         """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
+        inputs = self.inputs
         call = item.call
-        if run.signal.aborted:
+        if inputs.signal.aborted:
             return error_result(ABORTED_BEFORE_START)
         if item.observer is None:
             result = await self.invoke(item)
@@ -315,7 +321,7 @@ class ToolBatch:
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
-        hook = run.hooks.after_tool_call
+        hook = inputs.hooks.after_tool_call
         if hook is None:
             return result
         try:
@@ -327,7 +333,7 @@ class ToolBatch:
                 is_error=result.is_error,
                 context=run.context(),
             )
-            change = await call_hook(hook, ctx, run.signal)
+            change = await call_hook(hook, ctx, inputs.signal)
             if change is None:
                 return result
             if not isinstance(change, AfterToolCallResult):
@@ -342,13 +348,13 @@ class ToolBatch:
     async def invoke(self, item: PipelineCall) -> AgentToolResult:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
         cancellation aside."""
-        run = self.run
+        inputs = self.inputs
         tool = item.tool
         assert tool is not None
-        timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
+        timeout = tool.timeout if tool.timeout is not None else inputs.config.tool_timeout
         result: AgentToolResult | None = None
         try:
-            signal = run.abort_signal  # None: nothing can abort the run, no scope to set up
+            signal = inputs.abort_signal  # None: nothing can abort the run, no scope to set up
             with cancel_on_abort(signal) if signal is not None else _NO_ABORT as scope:
                 if timeout is None:
                     result = await self.call_tool(item)
@@ -356,7 +362,7 @@ class ToolBatch:
                     # Only `execute` is bounded: the hooks are the application's own code.
                     with anyio.move_on_after(timeout) as deadline:
                         result = await self.call_tool(item)
-                    if deadline.cancelled_caught and not run.signal.aborted:
+                    if deadline.cancelled_caught and not inputs.signal.aborted:
                         item.abandoned = True
                         _log.warning(
                             "tool %r (call %s) timed out after %g s",
@@ -373,16 +379,16 @@ class ToolBatch:
 
     async def call_tool(self, item: PipelineCall) -> AgentToolResult:
         """`execute`, its value checked; any failure of the tool becomes an error result."""
-        run = self.run
+        inputs = self.inputs
         tool = item.tool
         assert tool is not None
         on_update = self.on_update_for(item)
         try:
             if tool.is_async():
-                value = await tool.execute(item.call.id, item.args, run.signal, on_update)  # type: ignore[misc]
+                value = await tool.execute(item.call.id, item.args, inputs.signal, on_update)  # type: ignore[misc]
             else:
                 value = await anyio.to_thread.run_sync(
-                    _execute_in_thread, item, run.signal, on_update, abandon_on_cancel=True
+                    _execute_in_thread, item, inputs.signal, on_update, abandon_on_cancel=True
                 )
                 if value is _NOT_STARTED:
                     return error_result(ABORTED_BEFORE_START)
@@ -419,7 +425,7 @@ class ToolBatch:
         event = ToolExecutionEndEvent(
             tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
         )
-        if (pending := self.run.emitter.send(event)) is not None:
+        if (pending := self.inputs.emitter.send(event)) is not None:
             await pending
 
     async def publish(self, item: PipelineCall) -> ToolResultMessage:
@@ -492,8 +498,9 @@ async def run_calls(
     call completely before the next; parallel mode prepares them one by one, then runs the
     ready ones concurrently, then publishes the results."""
     run = batch.run
+    inputs = batch.inputs
     if sequential is None:
-        sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
+        sequential = inputs.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
             (t := run.tools_by_name.get(i.call.name)) is not None
             and t.execution_mode is ToolExecutionMode.SEQUENTIAL
             for i in items
@@ -526,7 +533,7 @@ async def run_calls(
             if len(ready) == 1:
                 await batch.run_one(ready[0])
             elif ready:
-                await _run_concurrently(batch, ready, run.config.max_parallel_tools)
+                await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
             for item in items:
                 if item.approval is None:
                     results.append(await batch.publish(item))
