@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     import anyio
@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
 
-__all__ = ["CompactionRun", "PipelineCall", "RunInputs", "ToolRun"]
+__all__ = [
+    "CallStage",
+    "CompactionRun",
+    "Immediate",
+    "PipelineCall",
+    "Prepared",
+    "RunInputs",
+    "ToolRun",
+    "Waiting",
+]
 
 
 class ToolRun(Protocol):
@@ -120,13 +129,43 @@ class RunInputs:
     observer: RunObserver | None = None  # the instrumentation's, when one is installed
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A call's stage after preparation: ready to execute, with its tool and validated
+    arguments."""
+
+    tool: AgentTool
+    args: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Immediate:
+    """A call's stage after preparation: it ends here, with this result (invalid arguments,
+    an unknown tool, a block, the abort, a decision that denied it)."""
+
+    result: AgentToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A call's stage after preparation: it waits for approval. `request` joins the transcript
+    after the batch; `result` is what its `tool_execution_end` says (not a tool result)."""
+
+    request: ApprovalRequest
+    result: AgentToolResult
+
+
+CallStage: TypeAlias = "Prepared | Immediate | Waiting"
+"""What preparing a call returns (`ToolBatch.prepare`): the one place a call's next step is
+decided."""
+
+
 @dataclass(slots=True, eq=False)
 class PipelineCall:
-    """One tool call on its way through a batch's pipeline."""
+    """One tool call on its way through a batch's pipeline: the call and what its execution
+    shares with the update pump and a worker thread (its stage is a value, `CallStage`)."""
 
     call: ToolCall
-    tool: AgentTool | None = None
-    args: Any = None
     result: AgentToolResult | None = None  # its outcome, from its `tool_execution_end` on
     finished: bool = False
     pending_updates: int = 0
@@ -135,6 +174,3 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
-    approved: bool = False  # an approved call: not checked for approval again
-    edited: bool = False  # approved with edited arguments
-    approval: ApprovalRequest | None = None  # waiting for approval (see `approval_gate`)
