@@ -24,6 +24,13 @@ goes on while tool results need an answer or steering/follow-up messages are que
   `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
+A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal,
+emitter, observer) apart from its state (transcript, model, thinking level, tools, phase). Each
+stage returns a value the loop keeps: a turn `NEXT | DONE | Stopped(cause, data)` (`outcome`, the
+one list of stop reasons), a tool call `Prepared | Immediate | Waiting` (`run_types`), a
+compaction `Compacted`; `agent_end` is built from the run's final `Stopped`. Adding a loop option
+or a stop reason: docs/contributing-engine.md.
+
 Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
 `request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
 compaction (built from the compacted transcript, compacted near the context window and once after
