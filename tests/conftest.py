@@ -1,66 +1,100 @@
-"""Shared fixtures and helpers of the agent-layer tests.
+"""Shared fixtures and hooks of the tests (the helpers they import are in `support/`).
 
 Tests run under asyncio by default; a few take `anyio_backend` as a parameter to also run under
-trio (`@pytest.mark.parametrize("anyio_backend", BACKENDS)`). The model is always the `faux`
-provider or a small scripted stream function; agentcore's own code is never mocked.
+trio (`@pytest.mark.parametrize("anyio_backend", support.BACKENDS)`). The model is always the
+`faux` provider or a small scripted stream function; agentcore's own code is never mocked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcore import (
-    AgentContext,
-    AgentEvent,
-    AgentLoopConfig,
-    AgentMessage,
-    AgentTool,
-    AgentToolResult,
-    AssistantMessage,
-    EventStream,
-    ToolResultMessage,
-    UserMessage,
-    agent_loop,
-)
-from agentcore.abort import AbortSignal
-from agentcore.llm import (
-    AssistantMessageEvent,
-    AssistantMessageEventStream,
-    Context,
-    Model,
-    get_models,
-    get_providers,
-    register_model,
-    unregister_model,
-)
-from agentcore.llm.types import SimpleStreamOptions
-from agentcore.testing import (
-    FauxProvider,
-    check_well_formed,
-    event_types,
-    faux_text,
-    faux_tool_call,
-)
+from agentcore.llm import Model, get_models, get_providers, register_model, unregister_model
+from support.markers import EXTERNAL, SLOW, matcher
+from support.servers import make_run_dir, stop_servers
 
-BACKENDS = ["asyncio", "trio"]
-"""Parametrize `anyio_backend` with this to run a test under both backends."""
+_RUN_DIR = pytest.StashKey[Path]()
+_SHARED_SCOPES = ("session", "package", "module")
 
-ONE_TURN_NO_UPDATES = [
-    "agent_start",
-    "turn_start",
-    "message_start",
-    "message_end",
-    "message_start",
-    "message_end",
-    "turn_end",
-    "agent_end",
-]
-"""The event types of a run of one turn whose assistant message came without `message_update`s:
-a stream that failed, or one that sent only its final message."""
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's controller (or a run without xdist) makes the folder its workers share."""
+    if not hasattr(config, "workerinput"):
+        config.stash[_RUN_DIR] = make_run_dir()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Every worker has finished: stop the servers they started (see `support.servers`)."""
+    run_dir = config.stash.get(_RUN_DIR, None)
+    if run_dir is not None:
+        stop_servers(run_dir)
+
+
+_SLOW = matcher(SLOW)
+_EXTERNAL = matcher(EXTERNAL)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests listed in `support.markers` `slow` or `external`, and those that need a
+    server the project's scripts start (the local model, Temporal) `external`.
+
+    Under pytest-xdist with `--dist loadgroup` (as `scripts/test` runs it), tests that share an
+    expensive fixture are kept on one worker so that it is made once (`support.scheduling`): the
+    `local_llm` tests (one model server, fastest one request at a time), the tests of one
+    session-scoped fixture (Temporal, the built packages), and a module's tests that share a
+    module-scoped fixture (the docs site, the browser)."""
+    groups: dict[str, str] = {}
+    for item in items:
+        if _SLOW.fullmatch(item.nodeid):
+            item.add_marker(pytest.mark.slow)
+        fixtures = getattr(item, "fixturenames", ())
+        if (
+            _EXTERNAL.fullmatch(item.nodeid)
+            or item.get_closest_marker("local_llm")
+            or "temporal_address" in fixtures  # tests/temporal marks these `temporal`
+        ):
+            item.add_marker(pytest.mark.external)
+        group = _shared_fixture_group(item)
+        if group is not None:
+            groups[item.nodeid] = group
+    if hasattr(config, "workerinput") and config.getoption("loadgroup", False):  # xdist sets it
+        from support.scheduling import write_groups
+
+        write_groups(groups)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` keeps a group's tests on one worker (see `support.scheduling`)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from support.scheduling import GroupScheduling
+
+    return GroupScheduling(config, log)
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    if item.get_closest_marker("local_llm"):
+        return "local_llm"
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    scopes: dict[str, str] = {}
+    for name in info.names_closure:
+        definitions = info.name2fixturedefs.get(name)
+        if definitions and definitions[-1].baseid:  # the project's fixtures, not plugins'
+            scopes[name] = definitions[-1].scope
+    for name, scope in scopes.items():
+        if scope == "session":
+            return name
+    if any(scope in _SHARED_SCOPES for scope in scopes.values()):
+        return item.nodeid.split("::")[0]
+    return None
 
 
 def _catalogue() -> dict[tuple[str, str], Model]:
@@ -88,144 +122,6 @@ def _catalogue_restored() -> Iterator[None]:
 def anyio_backend() -> str:
     """Most agent-layer tests run under asyncio only; see `BACKENDS` for the trio subset."""
     return "asyncio"
-
-
-def user(text: str = "hi") -> UserMessage:
-    """A user message."""
-    return UserMessage(content=text)
-
-
-@dataclass
-class Run:
-    """What one run produced: its events and `result()`."""
-
-    events: list[AgentEvent]
-    result: list[AgentMessage]
-
-    @property
-    def types(self) -> list[str]:
-        return event_types(self.events)
-
-    def of(self, kind: str) -> list[Any]:
-        """The events of one type."""
-        return [e for e in self.events if e.type == kind]
-
-    @property
-    def end(self) -> Any:
-        return self.events[-1]
-
-    def compact(self) -> list[str]:
-        """Event types with consecutive `message_update`s folded into one `message_update…`."""
-        out: list[str] = []
-        for kind in self.types:
-            if kind == "message_update" and out and out[-1] == "message_update…":
-                continue
-            out.append("message_update…" if kind == "message_update" else kind)
-        return out
-
-
-async def collect(stream: EventStream[AgentEvent, list[AgentMessage]]) -> Run:
-    """Read a stream to its end and check the invariants every run must hold."""
-    events: list[AgentEvent] = []
-    async with stream:
-        async for event in stream:
-            events.append(event)
-        result = await stream.result()
-    check_well_formed(events)
-    assert events[-1].type == "agent_end"
-    assert result == events[-1].messages  # type: ignore[union-attr]
-    return Run(events, result)
-
-
-async def run(
-    prompts: Sequence[AgentMessage] | str,
-    context: AgentContext | None = None,
-    config: AgentLoopConfig | None = None,
-    *,
-    faux: FauxProvider | None = None,
-    signal: AbortSignal | None = None,
-    stream_fn: Any = None,
-) -> Run:
-    """`agent_loop` over `prompts` (a string is one user message), collected."""
-    if isinstance(prompts, str):
-        prompts = [user(prompts)]
-    if config is None:
-        assert faux is not None, "pass a config or a faux provider"
-        config = AgentLoopConfig(model=faux.model)
-    return await collect(
-        agent_loop(prompts, context or AgentContext(), config, signal=signal, stream_fn=stream_fn)
-    )
-
-
-def make_tool(
-    name: str,
-    execute: Callable[..., Any],
-    parameters: dict[str, Any] | None = None,
-    **kwargs: Any,
-) -> AgentTool:
-    """An `AgentTool` with a permissive object schema by default."""
-    return AgentTool(
-        name=name,
-        description=f"the {name} tool",
-        parameters=parameters if parameters is not None else {"type": "object"},
-        execute=execute,
-        **kwargs,
-    )
-
-
-def echo_tool(name: str = "echo", *, log: list[tuple[str, Any]] | None = None) -> AgentTool:
-    """An async tool returning its arguments as text (and logging each call)."""
-
-    async def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
-        if log is not None:
-            log.append((tool_call_id, args))
-        return AgentToolResult.text(f"{name}:{args}")
-
-    return make_tool(name, execute)
-
-
-async def call_tool(tool: AgentTool, args: dict[str, Any]) -> ToolResultMessage:
-    """Call `tool` as a model would (validation included), through the loop and the faux
-    provider; the result message."""
-    faux = FauxProvider([faux_tool_call(tool.name, args), faux_text("done")])
-    done = await run("go", AgentContext(tools=[tool]), faux=faux)
-    results = [m for m in done.result if isinstance(m, ToolResultMessage)]
-    assert len(results) == 1
-    return results[0]
-
-
-def texts(message: AssistantMessage | ToolResultMessage | Any) -> str:
-    """The text of a message's text blocks."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(getattr(b, "text", "") for b in content)
-
-
-@dataclass
-class Recorder:
-    """A stream function that answers from a list of event lists or messages, and records each
-    request's context and options."""
-
-    script: list[Callable[[Context, SimpleStreamOptions], AssistantMessageEventStream]]
-    contexts: list[Context] = field(default_factory=list)
-    options: list[SimpleStreamOptions] = field(default_factory=list)
-    models: list[Model] = field(default_factory=list)
-
-    def __call__(
-        self, model: Model, context: Context, options: SimpleStreamOptions
-    ) -> AssistantMessageEventStream:
-        self.models.append(model)
-        self.contexts.append(context)
-        self.options.append(options)
-        step = self.script.pop(0)
-        return step(context, options)
-
-
-def replay(events: Iterable[AssistantMessageEvent]) -> Callable[..., AssistantMessageEventStream]:
-    """A script step replaying ready-made protocol events."""
-    items = list(events)
-    return lambda context, options: AssistantMessageEventStream.from_events(items)
 
 
 @pytest.fixture(autouse=True)

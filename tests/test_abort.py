@@ -12,7 +12,7 @@ import anyio.to_thread
 import pytest
 
 from agentcore import AbortController, AbortSignal, cancel_on_abort
-from conftest import BACKENDS
+from support import BACKENDS
 
 pytestmark = pytest.mark.anyio
 

@@ -38,7 +38,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import BACKENDS, ONE_TURN_NO_UPDATES, make_tool, texts
+from support import BACKENDS, ONE_TURN_NO_UPDATES, make_tool, texts
 
 
 def roles(agent: Agent) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from agentcore import Agent, AgentEvent, AgentLoopConfig
 from agentcore.testing import FauxProvider, check_well_formed, faux_text, faux_tool_call
-from conftest import ONE_TURN_NO_UPDATES, echo_tool, run
+from support import ONE_TURN_NO_UPDATES, echo_tool, run
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ import pytest
 from agentcore import Agent, AgentBusyError, AgentToolResult, AssistantMessage
 from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import FauxCall, FauxProvider, faux_text, faux_tool_call
-from conftest import BACKENDS, make_tool, texts
+from support import BACKENDS, make_tool, texts
 
 
 def user_texts(agent: Agent) -> list[str]:

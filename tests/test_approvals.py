@@ -36,7 +36,7 @@ from agentcore.approvals import pending_approvals
 from agentcore.llm import Context
 from agentcore.messages import ToolCall, from_json, to_json
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
-from conftest import BACKENDS, Run, collect, make_tool, run, texts, user
+from support import BACKENDS, Run, collect, delete_and_look, make_tool, run, texts, user
 
 pytestmark = pytest.mark.anyio
 
@@ -53,22 +53,8 @@ class Tools:
 
     def __init__(self) -> None:
         self.ran: list[tuple[str, Any]] = []
-
-        @tool(requires_approval=True)
-        def delete(path: str) -> str:
-            """Delete a file."""
-            self.ran.append(("delete", path))
-            return f"deleted {path}"
-
-        @tool
-        def look(path: str) -> str:
-            """Look at a file."""
-            self.ran.append(("look", path))
-            return f"saw {path}"
-
-        self.delete = delete
-        self.look = look
-        self.all = [delete, look]
+        self.delete, self.look = delete_and_look(self.ran)
+        self.all = [self.delete, self.look]
 
 
 async def stop(tools: Tools, faux: FauxProvider, config: AgentLoopConfig | None = None) -> Run:

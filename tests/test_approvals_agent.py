@@ -23,7 +23,6 @@ from agentcore import (
     TextContent,
     ToolResultMessage,
     UserMessage,
-    tool,
 )
 from agentcore.approvals import INTERRUPTED_APPROVED_CALL, NEW_MESSAGE_REASON
 from agentcore.messages import ToolCall
@@ -35,7 +34,7 @@ from agentcore.sessions import (
     repair_transcript,
 )
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
-from conftest import texts
+from support import delete_and_look, texts
 
 pytestmark = pytest.mark.anyio
 
@@ -51,20 +50,7 @@ def three_calls() -> AssistantMessage:
 class Setup:
     def __init__(self, responses: list[Any] | None = None) -> None:
         self.ran: list[tuple[str, str]] = []
-
-        @tool(requires_approval=True)
-        def delete(path: str) -> str:
-            """Delete a file."""
-            self.ran.append(("delete", path))
-            return f"deleted {path}"
-
-        @tool
-        def look(path: str) -> str:
-            """Look at a file."""
-            self.ran.append(("look", path))
-            return f"saw {path}"
-
-        self.tools = [delete, look]
+        self.tools = list(delete_and_look(self.ran))
         self.faux = FauxProvider(responses if responses is not None else [three_calls()])
 
     def agent(self, **kwargs: Any) -> Agent:

@@ -25,7 +25,7 @@ from agentcore.builtin_tools import (
     list_files,
     read_file,
 )
-from conftest import call_tool, texts
+from support import call_tool, texts
 
 
 def run_tool(tool: AgentTool, **args: Any) -> str:

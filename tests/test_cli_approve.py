@@ -18,7 +18,7 @@ from agentcore.cli._shell import OUTPUT_LIMIT, run_command, shell_tool
 from agentcore.llm import register_model
 from agentcore.messages import ToolCall
 from agentcore.testing import FauxProvider, faux_message, faux_text
-from conftest import texts
+from support import texts
 
 pytestmark = pytest.mark.anyio
 

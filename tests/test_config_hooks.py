@@ -13,7 +13,7 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, ConfigError, NextTurn
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import echo_tool, run
+from support import echo_tool, run
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import pytest
 
 from agentcore import EventStream
 from agentcore._engine.event_stream import _HIGH_WATER
-from conftest import BACKENDS
+from support import BACKENDS
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 from agentcore import AbortController, ApprovalRequest, ToolError
-from conftest import call_tool, texts
+from support import call_tool, texts
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -38,7 +38,7 @@ from agentcore.testing import (
     faux_thinking,
     faux_tool_call,
 )
-from conftest import BACKENDS
+from support import BACKENDS
 
 pytestmark = pytest.mark.anyio
 

@@ -37,7 +37,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import BACKENDS, ONE_TURN_NO_UPDATES, Run, make_tool, run, texts, user
+from support import BACKENDS, ONE_TURN_NO_UPDATES, Run, make_tool, run, texts, user
 
 pytestmark = pytest.mark.anyio
 

@@ -34,7 +34,7 @@ from agentcore import (
 from agentcore.llm import AssistantMessageEventStream, Context, Model
 from agentcore.llm.events import DoneEvent
 from agentcore.testing import FauxProvider, check_well_formed, faux_text, faux_tool_call
-from conftest import ONE_TURN_NO_UPDATES, Run, collect, run, user
+from support import ONE_TURN_NO_UPDATES, Run, collect, run, user
 
 pytestmark = pytest.mark.anyio
 

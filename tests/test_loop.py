@@ -44,7 +44,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import (
+from support import (
     BACKENDS,
     ONE_TURN_NO_UPDATES,
     Recorder,

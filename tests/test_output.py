@@ -33,7 +33,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import Run, collect, texts, user
+from support import Run, collect, texts, user
 
 pytestmark = pytest.mark.anyio
 

@@ -52,7 +52,7 @@ from agentcore.sessions import (
 )
 from agentcore.sessions._jsonl_format import encode_line
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import BACKENDS, make_tool, texts
+from support import BACKENDS, make_tool, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sessions"

@@ -48,7 +48,7 @@ from agentcore.llm import AssistantMessageEventStream
 from agentcore.llm.events import DoneEvent
 from agentcore.messages import from_json, to_json
 from agentcore.testing import FauxProvider, faux_message, faux_text
-from conftest import BACKENDS, Recorder, make_tool, run, texts
+from support import BACKENDS, Recorder, make_tool, run, texts
 
 pytestmark = pytest.mark.anyio
 

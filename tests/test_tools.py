@@ -33,7 +33,7 @@ from agentcore import (
 from agentcore._tools.validation import ArgumentsError, ArgumentsValidator
 from agentcore.llm import MessageBuilder
 from agentcore.testing import FauxProvider, faux_message, faux_text, faux_tool_call
-from conftest import BACKENDS, Recorder, make_tool, replay, run, texts, user
+from support import BACKENDS, Recorder, make_tool, replay, run, texts, user
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,7 @@ from agentcore import (
 )
 from agentcore._tools.validation import ArgumentsError, ArgumentsValidator
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
-from conftest import call_tool, make_tool, run, texts
+from support import call_tool, make_tool, run, texts
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

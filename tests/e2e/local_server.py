@@ -12,7 +12,9 @@ one warm-up request, and remembers the outcome for the rest of the session:
   skipped with the script's error lines as the reason;
 - the server started but does not answer the warm-up request: that is a failure, not a skip.
 
-With `CI=true`, a server this session started is stopped when the session ends.
+With `CI=true`, a server this session started is stopped when the session ends (under
+pytest-xdist, when the whole run ends). Every xdist worker may call `ensure_local_model()`: the
+start script holds a lock and reuses a running server, so only one of them starts it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from agentcore.llm import Model, get_model
+from support.servers import stop_when_run_ends
 
 __all__ = ["ROOT", "LocalModel", "LocalModelUnavailable", "ensure_local_model"]
 
@@ -139,7 +142,12 @@ def ensure_local_model(progress: Callable[[str], None] | None = None) -> LocalMo
             _outcome = _ensure(progress)
         except RuntimeError as exc:  # remembered: every test reports the same failure
             _outcome = exc
-        if _started_here:
+        # Under pytest-xdist this worker may end before the others are done with the server:
+        # the run's controller stops it once they all are (see tests/support/servers.py).
+        if _started_here and not (
+            os.environ.get("CI") == "true"
+            and stop_when_run_ends("local-model", [str(SCRIPT), "stop"])
+        ):
             atexit.register(_stop_if_started_here)
     if isinstance(_outcome, Exception):
         raise _outcome

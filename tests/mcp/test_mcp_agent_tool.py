@@ -30,7 +30,7 @@ from agentcore.testing import (
     faux_text,
     faux_tool_call,
 )
-from conftest import BACKENDS, collect, user
+from support import BACKENDS, collect, user
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,7 @@ from agentcore import (
 )
 from agentcore.mcp import MCPClient
 from agentcore.testing import FauxProvider, faux_message, faux_text
-from conftest import collect, user
+from support import collect, user
 
 pytestmark = pytest.mark.anyio
 

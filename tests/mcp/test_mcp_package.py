@@ -6,8 +6,6 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import subprocess
-import sys
 import types
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 
 import agentcore
 import agentcore.mcp
+from support import run_python
 
 SRC = Path(agentcore.__file__).resolve().parent
 INTEGRATION = SRC / "mcp"
@@ -37,18 +36,6 @@ def test_all_is_sorted_complete_and_documented() -> None:
     assert set(dir(agentcore.mcp)) >= set(exported)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         agentcore.mcp.nothing  # noqa: B018
-
-
-def run_python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(SRC.parent)},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_agent_tool_does_not_import_the_sdk() -> None:

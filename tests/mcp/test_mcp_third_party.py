@@ -15,7 +15,7 @@ from mcp_support import errlog, results, text
 from agentcore import AgentContext, AgentLoopConfig, ToolCall, agent_loop
 from agentcore.mcp import MCPClient
 from agentcore.testing import FauxProvider, faux_message, faux_text
-from conftest import collect, user
+from support import collect, user
 
 pytestmark = [
     pytest.mark.anyio,

@@ -24,8 +24,8 @@ from agentcore import (
 from agentcore.approvals import pending_approvals
 from agentcore.temporal import DurableRun, RunOptions, start_run
 from agentcore.testing import check_well_formed
+from support.temporal import TASK_QUEUE, Workers, lines
 
-from .conftest import TASK_QUEUE, Workers, lines
 from .test_durable_run import replay, text_of, timeless
 from .worker_app import local_tools, models
 

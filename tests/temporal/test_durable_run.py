@@ -24,8 +24,8 @@ from agentcore import (
 )
 from agentcore.temporal import AgentWorkflow, RunOptions, get_run, start_run, workflow_runner
 from agentcore.testing import check_well_formed
+from support.temporal import TASK_QUEUE, Workers, lines, wait_for_line
 
-from .conftest import TASK_QUEUE, Workers, lines, wait_for_line
 from .worker_app import local_tools, models
 
 pytestmark = pytest.mark.anyio

@@ -13,8 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.local_server import LocalModelUnavailable, ensure_local_model
-
-from .conftest import ROOT
+from support import ROOT
 
 
 def test_the_durable_agent_survives_kill_9(temporal_address: str, tmp_path: Path) -> None:

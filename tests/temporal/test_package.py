@@ -42,6 +42,7 @@ from agentcore.messages import (
 from agentcore.temporal import DurableTool, RunOptions, start_run
 from agentcore.temporal._codec import event_from_json, event_to_json
 from agentcore.temporal._worker import DEFAULT_ADDRESS, main
+from support import run_python
 
 SRC = Path(agentcore.__file__).resolve().parent
 
@@ -62,18 +63,6 @@ def test_all_is_sorted_complete_and_documented() -> None:
     assert public == set(exported)
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         agentcore.temporal.nothing  # noqa: B018
-
-
-def run_python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(SRC.parent)},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_importing_the_package_does_not_import_the_sdk() -> None:

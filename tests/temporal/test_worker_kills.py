@@ -12,8 +12,8 @@ from temporalio.client import Client
 from agentcore import ToolResultMessage
 from agentcore.temporal import RunOptions, start_run
 from agentcore.testing import check_well_formed
+from support.temporal import TASK_QUEUE, Workers, lines, wait_for_line
 
-from .conftest import TASK_QUEUE, Workers, lines, wait_for_line
 from .test_durable_run import replay, text_of
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from agentcore import (
     run_usage,
 )
 from agentcore.testing import FauxProvider, faux_error, faux_text, faux_tool_call
-from conftest import make_tool, run
+from support import make_tool, run
 
 pytestmark = pytest.mark.anyio
 

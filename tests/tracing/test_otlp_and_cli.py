@@ -18,7 +18,7 @@ from agentcore.cli import main
 from agentcore.llm import register_model
 from agentcore.testing import FauxProvider, faux_error, faux_text, faux_tool_call
 from agentcore.tracing import instrument
-from conftest import make_tool, run
+from support import make_tool, run
 
 from .otlp_receiver import OtlpReceiver
 

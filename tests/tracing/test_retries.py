@@ -12,8 +12,7 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, UserMessage, run_agent_loop
 from llm.fault_server import API_KEY, APIS, CREDENTIALS, WIRES, FaultResponse, Wire
-
-from .conftest import Traces
+from support.tracing import Traces
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from agentcore import (
 )
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from agentcore.tracing import TraceTree
-from conftest import BACKENDS, make_tool, run
+from support import BACKENDS, make_tool, run
 
 pytestmark = pytest.mark.anyio
 

@@ -28,9 +28,8 @@ from agentcore import (
 )
 from agentcore.testing import FauxProvider, faux_error, faux_text, faux_tool_call
 from agentcore.tracing import instrument, uninstrument
-from conftest import BACKENDS, make_tool, run
-
-from .conftest import Traces, tree
+from support import BACKENDS, make_tool, run
+from support.tracing import Traces, tree
 
 pytestmark = pytest.mark.anyio
 
@@ -392,7 +391,7 @@ async def test_uninstrument_stops_tracing(traces: Traces) -> None:
 
 
 async def test_an_agent_name_names_the_run_span() -> None:
-    from .conftest import make_traces
+    from support.tracing import make_traces
 
     named = make_traces(agent_name="planner")
     try:

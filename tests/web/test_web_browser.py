@@ -269,7 +269,9 @@ def test_steering_and_branching_in_the_page(
         lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.user")) == 1,
         "the branch's transcript",
     )
-    listed = httpx.get(address.rstrip("/") + "/api/sessions", timeout=30).json()
+    base, _, token = address.partition("/?token=")  # serve prints the token in the address
+    bearer = {"Authorization": f"Bearer {token}"}
+    listed = httpx.get(base + "/api/sessions", headers=bearer, timeout=30).json()
     branch = next(s for s in listed if s["id"] == d.current_url.split("#session=")[1])
     assert branch["parent"]["sessionId"] == first_session
     d.save_screenshot(str(shots / "7-branch.png"))

@@ -159,13 +159,23 @@ def test_serve_off_loopback_generates_a_token_and_requires_it(tmp_path: Path) ->
         _stop(process)
 
 
-def test_serve_on_loopback_needs_no_token_and_a_given_token_is_used(tmp_path: Path) -> None:
+def test_serve_on_loopback_requires_a_token_too_and_a_given_token_is_used(
+    tmp_path: Path,
+) -> None:
     process = _serve(tmp_path)
     try:
         address = _address(process)
-        assert address.startswith("http://127.0.0.1:") and "token" not in address
-        with httpx.Client(base_url=address, timeout=30) as client:
-            assert client.get("/api/info").status_code == 200
+        assert address.startswith("http://127.0.0.1:") and "/?token=" in address
+        base, token = address.split("/?token=")
+        assert len(token) >= 24
+        with httpx.Client(base_url=base, timeout=30) as client:
+            assert client.get("/api/info").status_code == 401
+            assert client.get("/api/sessions").status_code == 401
+            bearer = {"Authorization": f"Bearer {token}"}
+            assert client.get("/api/info", headers=bearer).status_code == 200
+        with httpx.Client(timeout=30) as browser:  # the printed address logs the browser in
+            assert browser.get(address, follow_redirects=True).status_code == 200
+            assert browser.get(base + "/api/sessions").status_code == 200
     finally:
         _stop(process)
     process = _serve(tmp_path, "--token", "mine")
@@ -189,7 +199,7 @@ def test_serve_reports_a_bad_model_or_port_clearly(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown provider 'nope'" in bad.stderr
     busy = _serve(tmp_path)
     try:
-        port = _address(busy).rsplit(":", 1)[1].strip("/")
+        port = _address(busy).split("/?token=")[0].rsplit(":", 1)[1].strip("/")
         again = subprocess.run(
             _command(tmp_path, "--port", port),
             capture_output=True,

@@ -23,6 +23,7 @@ Where the producer runs:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 from collections import deque
@@ -52,9 +53,16 @@ _LOW_WATER = 256  # ...until the consumer has caught up to here
 
 
 class _Channel:
-    """The buffer between producer and consumer, and the producer's outcome."""
+    """The buffer between producer and consumer, and the producer's outcome.
+
+    Few objects per run, as every run in flight is walked by each full garbage collection: the
+    consumer waits on a bare asyncio future (under trio, an `anyio.Event`), made only when it
+    finds the buffer empty, and `done` is made only when somebody waits for the end before it
+    came.
+    """
 
     __slots__ = (
+        "aio",
         "buffer",
         "closing",
         "done",
@@ -70,11 +78,12 @@ class _Channel:
 
     def __init__(self) -> None:
         self.buffer: deque[Any] = deque()
-        self.waiter: anyio.Event | None = None
+        self.aio: asyncio.AbstractEventLoop | None = None  # the consumer's, under asyncio
+        self.waiter: Any = None  # the waiting consumer's future (anyio.Event under trio)
         self.finished = False
         self.result: Any = None
         self.error: BaseException | None = None
-        self.done: anyio.Event | None = None
+        self.done: anyio.Event | None = None  # made by a consumer that waits for the end
         self.loop: EventLoopRef | None = None  # the producer's, set with `scope`
         self.scope: anyio.CancelScope | None = None  # the producer's, while it runs
         self.closing = False  # set by a sync `close()`: the producer stops as soon as it starts
@@ -88,7 +97,10 @@ class _Channel:
         waiter = self.waiter
         if waiter is not None:
             self.waiter = None
-            waiter.set()
+            if self.aio is None:
+                waiter.set()
+            elif not waiter.done():  # (a consumer cancelled while it waited cancelled it)
+                waiter.set_result(None)
         if len(self.buffer) > _HIGH_WATER and not self.unbounded:
             if self.drained is None:  # one event for every producer task that waits meanwhile
                 self.drained = anyio.Event()
@@ -101,6 +113,13 @@ class _Channel:
         if drained is not None:
             self.drained = None
             drained.set()
+
+    async def wait_finished(self) -> None:
+        """Wait until the producer has finished (at once if it has)."""
+        if not self.finished:
+            if self.done is None:
+                self.done = anyio.Event()
+            await self.done.wait()
 
 
 class RunEnding:
@@ -213,12 +232,11 @@ async def _run_producer(channel: _Channel, producer: Producer, push: Any, reader
         channel.finished = True
         if reader:
             channel.push(_END)
-            assert channel.done is not None
+        if channel.done is not None:
             channel.done.set()
 
 
 def _spawn(channel: _Channel, producer: Producer) -> None:
-    channel.done = anyio.Event()
     if sniffio.current_async_library() == "trio":
         import trio
 
@@ -228,16 +246,16 @@ def _spawn(channel: _Channel, producer: Producer) -> None:
             _run_producer, channel, producer, channel.push, True, context=contextvars.copy_context()
         )
     else:
-        import asyncio
-
-        task = asyncio.get_running_loop().create_task(
-            _run_producer(channel, producer, channel.push, True)
-        )
+        loop = channel.aio = asyncio.get_running_loop()
+        task = loop.create_task(_run_producer(channel, producer, channel.push, True))
         _running_tasks.add(task)
-        task.add_done_callback(_running_tasks.discard)
+        # In an empty context of its own: by default a done callback keeps a copy of the
+        # current one, an object more per run in flight for the garbage collector to walk.
+        task.add_done_callback(_running_tasks.discard, context=_NO_CONTEXT)
 
 
 _running_tasks: set[Any] = set()  # strong references, so running producers are not collected
+_NO_CONTEXT = contextvars.Context()  # where their done callbacks run: they read no variable
 
 
 def _cancel(channel: _Channel) -> None:
@@ -340,8 +358,12 @@ class EventStream(Generic[E, R]):
                 if channel.drained is not None and len(channel.buffer) <= _LOW_WATER:
                     channel.release()
                 return event  # type: ignore[no-any-return]
-            waiter = channel.waiter = anyio.Event()
-            await waiter.wait()
+            if channel.aio is not None:
+                waiter = channel.waiter = channel.aio.create_future()
+                await waiter
+            else:
+                event_ = channel.waiter = anyio.Event()
+                await event_.wait()
 
     async def result(self) -> R:
         """Wait for the run to finish and return its result (the messages of `agent_end`).
@@ -350,10 +372,9 @@ class EventStream(Generic[E, R]):
         with an error message), its exception is raised here.
         """
         self._start()
-        assert self._channel.done is not None
         self._channel.unbounded = True  # nobody may be reading: keep every event, never block
         self._channel.release()
-        await self._channel.done.wait()
+        await self._channel.wait_finished()
         if self._channel.error is not None:
             raise self._channel.error
         return self._channel.result  # type: ignore[no-any-return]
@@ -365,16 +386,14 @@ class EventStream(Generic[E, R]):
             channel = self._channel
             channel.finished = True
             channel.error = anyio.ClosedResourceError("the stream was closed before it started")
-            channel.done = anyio.Event()
-            channel.done.set()
             channel.push(_END)
             return
         _cancel(self._channel)
         self._channel.unbounded = True
         self._channel.release()
-        if self._channel.done is not None:
+        if not self._channel.finished:
             with anyio.CancelScope(shield=True):
-                await self._channel.done.wait()
+                await self._channel.wait_finished()
 
     async def __aenter__(self) -> Self:
         self._start()

@@ -11,6 +11,8 @@ failure of some later run.
 from __future__ import annotations
 
 import inspect
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -38,12 +40,36 @@ HOOK_SHAPES: dict[str, tuple[int, int, str]] = {
 """Hook name -> (fewest positional arguments, most, the shape named in errors)."""
 
 
+# The arity found for each plain function (and each method, by its function), per hook name: an
+# Agent builds a config for itself, and reading a signature is most of what that costs. Weak
+# keys, so that a lambda made for one config is not kept for ever.
+_arities: weakref.WeakKeyDictionary[Callable[..., Any], dict[str, int]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def hook_arity(name: str, fn: Callable[..., Any]) -> int:
     """How many positional arguments to pass to hook `name`; checks its shape.
 
     Raises:
         ConfigError: `fn` is not callable or cannot take the hook's arguments.
     """
+    if type(fn) is types.FunctionType:
+        key: Any = fn
+    elif type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType:
+        key, name = fn.__func__, "method " + name  # the same function bound takes one less
+    else:
+        return _arity(name, fn)
+    known = _arities.get(key)
+    if known is None:
+        known = _arities[key] = {}
+    arity = known.get(name)
+    if arity is None:
+        arity = known[name] = _arity(name.removeprefix("method "), fn)
+    return arity
+
+
+def _arity(name: str, fn: Callable[..., Any]) -> int:
     low, high, shape = HOOK_SHAPES[name]
     if not callable(fn):
         raise ConfigError(f"{name} must be a function {shape}, got {type(fn).__name__}")

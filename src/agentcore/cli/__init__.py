@@ -164,8 +164,12 @@ async def _main(
                     host=parsed.host,
                     port=parsed.port,
                     token=parsed.token,
+                    no_token=parsed.no_token,
+                    header_timeout=parsed.header_timeout,
+                    max_connections=parsed.max_connections,
                     sessions_dir=parsed.sessions_dir,
                     stdout=stdout,
+                    stderr=stderr,
                 )
             if parsed.command == "chat":
                 return await chat(

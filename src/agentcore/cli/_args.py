@@ -84,6 +84,9 @@ class Parsed:
     host: str = "127.0.0.1"  # serve
     port: int = 8765
     token: str | None = None
+    no_token: bool = False
+    header_timeout: float = 60.0
+    max_connections: int = 1000
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -321,8 +324,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "serve",
         parents=[common],
         help="serve the web chat on http://127.0.0.1:8765/ (see docs/web.md)",
-        description="Serve the web chat page and its AG-UI event streams. Listening on "
-        "anything but loopback requires a token (--token, else one is generated and printed).",
+        description="Serve the web chat page and its AG-UI event streams. Every request must "
+        "carry a token (--token, else one is generated and printed with the address to open); "
+        "--no-token serves loopback without one.",
     )
     add_serve_arguments(serve)
     models = commands.add_parser(
@@ -380,4 +384,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         host=getattr(ns, "host", "127.0.0.1"),
         port=getattr(ns, "port", 8765),
         token=getattr(ns, "token", None) or os.environ.get("AGENTCORE_TOKEN") or None,
+        no_token=getattr(ns, "no_token", False),
+        header_timeout=getattr(ns, "header_timeout", 60.0),
+        max_connections=getattr(ns, "max_connections", 1000),
     )

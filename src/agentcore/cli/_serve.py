@@ -1,9 +1,11 @@
-"""`agentcore serve`: the web chat (`agentcore.web`) on 127.0.0.1, or elsewhere with a token.
+"""`agentcore serve`: the web chat (`agentcore.web`) on 127.0.0.1, behind a token.
 
 Sessions live in the command's store (`_store.open_store`, shared with `chat` and `sessions`,
-or `--sessions-dir DIR`). Listening on anything but a loopback address requires a token: `--token`,
-or one generated and printed. Every request must then carry it; the printed address
-(`http://HOST:PORT/?token=...`) sets it as a cookie in the browser.
+or `--sessions-dir DIR`). Every request must carry the token, on loopback too (any local user or
+process could otherwise read every stored chat, spend the keys and use the tools): `--token`
+(or `$AGENTCORE_TOKEN`), else one generated and printed once, within the address to open
+(`http://HOST:PORT/?token=...`, which sets it as a cookie in the browser), as Jupyter does.
+`--no-token` opts out, on a loopback address only, with a warning.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import secrets
 from typing import Protocol
+from urllib.parse import quote
 
 from ._run import CommandError, Settings
 from ._store import open_store
@@ -41,6 +44,10 @@ async def serve_command(
     token: str | None,
     sessions_dir: str | None,
     stdout: _Output,
+    stderr: _Output | None = None,
+    no_token: bool = False,
+    header_timeout: float = 60.0,
+    max_connections: int = 1000,
 ) -> int:
     """Serve the web chat until interrupted; returns the exit code.
 
@@ -57,8 +64,15 @@ async def serve_command(
         raise CommandError(f"expected a port between 0 and 65535, got {port}")
     if token is not None and not token.strip():
         raise CommandError("the token is empty")
+    if no_token and not is_loopback(host):
+        raise CommandError(
+            f"--no-token serves only a loopback address (127.0.0.1, ::1, localhost), not "
+            f"{host}: anyone who can reach it could read every session and run the tools"
+        )
     generated = False
-    if token is None and not is_loopback(host):
+    if no_token:
+        token = None
+    elif token is None:
         token = secrets.token_urlsafe(24)
         generated = True
     store = open_store(sessions_dir)
@@ -84,15 +98,32 @@ async def serve_command(
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         address = f"http://{shown}:{bound_port}/"
         if token is not None:
-            address += f"?token={token}"
+            address += f"?token={quote(token, safe='')}"
         stdout.write(f"agentcore serve: {address}\n")
         if generated:
-            stdout.write("agentcore serve: the token was generated; open the address above\n")
+            stdout.write(
+                "agentcore serve: open the address above (it holds this run's token; "
+                "API clients send it as Authorization: Bearer <token>)\n"
+            )
+        if token is None:
+            (stderr or stdout).write(
+                "agentcore serve: WARNING: serving without a token (--no-token): any local "
+                "user or process can read every stored session, spend your keys and run "
+                "the tools\n"
+            )
+            (stderr or stdout).flush()
         stdout.write(f"agentcore serve: sessions in {store.directory}; Ctrl-C stops\n")
         stdout.flush()
 
     try:
-        await serve(app, host=host, port=port, on_ready=ready)
+        await serve(
+            app,
+            host=host,
+            port=port,
+            on_ready=ready,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
+        )
     except MissingExtraError as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ._env import resolve_api_key
-from ._sdk import import_sdk
 from .model import Model
 from .registry import get_api_provider
 from .types import StreamOptions
@@ -35,6 +34,8 @@ def check_model(model: Model, *, api_key: str | None = None) -> None:
     """
     get_api_provider(model.api)
     if model.api in _SDKS:
+        from ._sdk import import_sdk  # here, not at the top: it brings httpx (tens of ms)
+
         import_sdk(*_SDKS[model.api])
         if model.api not in _NO_API_KEY:
             resolve_api_key(model, StreamOptions(api_key=api_key))

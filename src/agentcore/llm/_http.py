@@ -11,7 +11,12 @@ lines (`: keep-alive`) and the `event`, `id` and `retry` fields are skipped; mul
 joined with newlines; an event with empty data is no event; and bytes that are not UTF-8 become
 U+FFFD, so that one bad byte costs one character rather than the whole answer. The openai and
 anthropic adapters read their responses with `sse_data`; the Gemini adapter's SDK reads its own,
-so `CanonicalEventBody` re-emits what this parser found in the plain form that SDK expects.
+so the Gemini adapter's `CanonicalEventBody` re-emits what this parser found in the plain form
+that SDK expects.
+
+httpx is imported when first needed (building the TLS context), not with this module: the model
+layer is imported with `agentcore`, and httpx (with email, http.client, click and rich) would
+add tens of milliseconds to every `import agentcore` that never makes a request.
 
 A 2xx body that is not an event stream (a proxy's HTML page, a JSON document) is not read as
 one: `check_event_stream` raises `NotEventStream` with its content type and first characters.
@@ -27,13 +32,11 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import httpx
 
 from ..errors import clip
 from ._failures import PREVIEW_CHARS, MalformedEvent, NotEventStream, malformed_json_text
 
 __all__ = [
-    "CanonicalEventBody",
     "check_event_stream",
     "finish_iterator",
     "is_event_stream",
@@ -56,6 +59,8 @@ def _build() -> ssl.SSLContext:
     global _context
     with _lock:
         if _context is None:
+            import httpx
+
             _context = httpx.create_ssl_context()
         return _context
 
@@ -236,22 +241,3 @@ async def check_event_stream(response: Any) -> None:
         await finish_iterator(chunks)
     text = body.decode("utf-8", errors="replace").strip()
     raise NotEventStream(response.headers.get("content-type", ""), clip(text, PREVIEW_CHARS))
-
-
-class CanonicalEventBody(httpx.AsyncByteStream):
-    """An event-stream body re-emitted as plain `data:` events, as `sse_events` reads them.
-
-    For an SDK that parses event streams itself, less leniently (google-genai fails on a comment
-    line): it then sees exactly the events the other adapters see. The wrapped body must not be
-    content-encoded (ask for `accept-encoding: identity`).
-    """
-
-    def __init__(self, raw: httpx.AsyncByteStream) -> None:
-        self._raw = raw
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for text in sse_events(self._raw):
-            yield "".join(f"data: {line}\n" for line in text.split("\n")).encode() + b"\n"
-
-    async def aclose(self) -> None:
-        await self._raw.aclose()

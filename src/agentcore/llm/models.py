@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 from ..errors import ModelNotFoundError
@@ -52,6 +51,9 @@ def _load() -> dict[str, dict[str, Model]]:
     global _catalogue
     with _lock:
         if _catalogue is None:
+            # imported here: importlib.resources brings pathlib, tempfile, shutil, bz2 and lzma
+            from importlib import resources
+
             text = resources.files("agentcore.llm").joinpath("models.json").read_text("utf-8")
             raw: dict[str, Any] = json.loads(text)
             catalogue: dict[str, dict[str, Model]] = {}

@@ -15,9 +15,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..messages import valid_text
 from ..sessions import SessionNotFoundError
 from ._chat import Chat
 from ._convert import block_text
+from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
 from ._hub import Hub
 
@@ -47,17 +49,34 @@ def _prompt_text(run: Any) -> str:
 
 
 def _decide(chat: Chat, entries: list[Any]) -> None:
+    """Check every entry, then apply them all (or none: the first bad one answers 400/403)."""
     agent = chat.agent
-    for entry in entries:
+    decisions: list[Decision] = []
+    for i, entry in enumerate(entries):
         payload = entry.payload if isinstance(entry.payload, dict) else {}
-        if entry.status == "resolved" and payload.get("approved") is True:
-            arguments = payload.get("arguments")
-            agent.approve(
-                entry.interrupt_id, arguments=arguments if isinstance(arguments, dict) else None
+        approved = entry.status == "resolved" and payload.get("approved") is True
+        arguments = payload.get("arguments") if approved else None
+        if arguments is not None and not isinstance(arguments, dict):
+            raise AgUiError(400, f"resume[{i}]: expected 'arguments' to be a JSON object")
+        reason = None if approved else payload.get("reason")
+        try:
+            decisions.append(
+                check_decision(
+                    agent,
+                    entry.interrupt_id,
+                    approved,
+                    arguments,
+                    reason if isinstance(reason, str) else None,
+                    taken=[d.call_id for d in decisions],
+                )
             )
-        else:
-            reason = payload.get("reason")
-            agent.deny(entry.interrupt_id, reason=reason if isinstance(reason, str) else None)
+        except DecisionError as exc:
+            raise AgUiError(exc.status, f"resume[{i}]: {exc}") from None
+    still = {p.tool_call_id for p in agent.state.pending_approvals} - {d.call_id for d in decisions}
+    if still:
+        names = ", ".join(repr(k) for k in sorted(still))
+        raise AgUiError(400, f"{len(still)} tool calls still await a decision: {names}")
+    apply_decisions(agent, decisions)
 
 
 class AgUiEndpoint:
@@ -70,12 +89,12 @@ class AgUiEndpoint:
         try:
             return await self._run(request)
         except AgUiError as exc:
-            return responses.JSONResponse({"error": str(exc)}, status_code=exc.status)
+            return responses.JSONResponse({"error": valid_text(str(exc))}, status_code=exc.status)
 
     async def _run(self, request: requests.Request) -> responses.Response:
         try:
             run = ag_ui.RunAgentInput.model_validate_json(await request.body())
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise AgUiError(400, f"expected an AG-UI RunAgentInput: {exc}") from None
         chat = await self._chat(run.thread_id)
         if chat.running:
@@ -84,9 +103,6 @@ class AgUiEndpoint:
         start = chat.log.seq
         if run.resume:
             _decide(chat, list(run.resume))
-            pending = chat.agent.state.pending_approvals
-            if pending:
-                raise AgUiError(400, f"{len(pending)} tool calls still await a decision")
             chat.start(group, chat.agent.continue_, run_id=run.run_id)
         else:
             text = _prompt_text(run)

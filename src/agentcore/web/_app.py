@@ -31,9 +31,12 @@ import anyio
 
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
+from ..messages import valid_text
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
 from ._agui import AgUiEndpoint
 from ._chat import Chat, model_ref
+from ._convert import event_json
+from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
@@ -63,12 +66,22 @@ class _Problem(Exception):
         self.status = status
 
 
+class _Json(responses.JSONResponse):
+    """JSON whose text is always valid UTF-8: a lone surrogate from a stored session (which
+    `str.encode` refuses) is sent as U+FFFD instead of failing the whole answer."""
+
+    def render(self, content: Any) -> bytes:
+        return valid_text(
+            json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        ).encode("utf-8")
+
+
 def _error(status: int, message: str) -> responses.Response:
-    return responses.JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+    return _Json({"error": message}, status_code=status, headers=_HEADERS)
 
 
 def _ok(value: Any, status: int = 200) -> responses.Response:
-    return responses.JSONResponse(value, status_code=status, headers=_HEADERS)
+    return _Json(value, status_code=status, headers=_HEADERS)
 
 
 def _handled(fn: Handler) -> Handler:
@@ -95,9 +108,20 @@ async def _body(request: requests.Request) -> Mapping[str, Any]:
         value = json.loads(raw)
     except ValueError as exc:
         raise _Problem(400, f"the body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _Problem(400, "the body's JSON is nested too deeply") from None
     if not isinstance(value, dict):
         raise _Problem(400, f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def _query_int(request: requests.Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and low <= int(raw) <= high):
+        raise _Problem(400, f"expected {name!r} to be a whole number from {low} to {high}")
+    return int(raw)
 
 
 def _field(body: Mapping[str, Any], name: str, kind: type, *, required: bool = True) -> Any:
@@ -112,8 +136,12 @@ def _field(body: Mapping[str, Any], name: str, kind: type, *, required: bool = T
 class _Api:
     """The request handlers, over one hub."""
 
-    def __init__(self, hub: Hub, default_model: Model, stream_fn: StreamFn | None) -> None:
+    def __init__(
+        self, hub: Hub, default_model: Model, stream_fn: StreamFn | None, max_readers: int
+    ) -> None:
         self.hub = hub
+        self.max_readers = max_readers
+        self.readers = 0  # event streams open, over all sessions
         self.default_model = default_model
         self.stream_fn = stream_fn
         self.hub_epoch = secrets.token_hex(4)
@@ -172,7 +200,9 @@ class _Api:
         return out
 
     async def sessions(self, request: requests.Request) -> responses.Response:
-        return _ok(await self.hub.list())
+        limit = _query_int(request, "limit", 100, 1, 1000)
+        offset = _query_int(request, "offset", 0, 0, 10**9)
+        return _ok(await self.hub.list(limit, offset))
 
     async def create(self, request: requests.Request) -> responses.Response:
         body = await _body(request)
@@ -187,6 +217,12 @@ class _Api:
         return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
 
     async def events(self, request: requests.Request) -> responses.Response:
+        if self.readers >= self.max_readers:
+            raise _Problem(
+                503,
+                f"this server already streams events to {self.readers} readers (at most "
+                f"{self.max_readers}): close another page first",
+            )
         chat = await self._chat(request)
         last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
         return responses.StreamingResponse(
@@ -197,24 +233,26 @@ class _Api:
 
     async def _stream(self, chat: Chat, last: str | None) -> AsyncIterator[str]:
         epoch = self.hub_epoch
+        chat = await self.hub.get(chat.id)  # the open one (an idle one may have been closed)
         seq: int | None = None
-        if last:
+        if last:  # anything else than an event id of ours starts a fresh stream
             given_epoch, _, number = last.partition(".")
-            if given_epoch == epoch and number.isdigit() and chat.log.covers(int(number)):
+            plain = number.isascii() and number.isdigit() and len(number) <= 18
+            if given_epoch == epoch and plain and chat.log.covers(int(number)):
                 seq = int(number)
         chat.readers += 1
+        self.readers += 1
         try:
             yield "retry: 1000\n\n"
             while True:
                 if seq is None or not chat.log.covers(seq):  # new, or fell behind a trim
                     seq, snapshot = chat.snapshot()
                     for event in snapshot:
-                        yield f"id: {epoch}.{seq}\ndata: {event.model_dump_json(by_alias=True)}\n\n"
+                        yield f"id: {epoch}.{seq}\ndata: {event_json(event)}\n\n"
                 entries = chat.log.after(seq)
-                if entries:
-                    for n, data in entries:
-                        yield f"id: {epoch}.{n}\ndata: {data}\n\n"
-                        seq = n
+                if entries:  # one write for all that is new: a reader costs little per event
+                    yield "".join(f"id: {epoch}.{n}\ndata: {data}\n\n" for n, data in entries)
+                    seq = entries[-1][0]
                     continue
                 before = chat.log.seq
                 await chat.log.wait(PING_SECONDS)
@@ -222,6 +260,7 @@ class _Api:
                     yield ": ping\n\n"
         finally:
             chat.readers -= 1
+            self.readers -= 1
 
     async def prompt(self, request: requests.Request) -> responses.Response:
         body = await _body(request)
@@ -265,12 +304,13 @@ class _Api:
         if chat.running:
             raise _Problem(409, "a run is going: decide when it has ended")
         call_id = str(request.path_params["tool_call_id"])
-        if approved:
-            arguments = _field(body, "arguments", dict, required=False)
-            agent.approve(call_id, arguments=arguments)
-        else:
-            reason = _field(body, "reason", str, required=False)
-            agent.deny(call_id, reason=reason)
+        arguments = _field(body, "arguments", dict, required=False) if approved else None
+        reason = None if approved else _field(body, "reason", str, required=False)
+        try:
+            decision = check_decision(agent, call_id, approved, arguments, reason)
+        except DecisionError as exc:
+            raise _Problem(exc.status, str(exc)) from None
+        apply_decisions(agent, [decision])
         chat.publish_transcript()
         if not agent.state.pending_approvals:
             chat.start(self.hub.task_group(), agent.continue_)
@@ -302,6 +342,9 @@ def create_app(
     agent_options: Mapping[str, Any] | None = None,
     event_log_size: int = 2000,
     max_open_sessions: int = 64,
+    close_idle_after: float = 10.0,
+    max_body_bytes: int = 4 * 1024 * 1024,
+    max_readers: int = 256,
 ) -> applications.Starlette:
     """The chat server as an ASGI app (Starlette): the page, the API, AG-UI over SSE.
 
@@ -315,17 +358,34 @@ def create_app(
         stream_fn: the agents' stream function (default: `agentcore.llm.stream_simple`); with
             one given, models are not checked for SDKs and keys.
         token: if given, every request must carry it (header `Authorization: Bearer`, or the
-            cookie set by opening `/?token=...`).
-        allowed_hosts: without a token, the `Host` names served (default: loopback names, which
-            defeats DNS rebinding); None serves any (behind your own authentication).
+            cookie set by opening `/?token=...`). `agentcore serve` always gives one unless
+            told `--no-token`.
+        allowed_hosts: without a token, the `Host` names served (default: loopback names, and
+            any loopback address, which defeats DNS rebinding); None serves any (behind your own
+            authentication).
         agent_options: keyword arguments for every `Agent` (bounds, hooks, ...).
         event_log_size: events each session keeps for reconnecting clients between runs (the
             run in progress is always kept whole).
         max_open_sessions: sessions kept open in memory; idle ones beyond are closed.
+        close_idle_after: seconds after which a session no run, page or request uses is closed,
+            giving its store write lock back (to `agentcore chat --continue`, for one).
+        max_body_bytes: the largest request body accepted; a larger one is answered 413.
+        max_readers: event streams open at once over all sessions (each costs a little work
+            per event, and keeps its session open); one more is answered 503.
+
+    Raises:
+        ValueError: `token` is empty, or a number is out of range.
 
     The app's lifespan runs the agents: uvicorn runs it; when you mount the app in another
     Starlette app, pass `lifespan=app.router.lifespan_context` to the outer one.
     """
+    if token is not None and not token.strip():
+        raise ValueError("create_app(): the token is empty; give a real one, or None for none")
+    if max_body_bytes < 1 or close_idle_after < 0 or max_readers < 1:
+        raise ValueError(
+            f"create_app(): expected max_body_bytes >= 1, close_idle_after >= 0 and "
+            f"max_readers >= 1, got {max_body_bytes}, {close_idle_after} and {max_readers}"
+        )
     settings = HubSettings(
         model=model,
         tools=tuple(tools),
@@ -334,14 +394,16 @@ def create_app(
         agent_options=dict(agent_options or {}),
         event_log_size=event_log_size,
         max_open=max_open_sessions,
+        close_idle_after=close_idle_after,
     )
     hub = Hub(store, settings)
-    api = _Api(hub, model, stream_fn)
+    api = _Api(hub, model, stream_fn, max_readers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         async with anyio.create_task_group() as group:
             hub.group = group
+            group.start_soon(hub.sweep)
             try:
                 yield
             finally:
@@ -375,5 +437,7 @@ def create_app(
     ]
     app = applications.Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
-    app.add_middleware(Guard, token=token, allowed_hosts=allowed_hosts)
+    app.add_middleware(
+        Guard, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes
+    )
     return app

@@ -25,8 +25,19 @@ from ..messages import (
     Usage,
     UserMessage,
     to_json,
+    valid_json,
 )
 from ._deps import ag_ui
+
+
+def event_json(event: ag_ui.BaseEvent) -> str:
+    """The AG-UI JSON of an event, valid UTF-8 whatever text it holds (see `valid_text`)."""
+    try:
+        return event.model_dump_json(by_alias=True)
+    except ValueError:  # a lone surrogate somewhere: pydantic cannot encode it
+        data = valid_json(event.model_dump(mode="json", by_alias=True))
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
 
 __all__ = [
     "block_text",

@@ -1,8 +1,14 @@
 """The open conversations of one server, created, opened, branched and closed here.
 
-Sessions are opened on first use and stay open (holding their store write lock) while the server
-runs, up to `max_open` of them: past that, the least recently used idle one without readers is
-closed (it opens again, from the store, on its next use). Store calls run in worker threads.
+Sessions are opened on first use and stay open (holding their store write lock) while they are
+in use: a run goes, a page follows their events, or a request used them less than
+`close_idle_after` seconds ago. Then `sweep` closes them, giving the lock back, so that
+`agentcore chat --continue` can take the session after the page has left. At most `max_open`
+stay open: past that, the least recently used idle one without readers is closed at once (it
+opens again, from the store, on its next use). Store calls run in worker threads.
+
+The session list reads each session once (for its title) and keeps the title until the session
+changes (its `updated_at`), so listing is not loading every session whole each time.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import anyio.to_thread
 
 from .. import Agent, AgentTool
 from ..llm import Model, StreamFn
-from ..messages import UserMessage
+from ..messages import UserMessage, valid_text
 from ..sessions import Session, SessionInfo, SessionState, SessionStore
 from ._chat import Chat
 from ._convert import block_text
@@ -40,6 +46,7 @@ class HubSettings:
     agent_options: Mapping[str, Any] = field(default_factory=dict)
     event_log_size: int = 2000
     max_open: int = 64
+    close_idle_after: float = 10.0
 
 
 class Hub:
@@ -51,6 +58,8 @@ class Hub:
         self.group: anyio.abc.TaskGroup | None = None
         self._chats: OrderedDict[str, Chat] = OrderedDict()
         self._lock = anyio.Lock()
+        self._used: dict[str, float] = {}
+        self._titles: dict[str, tuple[int, str, int]] = {}  # id -> (updated_at, title, count)
 
     def task_group(self) -> anyio.abc.TaskGroup:
         """The task group runs go in.
@@ -87,6 +96,7 @@ class Hub:
         if info.parent is not None:
             chat.parent = {"sessionId": info.parent.session_id, "index": info.parent.index}
         self._chats[chat.id] = chat
+        self.touch(chat)
         self._evict()
         return chat
 
@@ -98,7 +108,33 @@ class Hub:
             if victim is None:
                 return
             del self._chats[victim.id]
+            self._used.pop(victim.id, None)
             victim.close()
+
+    async def sweep(self) -> None:
+        """Close, until cancelled, the sessions no run, reader or recent request uses."""
+        period = max(0.05, min(self.settings.close_idle_after / 2, 5.0))
+        while True:
+            await anyio.sleep(period)
+            self.close_idle()
+
+    def close_idle(self) -> None:
+        """Close the open sessions idle for `close_idle_after` seconds (no run, no reader)."""
+        now = anyio.current_time()
+        limit = self.settings.close_idle_after
+        for chat in list(self._chats.values()):
+            if chat.running or chat.readers or now - self._used.get(chat.id, now) < limit:
+                continue
+            del self._chats[chat.id]
+            self._used.pop(chat.id, None)
+            try:
+                chat.close()
+            except Exception:
+                _log.exception("closing session %s", chat.id)
+
+    def touch(self, chat: Chat) -> None:
+        """Note that `chat` was used now (it stays open `close_idle_after` seconds more)."""
+        self._used[chat.id] = anyio.current_time()
 
     async def get(self, session_id: str) -> Chat:
         """The open conversation, opened from the store if needed.
@@ -110,6 +146,7 @@ class Hub:
             chat = self._chats.get(session_id)
             if chat is not None:
                 self._chats.move_to_end(session_id)
+                self.touch(chat)
                 return chat
             session = await anyio.to_thread.run_sync(self.store.open, session_id)
             return await self._add(session, new=False)
@@ -136,22 +173,17 @@ class Hub:
             session = await anyio.to_thread.run_sync(self.store.branch, session_id, index)
             return await self._add(session, new=False)
 
-    async def list(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The newest sessions first, each with a title (its first prompt) and size."""
+    async def list(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+        """The newest sessions first (`limit` of them, after skipping `offset`), each with a
+        title (its first prompt) and size."""
 
         def read() -> list[dict[str, Any]]:
-            infos: list[SessionInfo] = self.store.list()[-limit:]
+            infos: list[SessionInfo] = self.store.list()
+            end = len(infos) - offset
+            page = infos[max(0, end - limit) : max(0, end)]
             out = []
-            for info in reversed(infos):
-                try:
-                    data = self.store.load(info.id)
-                except Exception as exc:  # a damaged session is listed, not fatal
-                    _log.warning("cannot read session %s: %s", info.id, exc)
-                    title, count = "(unreadable)", 0
-                else:
-                    first = next((m for m in data.messages if isinstance(m, UserMessage)), None)
-                    title = block_text(first.content)[:80] if first else ""
-                    count = len(data.messages)
+            for info in reversed(page):
+                title, count = self._title(info)
                 parent = info.parent
                 out.append(
                     {
@@ -168,6 +200,21 @@ class Hub:
             return out
 
         return await anyio.to_thread.run_sync(read)
+
+    def _title(self, info: SessionInfo) -> tuple[str, int]:
+        known = self._titles.get(info.id)
+        if known is not None and known[0] == info.updated_at:
+            return known[1], known[2]
+        try:
+            data = self.store.load(info.id)
+        except Exception as exc:  # a damaged session is listed, not fatal
+            _log.warning("cannot read session %s: %s", info.id, exc)
+            return "(unreadable)", 0
+        first = next((m for m in data.messages if isinstance(m, UserMessage)), None)
+        title = valid_text(block_text(first.content)[:80]) if first else ""
+        count = len(data.messages)
+        self._titles[info.id] = (info.updated_at, title, count)
+        return title, count
 
     async def close(self) -> None:
         """Stop every run (an abort: transcripts stay clean) and close every session."""

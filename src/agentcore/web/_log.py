@@ -16,6 +16,7 @@ from collections import deque
 
 import anyio
 
+from ._convert import event_json
 from ._deps import ag_ui
 
 __all__ = ["EventLog"]
@@ -33,7 +34,7 @@ class EventLog:
     def append(self, event: ag_ui.BaseEvent) -> int:
         """Add an event (encoded once, as the AG-UI JSON); returns its sequence number."""
         self.seq += 1
-        self._entries.append((self.seq, event.model_dump_json(by_alias=True)))
+        self._entries.append((self.seq, event_json(event)))
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
         return self.seq

@@ -28,7 +28,7 @@ import json
 import re
 import ssl
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -49,7 +49,7 @@ from .._adapter import (
 from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import EmptyStream, malformed_json_text, truncated_text
-from .._http import CanonicalEventBody, check_event_stream, finish_iterator, ssl_context
+from .._http import check_event_stream, finish_iterator, sse_events, ssl_context
 from .._request import Request
 from .._retry import RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
@@ -329,6 +329,25 @@ def _vertex_client(
             async_client_args={"ssl": tls},
         ),
     )
+
+
+class CanonicalEventBody(httpx.AsyncByteStream):
+    """An event-stream body re-emitted as plain `data:` events, as `sse_events` reads them.
+
+    For an SDK that parses event streams itself, less leniently (google-genai fails on a comment
+    line): it then sees exactly the events the other adapters see. The wrapped body must not be
+    content-encoded (ask for `accept-encoding: identity`).
+    """
+
+    def __init__(self, raw: httpx.AsyncByteStream) -> None:
+        self._raw = raw
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for text in sse_events(self._raw):
+            yield "".join(f"data: {line}\n" for line in text.split("\n")).encode() + b"\n"
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
 
 
 def _on_response(request: Request) -> Callable[[httpx.Response], Awaitable[None]]:

@@ -1,0 +1,135 @@
+"""CPU instructions per turn, per delta and per concurrent run, counted with valgrind's callgrind.
+
+Wall time on a shared machine scatters by 20-50%; instruction counts repeat to within 0.1%.
+Each scenario runs twice under `valgrind --tool=callgrind` in a fresh process, with a long and
+a short count; the difference divided by the extra units cancels start-up and imports.
+
+    .venv/bin/python bench/instructions.py                    # every scenario
+    .venv/bin/python bench/instructions.py turn scale         # per turn; 1,000 runs at once
+    LOOPS=stream,sink .venv/bin/python bench/instructions.py scale   # some loops only
+    .venv/bin/python bench/instructions.py --child stream turn 40   # one process (no valgrind)
+
+Scenarios (each for the bare loop, `agent_loop` read as a stream, and `run_agent_loop` with a
+sink that keeps nothing):
+- `turn`: 10-turn runs one after another (loop_overhead.py's), per turn;
+- `delta`: one answer of many text deltas (streaming.py's), per delta;
+- `scale`: runs at once, 3 tool turns each, 20 ms model latency (concurrency.py's), per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from common import MODEL, bare_loop, scripted_stream_fn
+
+from agentcore import AgentContext, AgentLoopConfig, UserMessage, agent_loop, run_agent_loop, tool
+
+# scenario -> (short count, long count, units per count, unit)
+SCENARIOS = {
+    "turn": (20, 60, 10, "turn"),
+    "delta": (5_000, 45_000, 1, "delta"),
+    "scale": (500, 1_000, 1, "run"),
+}
+LOOPS = ("bare", "stream", "sink")
+
+
+@tool
+async def noop(x: int = 0) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+async def bare_noop(x: int = 0) -> str:
+    return "ok"
+
+
+def _stream_fn(scenario: str, count: int):  # type: ignore[no-untyped-def]
+    if scenario == "turn":
+        return scripted_stream_fn(10)
+    if scenario == "delta":
+        return scripted_stream_fn(1, deltas=count, delta_text="tok ")
+    return scripted_stream_fn(4, delay=0.020)
+
+
+CONTEXT = AgentContext(tools=[noop])
+CONFIG = AgentLoopConfig(model=MODEL)
+
+
+async def _one(loop: str, scenario: str, count: int) -> None:
+    stream_fn = _stream_fn(scenario, count)
+    if loop == "bare":
+        async for _ in bare_loop("go", {"noop": bare_noop}, stream_fn):
+            pass
+        return
+    context, config = CONTEXT, CONFIG
+    prompts = [UserMessage(content="go")]
+    if loop == "stream":
+        events = agent_loop(prompts, context, config, stream_fn=stream_fn)
+        async for _ in events:
+            pass
+        await events.result()
+    else:
+        await run_agent_loop(prompts, context, config, lambda event: None, stream_fn=stream_fn)
+
+
+async def child(loop: str, scenario: str, count: int) -> None:
+    if scenario == "turn":
+        for _ in range(count):
+            await _one(loop, scenario, count)
+    elif scenario == "delta":
+        await _one(loop, scenario, count)
+    else:
+        await asyncio.gather(*(_one(loop, scenario, count) for _ in range(count)))
+
+
+def _count(loop: str, scenario: str, count: int) -> int:
+    # once without valgrind first, so that the bytecode cache is written (see import_time.py)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.setdefault("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "agentcore-pyc"))
+    subprocess.run([sys.executable, __file__, "--child", loop, scenario, "1"], env=env, check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        done = subprocess.run(
+            [
+                *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
+                *(sys.executable, __file__, "--child", loop, scenario, str(count)),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    assert match, done.stderr[-2000:]
+    return int(match.group(1))
+
+
+def main(scenarios: list[str]) -> None:
+    for scenario in scenarios:
+        short, long, units, unit = SCENARIOS[scenario]
+        per: dict[str, float] = {}
+        for loop in os.environ.get("LOOPS", ",".join(LOOPS)).split(","):
+            diff = _count(loop, scenario, long) - _count(loop, scenario, short)
+            per[loop] = diff / ((long - short) * units)
+        if set(per) != set(LOOPS):
+            print(scenario, unit, per, flush=True)
+            continue
+        bare = per["bare"]
+        print(
+            f"{scenario:6} per {unit}: bare {bare:,.0f}; agent_loop {per['stream']:,.0f} "
+            f"({per['stream'] / bare:.2f}x); run_agent_loop {per['sink']:,.0f} "
+            f"({per['sink'] / bare:.2f}x)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        asyncio.run(child(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    else:
+        main(sys.argv[1:] or list(SCENARIOS))

@@ -1,0 +1,89 @@
+"""`import agentcore` stays light: heavy dependencies are imported when first used.
+
+Not a timed assertion (the machine's load decides a wall time): the test imports agentcore in a
+fresh interpreter under `-X importtime` and checks which modules it loaded. When one of them is
+a heavy dependency, the failure names the chain of imports that brought it in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+# Top-level packages `import agentcore` must not load: the HTTP stack (httpx and what it brings:
+# the email parser, http.client, urllib.request, its command line's click and rich), schema
+# validation (jsonschema, pydantic), the provider SDKs and the optional integrations. (`ssl`
+# is not on the list: asyncio itself imports it.)
+HEAVY = (
+    "anthropic",
+    "boto3",
+    "click",
+    "email",
+    "h11",
+    "httpcore",
+    "httpx",
+    "jsonschema",
+    "mcp",
+    "openai",
+    "opentelemetry",
+    "pydantic",
+    "pydantic_core",
+    "rich",
+    "temporalio",
+)
+HEAVY_MODULES = ("http.client", "urllib.request", "google.genai")
+
+CODE = "import sys, json, agentcore; print(json.dumps(sorted(sys.modules)))"
+
+
+def _import_agentcore() -> tuple[list[str], str]:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", CODE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return json.loads(out.stdout), out.stderr
+
+
+def _chain(importtime: str, module: str) -> str:
+    """Who imported `module`: `-X importtime` lists a module after what it imported, one
+    indentation level deeper, so its importers are the next lines that are less indented."""
+    rows = []
+    for line in importtime.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+\d+ \|( *)(\S+)", line)
+        if match:
+            rows.append((len(match.group(1)), match.group(2)))
+    for i, (depth, name) in enumerate(rows):
+        if name == module:
+            chain = [name]
+            for deeper, importer in rows[i + 1 :]:
+                if deeper < depth:
+                    chain.append(importer)
+                    depth = deeper
+            return " <- ".join(chain)
+    return module
+
+
+def test_import_agentcore_loads_no_heavy_dependency() -> None:
+    loaded, importtime = _import_agentcore()
+    heavy = [
+        m
+        for m in loaded
+        if m.split(".")[0] in HEAVY or any(m == h or m.startswith(h + ".") for h in HEAVY_MODULES)
+    ]
+    tops = sorted({m.split(".")[0] if m.split(".")[0] in HEAVY else m for m in heavy})
+    assert not heavy, "import agentcore loaded heavy dependencies:\n" + "\n".join(
+        _chain(importtime, top) for top in tops
+    )
+
+
+def test_the_chain_names_who_imported_a_module() -> None:
+    """The failure message's helper reads `-X importtime` right (checked on a module agentcore
+    is known to load through asyncio)."""
+    _, importtime = _import_agentcore()
+    chain = _chain(importtime, "asyncio")
+    assert chain.startswith("asyncio <- ") and "agentcore" in chain, chain
