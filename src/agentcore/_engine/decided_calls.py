@@ -83,7 +83,13 @@ async def resolve(run: ToolRun, stopped: ApprovalBatch) -> tuple[list[ToolResult
         items.append(item := PipelineCall(call=call))
         if call is not state.call:
             edited.append(item)
-    batch = DecidedBatch(run=run, message=stopped.message, approved=True, edited=frozenset(edited))
+    batch = DecidedBatch(
+        run=run,
+        inputs=run.inputs,
+        message=stopped.message,
+        approved=True,
+        edited=frozenset(edited),
+    )
     state_of = dict(zip(items, states, strict=True))
 
     async def prepare(item: PipelineCall) -> CallStage:

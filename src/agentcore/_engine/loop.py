@@ -301,8 +301,7 @@ class LoopRun:
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if outcome.__class__ is Stopped:
-                assert isinstance(outcome, Stopped)
+            if isinstance(outcome, Stopped):
                 return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
@@ -350,8 +349,7 @@ class LoopRun:
         self.inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
         await self.turn_end(message, results)
-        if outcome.__class__ is Stopped:  # waiting for approvals: the run stops
-            assert isinstance(outcome, Stopped)
+        if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
             if self.inputs.emitter.error is not None and not self.inputs.emitter.failing:
                 raise _FailedAfterStop(self.inputs.emitter.error, outcome)
             return outcome

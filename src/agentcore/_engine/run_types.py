@@ -129,10 +129,11 @@ class RunInputs:
     observer: RunObserver | None = None  # the instrumentation's, when one is installed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prepared:
     """A call's stage after preparation: ready to execute, with its tool and validated
-    arguments."""
+    arguments. (Never changed; not frozen because one is made for every call, and a frozen
+    dataclass is slower to build.)"""
 
     tool: AgentTool
     args: Any

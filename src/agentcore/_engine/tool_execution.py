@@ -184,14 +184,11 @@ def _execute_in_thread(
 class ToolBatch:
     run: ToolRun
     message: AssistantMessage
-    inputs: RunInputs = None  # type: ignore[assignment]  # the run's (set from it)
+    inputs: RunInputs  # the run's
     updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     approved: bool = False  # its calls are approved: none is checked for approval again
-
-    def __post_init__(self) -> None:
-        self.inputs = self.run.inputs
 
     # -- updates -------------------------------------------------------------------------
 
@@ -482,7 +479,7 @@ async def execute_batch(
 ) -> tuple[list[ToolResultMessage], bool, tuple[ApprovalRequest, ...]]:
     """Run the tool calls of one answer; returns the result messages, the terminate flag and
     the requests of the calls waiting for approval (in call order)."""
-    batch = ToolBatch(run=run, message=message)
+    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
     items = [PipelineCall(call=c) for c in calls]
     results, waiting = await run_calls(batch, items, batch.prepare)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
@@ -520,13 +517,11 @@ async def run_calls(
             for item in items:
                 await batch.start(item)
                 stage = await prepare(item)
-                if stage.__class__ is Prepared:
-                    assert isinstance(stage, Prepared)
+                if isinstance(stage, Prepared):
                     if before_execute is not None:
                         await before_execute(item)
                     await batch.end(item, await batch.execute(item, stage))
                 else:
-                    assert isinstance(stage, Immediate | Waiting)
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
                         waiting = waiting or []
@@ -539,11 +534,9 @@ async def run_calls(
             for item in items:
                 await batch.start(item)
                 stage = await prepare(item)
-                if stage.__class__ is Prepared:
-                    assert isinstance(stage, Prepared)
+                if isinstance(stage, Prepared):
                     ready.append((item, stage))
                 else:
-                    assert isinstance(stage, Immediate | Waiting)
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
                         waiting = waiting or []
@@ -601,7 +594,7 @@ async def fail_truncated(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
-    batch = ToolBatch(run=run, message=message)
+    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
 
     async def truncated(item: PipelineCall) -> CallStage:
         return Immediate(error_result(TRUNCATED))
