@@ -330,14 +330,15 @@ class LoopRun:
     async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
         """One turn: the queued messages, the request and its answer, the tool calls, the
         after-turn hooks and bounds. The sink's failure is raised between these stages."""
+        inputs = self.inputs
         if not first:
             await self.turn_start()
         for message in pending:
             await self.add_message(message)
-        self.inputs.emitter.check()
+        inputs.emitter.check()
         message = await self.request(await self.prepare_request())
-        if self.inputs.config.compaction is not None:
-            compacted = await retry_after_overflow(self.inputs, self, message)
+        if inputs.config.compaction is not None:
+            compacted = await retry_after_overflow(inputs, self, message)
             if compacted is not None and await self.keep(compacted):
                 message = await self.request(await self.prepare_request())  # once, after it
         if self.bounds is not None:
@@ -346,15 +347,16 @@ class LoopRun:
             await self.turn_end(message, [])
             cause = StopCause.ERROR if message.stop_reason == "error" else StopCause.ABORTED
             return Stopped(cause, message)
-        self.inputs.emitter.check()  # a broken sink fails the run before any tool runs
+        inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
         await self.turn_end(message, results)
         if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
-            if self.inputs.emitter.error is not None and not self.inputs.emitter.failing:
-                raise _FailedAfterStop(self.inputs.emitter.error, outcome)
+            emitter = inputs.emitter
+            if emitter.error is not None and not emitter.failing:  # (as `emitter.check()`)
+                raise _FailedAfterStop(emitter.error, outcome)
             return outcome
-        self.inputs.emitter.check()
-        if self.inputs.signal.aborted:
+        inputs.emitter.check()
+        if inputs.signal.aborted:
             return Stopped(StopCause.ABORTED)
         if self.typed is not None:
             stopped = self.typed.after_turn(self.model, message, results)
