@@ -185,6 +185,10 @@ async def _query(handle: temporal_client.WorkflowHandle[Any, Any], index: int) -
                 service.RPCStatusCode.DEADLINE_EXCEEDED,
                 service.RPCStatusCode.UNAVAILABLE,
                 service.RPCStatusCode.FAILED_PRECONDITION,  # a new run not started yet
+            ) or (
+                # the SDK's own client-side timeout (seen while the worker holding the run was
+                # killed on a loaded machine): reported as CANCELLED, "Timeout expired"
+                exc.status == service.RPCStatusCode.CANCELLED and "timeout" in exc.message.lower()
             )
             if not transient or attempt == _QUERY_ATTEMPTS - 1:
                 raise
