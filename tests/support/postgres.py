@@ -9,6 +9,8 @@ starts it (the script is idempotent and locked, so xdist workers share one serve
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import hashlib
 import os
@@ -17,9 +19,19 @@ from pathlib import Path
 
 import pytest
 
+from agentcore.sessions import PostgresSessionStore
+
 from . import ROOT
 
-__all__ = ["URL_ENV", "drop_schema", "postgres_url", "schema_for"]
+__all__ = [
+    "STORE_KINDS",
+    "URL_ENV",
+    "drop_schema",
+    "open_postgres_store",
+    "postgres_url",
+    "raw_dump",
+    "schema_for",
+]
 
 URL_ENV = "AGENTCORE_TEST_POSTGRES_URL"
 """The server the tests use; set by `postgres_url()` for the child processes tests start."""
@@ -66,3 +78,40 @@ def drop_schema(url: str, schema: str) -> None:
 
     with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+STORE_KINDS = ["jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.external)]
+"""Every session store, for `parametrize("kind", STORE_KINDS)`: PostgreSQL is `external`."""
+
+_made: set[str] = set()
+
+
+def open_postgres_store(where: Path) -> PostgresSessionStore:
+    """A store in the test server, in the schema of the test whose folder is `where` (dropped
+    when this process ends)."""
+    url = postgres_url()
+    schema = schema_for(where)
+    if schema not in _made:
+        _made.add(schema)
+        if len(_made) == 1:
+            atexit.register(_drop_made, url)
+    return PostgresSessionStore(url, schema=schema)
+
+
+def _drop_made(url: str) -> None:
+    for schema in sorted(_made):
+        with contextlib.suppress(Exception):
+            drop_schema(url, schema)
+
+
+def raw_dump(where: Path) -> Path:
+    """Everything the test's schema holds, as `pg_dump` writes it (to look for leaked bytes)."""
+    out = where / "postgres-dump.sql"
+    bindir = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_dump"))
+    pg_dump = str(bindir[-1]) if bindir else "pg_dump"
+    subprocess.run(
+        [pg_dump, "--schema", schema_for(where), "--file", str(out), postgres_url()],
+        check=True,
+        timeout=60,
+    )
+    return out
