@@ -383,7 +383,9 @@ class PostgresSessionStore(SessionStore):
         locks went with it, and each write checks the `writers` row)."""
         conn = self._lease_conn
         if conn is None or conn.closed or conn.broken:
-            conn = self._psycopg.Connection.connect(self.url, autocommit=True, **self._connect_args)
+            # named after this process, so an operator can see who holds which lease
+            args = {**self._connect_args, "application_name": f"agentcore-lease-{os.getpid()}"}
+            conn = self._psycopg.Connection.connect(self.url, autocommit=True, **args)
             self._lease_conn = conn
         return conn
 
