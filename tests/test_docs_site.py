@@ -142,10 +142,13 @@ def test_the_site_needs_no_network(site: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no chromium: scripts/browser")
-def test_the_diagram_is_drawn_without_network(site: Path) -> None:
-    """The timeline of concepts/loop.md, in headless Chromium that can reach no host but the
-    site's own server: Material swaps the diagram's source for the drawing (its `<pre>`
-    becomes a `<div>`), and mermaid reports no error."""
+@pytest.mark.parametrize(
+    ("path", "kind"), [("concepts/loop/", "sequenceDiagram"), ("architecture/", "flowchart")]
+)
+def test_the_diagram_is_drawn_without_network(site: Path, path: str, kind: str) -> None:
+    """The timeline of concepts/loop.md and the engine's stages on architecture.md, in headless
+    Chromium that can reach no host but the site's own server: Material swaps the diagram's
+    source for the drawing (its `<pre>` becomes a `<div>`), and mermaid reports no error."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -168,7 +171,7 @@ def test_the_diagram_is_drawn_without_network(site: Path) -> None:
                 "--enable-logging=stderr",
                 "--v=0",
                 "--dump-dom",
-                f"http://127.0.0.1:{server.server_address[1]}/concepts/loop/",
+                f"http://127.0.0.1:{server.server_address[1]}/{path}",
             ],
             capture_output=True,
             text=True,
@@ -179,7 +182,7 @@ def test_the_diagram_is_drawn_without_network(site: Path) -> None:
         server.server_close()
     dom = done.stdout
     assert '<div class="mermaid"></div>' in dom, dom[-2000:]  # drawn (in a shadow root)
-    assert 'class="mermaid"><code>sequenceDiagram' not in dom  # not left as its source
+    assert f'class="mermaid"><code>{kind}' not in dom  # not left as its source
     console = [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "Error" in line], console
 
@@ -356,3 +359,48 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert "docs/getting-started.md" in relative and "docs/concepts/loop.md" in relative
     broken = [t for t in relative if not (ROOT / t).exists()]
     assert broken == [], f"README.md links to missing files: {broken}"
+
+
+# --- the contributor map ------------------------------------------------------------------------
+
+
+def map_section(markdown: str) -> str:
+    """The "package map" section of docs/architecture.md: from its heading to the next `## `."""
+    start = markdown.index("\n## The package map\n")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end != -1 else len(markdown)]
+
+
+def unmapped(section: str, src: Path) -> list[str]:
+    """Every package under `src/agentcore` (a folder with `__init__.py`) and every module of the
+    package root that the section does not name as `` `agentcore.x` `` in a table row."""
+    named = set(re.findall(r"^\| `(agentcore(?:\.[\w.]+)?)` \|", section, re.MULTILINE))
+    package = src / "agentcore"
+    wanted = [".".join(init.parent.relative_to(src).parts) for init in package.rglob("__init__.py")]
+    wanted += [f"agentcore.{p.stem}" for p in package.glob("*.py") if p.name != "__init__.py"]
+    return sorted(set(wanted) - named)
+
+
+def test_the_package_map_names_every_package() -> None:
+    """docs/architecture.md has a line for every package and root module, so it cannot drift."""
+    section = map_section((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    assert unmapped(section, SRC) == [], "add a row to the package map of docs/architecture.md"
+
+
+def test_a_package_without_a_line_in_the_map_is_found(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for folder in ["agentcore", "agentcore/llm", "agentcore/llm/providers", "agentcore/guard"]:
+        (src / folder).mkdir(parents=True)
+        (src / folder / "__init__.py").write_text('"""x"""\n')
+    (src / "agentcore" / "agent.py").write_text('"""x"""\n')
+    section = "## The package map\n\n| `agentcore` | x |\n| `agentcore.llm` | x |\n"
+    assert unmapped(section, src) == [
+        "agentcore.agent",
+        "agentcore.guard",
+        "agentcore.llm.providers",
+    ]
+    section += "| `agentcore.llm.providers` | x |\n| `agentcore.guard` | x |\n"
+    section += "| `agentcore.agent` | x |\n"
+    assert unmapped(section, src) == []
+    # a name only mentioned in passing, outside a row of its own, does not count
+    assert unmapped("## The package map\n\nsee `agentcore.guard`\n", src)[0] == "agentcore"
