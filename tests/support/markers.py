@@ -94,6 +94,7 @@ SLOW = [
     "tests/mcp/test_mcp_serve.py::test_served_over_stdio_to_the_sdk_client",
     "tests/mcp/test_mcp_third_party.py",
     "tests/web/test_web_guard.py::test_serve_*",
+    "tests/web/test_web_postgres.py",
     "tests/web/test_web_markdown.py",
     "tests/temporal/test_package.py",
     "tests/test_support.py::test_fast_leaves_out_the_listed_and_the_server_tests",
