@@ -5,6 +5,8 @@ Every test runs against the real server of `scripts/postgres` (marked `external`
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -22,7 +24,7 @@ from agentcore.sessions import (
     SessionLockedError,
     SessionNotFoundError,
 )
-from support import texts
+from support import ROOT, texts
 from support.postgres import open_postgres_store, postgres_url, schema_for
 
 pytestmark = pytest.mark.external
@@ -247,3 +249,89 @@ def test_bad_arguments_and_an_unreachable_server_are_clear_errors() -> None:
         PostgresSessionStore("postgresql://x:secret@127.0.0.1:1/x", timeout=2)
     assert "secret" not in str(info.value)
     assert time.monotonic() - t0 < 10
+
+
+def terminate(application_name: str) -> int:
+    """End the server processes of the connections with this name; how many there were."""
+    with psycopg.connect(postgres_url(), autocommit=True) as admin:
+        return len(
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (application_name,),
+            ).fetchall()
+        )
+
+
+def test_dropped_connections_are_replaced_and_nothing_is_stored_half(tmp_path: Path) -> None:
+    with open_postgres_store(tmp_path) as store:
+        session = store.create()
+        session.append(UserMessage(content="before"))
+        # every pooled connection and the lease connection drop (a proxy's idle timeout, a
+        # failover): the next change gets a fresh connection
+        assert terminate(f"agentcore-sessions-{os.getpid()}") >= 1
+        session.append(UserMessage(content="after"))
+        assert [texts(m) for m in store.load(session.id).messages] == ["before", "after"]
+        assert terminate(f"agentcore-lease-{os.getpid()}") == 1
+        session.append(UserMessage(content="lease lost, still the holder"))
+        assert len(store.load(session.id).messages) == 3
+
+
+def test_a_full_pool_is_a_clear_error_in_bounded_time(tmp_path: Path) -> None:
+    url, schema = postgres_url(), schema_for(tmp_path)
+    open_postgres_store(tmp_path).close()
+    with PostgresSessionStore(url, schema=schema, max_connections=1, timeout=1) as store:
+        session = store.create()
+        with store._pool.connection():  # something holds the only connection
+            t0 = time.monotonic()
+            with pytest.raises(SessionError, match="writing session") as info:
+                session.append(UserMessage(content="lost?"))
+            assert time.monotonic() - t0 < 5
+            assert "connection" in str(info.value).lower()
+        session.append(UserMessage(content="kept"))
+        assert [texts(m) for m in store.load(session.id).messages] == ["kept"]
+
+
+@pytest.mark.timeout(180)
+def test_a_database_restarted_mid_run_loses_nothing(tmp_path: Path) -> None:
+    """A server of its own (scripts/postgres on another port) stopped and started between two
+    changes: a change while it is down fails with SessionError in bounded time and stores
+    nothing; the next one after the restart is stored on a fresh connection."""
+    postgres_url()  # skips when PostgreSQL cannot run here
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = Path(f"/var/tmp/agentcore-pgtest-{os.getpid()}-{port}") if os.getuid() == 0 else tmp_path
+    env = {
+        **os.environ,
+        "AGENTCORE_POSTGRES_PORT": str(port),
+        "AGENTCORE_POSTGRES_DATA": str(data / "cluster"),
+    }
+    script = str(ROOT / "scripts" / "postgres")
+
+    def run(action: str) -> str:
+        done = subprocess.run(
+            [script, action], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    if os.getuid() == 0:
+        data.mkdir()
+        shutil.chown(data, "postgres", "postgres")
+    try:
+        url = run("start")
+        with PostgresSessionStore(url, schema="restart", timeout=5) as store:
+            session = store.create()
+            session.append(UserMessage(content="before"))
+            run("stop")
+            with pytest.raises(SessionError):  # the server is down: an error, not a hang
+                session.append(UserMessage(content="while down"))
+            run("start")
+            session.append(UserMessage(content="after"))
+            assert [texts(m) for m in store.load(session.id).messages] == ["before", "after"]
+    finally:
+        subprocess.run([script, "stop"], env=env, capture_output=True, timeout=60, check=False)
+        shutil.rmtree(data / "cluster", ignore_errors=True)
+        if os.getuid() == 0:
+            shutil.rmtree(data, ignore_errors=True)

@@ -60,6 +60,7 @@ SLOW = [
     "tests/test_sessions.py::test_a_session_held_by_another_process",
     "tests/test_sessions.py::test_two_processes_writing_one_store_at_once",
     "tests/test_sessions_postgres.py::test_two_replicas_racing_for_one_session_lose_nothing",
+    "tests/test_sessions_postgres.py::test_a_database_restarted_mid_run_loses_nothing",
     "tests/test_tool_execution_edges.py::test_an_update_while_the_run_is_torn_down_is_dropped",
     "tests/test_agent_threads.py::test_steer_and_follow_up_from_another_thread_lose_and_repeat_nothing",
     "tests/test_loop.py::test_leaving_while_the_run_waits_for_the_consumer_is_clean",

@@ -124,7 +124,7 @@ class PostgresSessionStore(SessionStore):
         self._connect_args: dict[str, Any] = {
             "options": f"-c search_path={self.schema}",
             "connect_timeout": max(1, int(timeout)),
-            "application_name": "agentcore-sessions",
+            "application_name": f"agentcore-sessions-{os.getpid()}",
         }
         self._lease_conn: psycopg.Connection[Any] | None = None
         pool: psycopg_pool.ConnectionPool[Any] = pool_module.ConnectionPool(
@@ -133,6 +133,9 @@ class PostgresSessionStore(SessionStore):
             max_size=max_connections,
             timeout=timeout,
             kwargs=self._connect_args,
+            # a connection is checked as it leaves the pool: one the server dropped (a restart,
+            # an idle timeout) is replaced before a change starts on it
+            check=pool_module.ConnectionPool.check_connection,
             open=False,
             name="agentcore-sessions",
         )
