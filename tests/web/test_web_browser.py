@@ -310,7 +310,46 @@ def test_approve_and_deny_in_the_page(browser: Any, tmp_path: Path, shots: Path)
         _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .deny"), "Deny")
         d.execute_script("document.querySelector('.tool-card .deny').click()")
         _wait(d, lambda d: any("Kept it." in t for t in _assistant_texts(d)), "the run to continue")
-        assert len(d.find_elements(By.CSS_SELECTOR, ".tool-card.error")) == 1
+        denied = d.find_elements(By.CSS_SELECTOR, ".tool-card.denied")
+        assert (
+            len(denied) == 1 and denied[0].find_element(By.CSS_SELECTOR, ".state").text == "denied"
+        )
+        assert not d.find_elements(By.CSS_SELECTOR, ".tool-card.error")
         d.save_screenshot(str(shots / "9-approval-decided.png"))
+    finally:
+        stop_server(served)
+
+
+def test_tool_call_ids_named_like_object_members(browser: Any, tmp_path: Path, shots: Path) -> None:
+    """Ids `__proto__` and `constructor` key nothing on Object.prototype; the transcript shows."""
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return f"echoed {text}"
+
+    served = start_server(tmp_path, tools=[echo])
+    served.faux.set_responses(
+        [
+            faux_tool_call("echo", {"text": "one"}, id="__proto__"),
+            faux_tool_call("echo", {"text": "two"}, id="constructor"),
+            faux_text("All echoed."),
+        ]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "echo twice")
+        _wait(d, lambda d: any("All echoed." in t for t in _assistant_texts(d)), "the answer")
+        results = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".tool-card .tool-result")]
+        assert results == ["echoed one", "echoed two"]
+        assert d.execute_script("return Object.keys(Object.prototype).length") == 0
+        assert d.execute_script("return typeof ({}).el") == "undefined"
+        d.refresh()  # the transcript redrawn from the stored session
+        _wait(d, lambda d: any("All echoed." in t for t in _assistant_texts(d)), "the reload")
+        results = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".tool-card .tool-result")]
+        assert results == ["echoed one", "echoed two"]
+        d.save_screenshot(str(shots / "10-member-named-ids.png"))
     finally:
         stop_server(served)

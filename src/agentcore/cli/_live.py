@@ -67,6 +67,7 @@ def render_markdown(text: str, width: int) -> str:
     without a trailing newline. Control characters are made visible (`_safe.visible`)."""
     text = visible(text)
     try:
+        from markdown_it import MarkdownIt  # rich's own parser (rich depends on it)
         from rich.console import Console
         from rich.markdown import Markdown
     except ImportError:
@@ -83,7 +84,7 @@ def render_markdown(text: str, width: int) -> str:
         emoji=False,
         legacy_windows=False,
     )
-    console.print(_text_markdown(text, Markdown))
+    console.print(_text_markdown(text, Markdown, MarkdownIt))
     lines = [line.rstrip(" ") for line in out.getvalue().split("\n")]
     while lines and not lines[-1]:
         lines.pop()
@@ -92,13 +93,11 @@ def render_markdown(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def _text_markdown(text: str, markdown: Any) -> Any:
+def _text_markdown(text: str, markdown: Any, markdown_it: Any) -> Any:
     """rich's `Markdown` of `text` with raw HTML off: a model's `List<String>`, `<ol>` or
     `<tool_response>` is text to show as written, not markup to drop."""
-    from markdown_it import MarkdownIt
-
     rendered = markdown("", hyperlinks=False)
-    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    parser = markdown_it("commonmark", {"html": False}).enable("strikethrough").enable("table")
     rendered.markup = text
     rendered.parsed = parser.parse(text)
     return rendered

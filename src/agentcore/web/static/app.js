@@ -12,10 +12,13 @@
   let source = null;
   let running = false;
   let defaultModel = null;
-  let blocks = {};   // assistant message id -> {el, parts}
-  let texts = {};    // text message id -> {el, text, role}
-  let cards = {};    // tool call id -> card elements
-  let reasonings = {}; // reasoning message id -> body element
+  // Ids come from the model and the server: they key prototype-less objects, so an id such as
+  // "__proto__" or "constructor" is an ordinary key and never reaches Object.prototype.
+  function idMap() { return Object.create(null); }
+  let blocks = idMap();   // assistant message id -> {el, parts}
+  let texts = idMap();    // text message id -> {el, text, role}
+  let cards = idMap();    // tool call id -> card elements
+  let reasonings = idMap(); // reasoning message id -> body element
   let pending = new Set(); // tool call ids waiting for approval
   let totals = { tokens: 0, cost: 0 };
   let renderQueued = new Set();
@@ -63,7 +66,7 @@
 
   function clear() {
     view.messages.textContent = "";
-    blocks = {}; texts = {}; cards = {}; reasonings = {}; totals = { tokens: 0, cost: 0 };
+    blocks = idMap(); texts = idMap(); cards = idMap(); reasonings = idMap(); totals = { tokens: 0, cost: 0 };
     view.usage.textContent = "";
   }
 
@@ -171,7 +174,11 @@
     const c = cards[callId] || card(callId, "tool", null);
     c.result.textContent = content;
     c.progress.textContent = "";
-    setCard(c, isError ? "error" : "done", isError ? "error" : "done");
+    // A denied call's result is an error result whose text says so (agentcore._approval_tail).
+    const denied = isError && (c.denied ||
+      String(content).indexOf("Tool call was not executed: it was denied") === 0);
+    if (denied) setCard(c, "denied", "denied");
+    else setCard(c, isError ? "error" : "done", isError ? "error" : "done");
     c.approval.hidden = true;
   }
 
@@ -351,6 +358,8 @@
   }
 
   async function decide(callId, approved) {
+    const c = cards[callId];
+    if (c && !approved) c.denied = true;
     try {
       await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/approvals/" +
         encodeURIComponent(callId), { approved: approved });
@@ -391,7 +400,7 @@
     defaultModel = info.defaultModel;
     const models = await api("GET", "api/models");
     const current = sessionId ? view.model.value : null; // a session's model may be known already
-    const groups = {};
+    const groups = idMap();
     view.model.textContent = "";
     for (const m of models) {
       if (!groups[m.provider]) {
