@@ -11,14 +11,23 @@
    (from the model yielding a delta to the listener receiving it). Once with no model latency
    (the worst case for a session: each message is written before the run goes on, and nothing
    else takes time), once with 5 ms per answer (a very fast model; real ones take 100s of ms).
+5. Many sessions (SQLite, and PostgreSQL with `--postgres`): 10,000 sessions of 4 messages each;
+   sessions created per second, then the latency of listing them (all headers; with PostgreSQL
+   also one page of 50 from the middle) and of loading one (median of 200 random ones).
 
-    .venv/bin/python bench/sessions.py
+With `--postgres URL` (e.g. the URL `scripts/postgres start` prints), the PostgreSQL store is
+measured too, in a schema of its own dropped at the end; `--part` runs one part only.
+
+    .venv/bin/python bench/sessions.py [--postgres URL] [--part storage|format|runs|many]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import os
+import random
 import statistics
 import tempfile
 import time
@@ -39,10 +48,18 @@ from agentcore import (
     tool,
 )
 from agentcore.messages import to_json
-from agentcore.sessions import JsonlSessionStore, SessionStore, SqliteSessionStore
+from agentcore.sessions import (
+    JsonlSessionStore,
+    PostgresSessionStore,
+    SessionStore,
+    SqliteSessionStore,
+)
 from agentcore.sessions._jsonl_format import decode_line, encode_line
 
 APPENDS = 10_000
+SESSIONS = 10_000
+POSTGRES_URL: str | None = None
+POSTGRES_SCHEMA = f"bench_{os.getpid()}"
 TURNS = 10
 RUNS = 200
 
@@ -85,7 +102,69 @@ def stores(tmp: Path) -> dict[str, Callable[[], SessionStore]]:
         "sqlite": lambda: SqliteSessionStore(tmp / "sessions.db"),
         "jsonl fsync": lambda: JsonlSessionStore(tmp / "jsonl-fsync", fsync=True),
         "sqlite fsync": lambda: SqliteSessionStore(tmp / "fsync.db", fsync=True),
+        **postgres_store("postgres"),
     }
+
+
+def postgres_store(name: str) -> dict[str, Callable[[], SessionStore]]:
+    """The PostgreSQL store under `name`, when `--postgres` was given."""
+    url = POSTGRES_URL
+    if url is None:
+        return {}
+    return {name: lambda: PostgresSessionStore(url, schema=POSTGRES_SCHEMA)}
+
+
+def drop_postgres_schema() -> None:
+    if POSTGRES_URL is None:
+        return
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{POSTGRES_SCHEMA}" CASCADE')
+
+
+def bench_many_sessions(tmp: Path) -> None:
+    sample = messages(4)
+    print(f"many sessions: {SESSIONS:,} sessions of {len(sample)} messages")
+    makers = {"sqlite": lambda: SqliteSessionStore(tmp / "many.db"), **postgres_store("postgres")}
+    drop_postgres_schema()
+    for name, make in makers.items():
+        with make() as store:
+            t0 = clock()
+            ids = []
+            for _ in range(SESSIONS):
+                session = store.create(messages=sample, metadata={"title": "a chat"})
+                session.close()
+                ids.append(session.id)
+            created = SESSIONS / (clock() - t0)
+            lists = []
+            for _ in range(3):
+                t1 = clock()
+                infos = store.list()
+                lists.append(clock() - t1)
+            assert len(infos) == SESSIONS
+            page = ""
+            if isinstance(store, PostgresSessionStore):
+                pages = []
+                for _ in range(20):
+                    t1 = clock()
+                    got = store.list_page(limit=50, after=ids[SESSIONS // 2])
+                    pages.append(clock() - t1)
+                assert len(got) == 50
+                page = f"   page of 50: {statistics.median(pages) * 1e3:6.2f} ms"
+            rng = random.Random(1)
+            loads = []
+            for _ in range(200):
+                sid = rng.choice(ids)
+                t1 = clock()
+                data = store.load(sid)
+                loads.append(clock() - t1)
+            assert len(data.messages) == len(sample)
+        print(
+            f"  {name:9s} {created:8,.0f} sessions created/s   list of {SESSIONS:,}: "
+            f"{min(lists) * 1e3:7.1f} ms{page}   load of one: "
+            f"median {statistics.median(loads) * 1e3:5.2f} ms"
+        )
 
 
 def bench_storage(tmp: Path) -> None:
@@ -210,11 +289,27 @@ def bench_runs(tmp: Path, delay: float, runs: int) -> None:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        bench_storage(Path(tmp))
-        bench_record_format()
-        bench_runs(Path(tmp), delay=0.0, runs=RUNS)
-        bench_runs(Path(tmp), delay=0.005, runs=20)
+    global POSTGRES_URL, SESSIONS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--postgres", metavar="URL", help="measure PostgresSessionStore too")
+    parser.add_argument("--part", choices=["storage", "format", "runs", "many"])
+    parser.add_argument("--sessions", type=int, default=SESSIONS, help="for --part many")
+    args = parser.parse_args()
+    POSTGRES_URL, SESSIONS = args.postgres, args.sessions
+    part = args.part
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            if part in (None, "storage"):
+                bench_storage(Path(tmp))
+            if part in (None, "format"):
+                bench_record_format()
+            if part in (None, "runs"):
+                bench_runs(Path(tmp), delay=0.0, runs=RUNS)
+                bench_runs(Path(tmp), delay=0.005, runs=20)
+            if part in (None, "many"):
+                bench_many_sessions(Path(tmp))
+    finally:
+        drop_postgres_schema()
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from agentcore.sessions import (
 )
 from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
 from support import delete_and_look, texts
+from support.postgres import STORE_KINDS, open_postgres_store
 
 pytestmark = pytest.mark.anyio
 
@@ -215,10 +216,12 @@ async def test_a_decision_that_cannot_be_stored_is_not_kept(tmp_path: Path) -> N
 
 
 def make_store(kind: str, where: Path) -> SessionStore:
+    if kind == "postgres":
+        return open_postgres_store(where)
     return JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where / "s.db")
 
 
-@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_waiting_calls_survive_a_resume_and_decisions_are_stored_at_once(
     tmp_path: Path, kind: str
 ) -> None:
@@ -333,16 +336,14 @@ async def test_an_agent_decides_only_for_tools_it_holds(tmp_path: Path) -> None:
     assert not any(isinstance(m, ApprovalDecision) for m in store.load(session.id).messages)
 
 
-@pytest.mark.parametrize("backend", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("backend", STORE_KINDS)
 async def test_a_decision_records_who_took_it_and_reopen_asks_again(
     tmp_path: Path, backend: str
 ) -> None:
     from agentcore.approvals import decided_approvals
 
     setup = Setup([three_calls(), faux_text("done")])
-    store: SessionStore = (
-        JsonlSessionStore(tmp_path) if backend == "jsonl" else SqliteSessionStore(tmp_path / "s.db")
-    )
+    store: SessionStore = make_store(backend, tmp_path)
     session = store.create()
     agent = setup.agent(session=session)
     await agent.prompt("go")

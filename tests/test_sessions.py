@@ -39,6 +39,7 @@ from agentcore.sessions import (
     INTERRUPTED_TOOL_RESULT,
     SESSION_FORMAT_VERSION,
     JsonlSessionStore,
+    PostgresSessionStore,
     SessionCorruptError,
     SessionError,
     SessionLockedError,
@@ -53,25 +54,51 @@ from agentcore.sessions import (
 from agentcore.sessions._jsonl_format import encode_line
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from support import BACKENDS, make_tool, texts
+from support.postgres import drop_schema, postgres_url, schema_for
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sessions"
 
 
-def store_location(kind: str, where: Path) -> Path:
-    """Where `open_store(kind, where)` keeps its sessions (a directory, or a database file)."""
+def store_location(kind: str, where: Path) -> Path | str:
+    """Where `open_store(kind, where)` keeps its sessions (a directory, a database file, or a
+    PostgreSQL schema of its own)."""
+    if kind == "postgres":
+        return schema_for(where)
     return where / "sessions" if kind == "jsonl" else where / "sessions.db"
 
 
 def open_store(kind: str, where: Path) -> SessionStore:
     if kind == "jsonl":
         return JsonlSessionStore(store_location(kind, where))
+    if kind == "postgres":
+        return PostgresSessionStore(postgres_url(), schema=schema_for(where))
     return SqliteSessionStore(store_location(kind, where))
 
 
-@pytest.fixture(params=["jsonl", "sqlite"])
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+STORE_KINDS = ["jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.external)]
+"""Every store: the PostgreSQL one against `scripts/postgres`, a fresh schema per test."""
+
+# what the child processes of these tests run to open a store of a kind at a location
+OPEN_IN_CHILD = """
+import os
+from agentcore.sessions import JsonlSessionStore, PostgresSessionStore, SqliteSessionStore
+def open_store(kind, where):
+    if kind == "postgres":
+        return PostgresSessionStore(os.environ["AGENTCORE_TEST_POSTGRES_URL"], schema=where)
+    return JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where)
+"""
+
+
+@pytest.fixture(params=STORE_KINDS)
+def kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    kind = str(request.param)
+    if kind == "postgres":
+        url = postgres_url()
+        yield kind
+        drop_schema(url, schema_for(tmp_path))
+    else:
+        yield kind
 
 
 @pytest.fixture
@@ -262,6 +289,17 @@ def test_unknown_message_role_is_a_clear_error(store: SessionStore, kind: str) -
         with open(store.path(session.id), "ab") as f:
             f.write(encode_line({"type": "message", "message": record}))
         where = f"{session.id}.jsonl:3"
+    elif isinstance(store, PostgresSessionStore):
+        import psycopg
+
+        data = json.dumps(record)
+        with psycopg.connect(store.url, options=f"-c search_path={store.schema}") as conn:
+            conn.execute(
+                "INSERT INTO messages VALUES (%s, 1, %s, %s)",
+                (session.id, data, zlib.crc32(data.encode())),
+            )
+            conn.execute("UPDATE sessions SET message_count = 2")
+        where = "message 1"
     else:
         assert isinstance(store, SqliteSessionStore)
         data = json.dumps(record)
@@ -326,17 +364,19 @@ def test_one_writer_per_session(store: SessionStore, kind: str, tmp_path: Path) 
     assert [texts(m) for m in store.load(session.id).messages] == ["from the other store", "back"]
 
 
-HOLDER = """
+HOLDER = (
+    OPEN_IN_CHILD
+    + """
 import sys
-from agentcore.sessions import JsonlSessionStore, SqliteSessionStore
 kind, where, sid = sys.argv[1:4]
-store = JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where)
+store = open_store(kind, where)
 session = store.open(sid)
 session.append(__import__("agentcore").UserMessage(content="from the child"))
 print("ready", flush=True)
 sys.stdin.readline()
 store.close()
 """
+)
 
 
 @contextlib.contextmanager
@@ -386,18 +426,20 @@ def test_a_dead_writer_does_not_block_the_session(
     assert len(store.load(session_id).messages) == 2
 
 
-WRITER = """
+WRITER = (
+    OPEN_IN_CHILD
+    + """
 import sys
 from agentcore import UserMessage
-from agentcore.sessions import JsonlSessionStore, SqliteSessionStore
 kind, where, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-store = JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where)
+store = open_store(kind, where)
 session = store.create()
 for i in range(n):
     session.append(UserMessage(content=f"m{i}"))
 print(session.id)
 store.close()
 """
+)
 
 
 def test_two_processes_writing_one_store_at_once(kind: str, tmp_path: Path) -> None:

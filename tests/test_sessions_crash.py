@@ -24,6 +24,7 @@ from agentcore.sessions import (
     SqliteSessionStore,
 )
 from agentcore.testing import FauxProvider, faux_text
+from support.postgres import STORE_KINDS, open_postgres_store, schema_for
 
 ITERATIONS = 16
 SEED = 20240611
@@ -32,13 +33,17 @@ CHILD = r"""
 import random, sys
 import anyio
 from agentcore import Agent, AgentToolResult, AgentTool
-from agentcore.sessions import JsonlSessionStore, SqliteSessionStore
+import os
+from agentcore.sessions import JsonlSessionStore, PostgresSessionStore, SqliteSessionStore
 from agentcore.testing import FauxProvider, faux_text, faux_message
 from agentcore.messages import ToolCall
 
 kind, where, sid, seed = sys.argv[1:5]
 rng = random.Random(int(seed))
-store = JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where)
+if kind == "postgres":
+    store = PostgresSessionStore(os.environ["AGENTCORE_TEST_POSTGRES_URL"], schema=where)
+else:
+    store = JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where)
 counter = iter(range(1 << 30))
 
 def pause():
@@ -97,6 +102,8 @@ anyio.run(main)
 def open_store(kind: str, tmp_path: Path) -> SessionStore:
     if kind == "jsonl":
         return JsonlSessionStore(tmp_path / "sessions")
+    if kind == "postgres":
+        return open_postgres_store(tmp_path)
     return SqliteSessionStore(tmp_path / "sessions.db")
 
 
@@ -137,10 +144,12 @@ async def resume(store: SessionStore, sid: str) -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("kind", STORE_KINDS)
 def test_killed_at_random_points_the_session_survives(kind: str, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     where = str(tmp_path / "sessions") if kind == "jsonl" else str(tmp_path / "sessions.db")
+    if kind == "postgres":
+        where = schema_for(tmp_path)
     with open_store(kind, tmp_path) as store:
         sid = store.create().id
     kept: list[dict[str, Any]] = []

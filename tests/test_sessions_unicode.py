@@ -21,11 +21,14 @@ from agentcore.cli._store import open_store
 from agentcore.messages import from_json, to_json
 from agentcore.sessions import JsonlSessionStore, SessionStore, SqliteSessionStore
 from agentcore.testing import FauxProvider, faux_text
+from support.postgres import STORE_KINDS, open_postgres_store
 
 EMOJI_HALVES = "\ud83d\ude00"  # U+1F600 as two UTF-16 code units, as a split stream leaves it
 
 
 def make_store(kind: str, where: Path) -> SessionStore:
+    if kind == "postgres":
+        return open_postgres_store(where)
     return JsonlSessionStore(where) if kind == "jsonl" else SqliteSessionStore(where / "s.db")
 
 
@@ -45,7 +48,7 @@ def cli_text(*argv: str) -> str:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_surrogates_are_replaced_when_stored_and_in_memory(tmp_path: Path, kind: str) -> None:
     # the answer streams in 1-character chunks: the emoji's halves arrive in two deltas
     faux = FauxProvider([faux_text(f"smile {EMOJI_HALVES} and \udc00 half")], chunk_chars=1)

@@ -49,11 +49,14 @@ from agentcore.sessions import (
     SqliteSessionStore,
 )
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+from support.postgres import STORE_KINDS, open_postgres_store, raw_dump
 
 
 def open_store(kind: str, where: Path) -> SessionStore:
     if kind == "jsonl":
         return JsonlSessionStore(where / "sessions")
+    if kind == "postgres":
+        return open_postgres_store(where)
     return SqliteSessionStore(where / "sessions.db")
 
 
@@ -61,10 +64,12 @@ def raw_files(kind: str, where: Path) -> list[Path]:
     """Every file a store wrote (the database's WAL and shared-memory files too)."""
     if kind == "jsonl":
         return sorted((where / "sessions").iterdir())
+    if kind == "postgres":
+        return [raw_dump(where)]  # what the database holds, as pg_dump writes it
     return sorted(where.glob("sessions.db*"))
 
 
-@pytest.fixture(params=["jsonl", "sqlite"])
+@pytest.fixture(params=STORE_KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -735,14 +740,14 @@ def run_awkward_tool(kind: str, details: Any, text: Any, *, exact: bool) -> None
         anyio.run(main, Path(where))
 
 
-@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("kind", STORE_KINDS)
 @PROPERTY
 @given(details=_awkward(), text=_awkward())
 def test_whatever_a_tool_returns_the_next_prompt_works(kind: str, details: Any, text: Any) -> None:
     run_awkward_tool(kind, details, text, exact=False)
 
 
-@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("kind", STORE_KINDS)
 @PROPERTY
 @given(details=_awkward(), text=_awkward())
 def test_whatever_a_tool_returns_disk_equals_memory(kind: str, details: Any, text: Any) -> None:

@@ -168,6 +168,7 @@ async def _main(
                     header_timeout=parsed.header_timeout,
                     max_connections=parsed.max_connections,
                     sessions_dir=parsed.sessions_dir,
+                    store_url=parsed.store,
                     stdout=stdout,
                     stderr=stderr,
                 )

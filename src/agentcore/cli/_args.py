@@ -79,6 +79,7 @@ class Parsed:
     continue_last: bool = False  # chat --continue
     session: str | None = None  # chat --session ID
     sessions_dir: str | None = None  # chat/sessions --sessions-dir DIR
+    store: str | None = None  # serve --store URL
     action: str | None = None  # sessions list|show|rm
     session_ids: tuple[str, ...] = ()  # sessions show|rm ID...
     host: str = "127.0.0.1"  # serve
@@ -381,6 +382,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         continue_last=getattr(ns, "continue_last", False),
         session=getattr(ns, "session", None),
         sessions_dir=getattr(ns, "sessions_dir", None),
+        store=getattr(ns, "store", None),
         host=getattr(ns, "host", "127.0.0.1"),
         port=getattr(ns, "port", 8765),
         token=getattr(ns, "token", None) or os.environ.get("AGENTCORE_TOKEN") or None,

@@ -13,7 +13,14 @@ from __future__ import annotations
 import ipaddress
 import secrets
 from typing import Protocol
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from agentcore.sessions import (
+    JsonlSessionStore,
+    PostgresSessionStore,
+    SessionError,
+    SessionStore,
+)
 
 from ._run import CommandError, Settings
 from ._store import open_store
@@ -44,6 +51,7 @@ async def serve_command(
     token: str | None,
     sessions_dir: str | None,
     stdout: _Output,
+    store_url: str | None = None,
     stderr: _Output | None = None,
     no_token: bool = False,
     header_timeout: float = 60.0,
@@ -75,7 +83,10 @@ async def serve_command(
     elif token is None:
         token = secrets.token_urlsafe(24)
         generated = True
-    store = open_store(sessions_dir)
+    if store_url is None:
+        store: SessionStore = open_store(sessions_dir)
+    else:
+        store = open_url_store(store_url, sessions_dir)
     try:
         app = create_app(
             store,
@@ -112,7 +123,8 @@ async def serve_command(
                 "the tools\n"
             )
             (stderr or stdout).flush()
-        stdout.write(f"agentcore serve: sessions in {store.directory}; Ctrl-C stops\n")
+        where = store.directory if isinstance(store, JsonlSessionStore) else store
+        stdout.write(f"agentcore serve: sessions in {where}; Ctrl-C stops\n")
         stdout.flush()
 
     try:
@@ -131,3 +143,35 @@ async def serve_command(
     finally:
         store.close()
     return 0
+
+
+def open_url_store(url: str, sessions_dir: str | None) -> SessionStore:
+    """The store `--store URL` names: a PostgreSQL database (`postgresql://` or `postgres://`),
+    its tables in the schema of the URL's `schema` query parameter (default `agentcore`).
+
+    Raises:
+        CommandError: both `--store` and `--sessions-dir`, another kind of URL, the `postgres`
+            extra missing, or a database that cannot be reached.
+    """
+    from .. import MissingExtraError
+
+    if sessions_dir is not None:
+        raise CommandError("give --store or --sessions-dir, not both")
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise CommandError(
+            f"--store expects a PostgreSQL URL (postgresql://user@host:port/database), got {url!r}"
+        )
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [value for key, value in query if key == "schema"]
+    rest = urlencode([(key, value) for key, value in query if key != "schema"])
+    try:
+        return PostgresSessionStore(
+            urlunsplit(parts._replace(query=rest)), schema=schemas[-1] if schemas else "agentcore"
+        )
+    except ValueError as exc:
+        raise CommandError(f"--store: {exc}") from None
+    except MissingExtraError as exc:
+        raise CommandError(str(exc)) from None
+    except SessionError as exc:
+        raise CommandError(f"--store: {exc}") from None

@@ -58,6 +58,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="the session store directory (default: $AGENTCORE_HOME/sessions, else "
         "$XDG_DATA_HOME/agentcore/sessions, else ~/.local/share/agentcore/sessions)",
     )
+    group.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep sessions in a PostgreSQL database instead of a directory "
+        "(postgresql://user@host:port/db, with ?schema=NAME for tables outside the "
+        "'agentcore' schema; needs the 'postgres' extra): several serve processes can share it",
+    )
 
 
 def _positive_float(text: str) -> float:

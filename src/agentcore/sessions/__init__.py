@@ -12,8 +12,10 @@ agent = Agent(session=store.open(session_id))   # later, maybe in another proces
 await agent.prompt("where were we?")
 ```
 
-Two stores share one interface (`SessionStore`): `JsonlSessionStore` (a directory of append-only
-JSON Lines files, one per session) and `SqliteSessionStore` (one database, many sessions).
+Three stores share one interface (`SessionStore`): `JsonlSessionStore` (a directory of append-only
+JSON Lines files, one per session), `SqliteSessionStore` (one database, many sessions) and
+`PostgresSessionStore` (a PostgreSQL database shared by many processes and hosts; the `postgres`
+extra).
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ from ._base import repair_transcript as repair_transcript
 from ._store import Session as Session
 from ._store import SessionStore as SessionStore
 from .jsonl import JsonlSessionStore as JsonlSessionStore
+from .postgres import PostgresSessionStore as PostgresSessionStore
 from .sqlite import SqliteSessionStore as SqliteSessionStore
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",
     "JsonlSessionStore",
+    "PostgresSessionStore",
     "SESSION_FORMAT_VERSION",
     "Session",
     "SessionCorruptError",

@@ -36,7 +36,8 @@ class RawSession:
 
 
 class SessionStore(abc.ABC):
-    """Where sessions live. Implementations: `JsonlSessionStore`, `SqliteSessionStore`.
+    """Where sessions live. Implementations: `JsonlSessionStore`, `SqliteSessionStore`,
+    `PostgresSessionStore`.
 
     Every method is synchronous, thread-safe and short; a store is a context manager that
     releases its write locks (`close()`) on exit.
