@@ -250,6 +250,7 @@
       requestAnimationFrame(function () {
         c.el.scrollIntoView({ block: "nearest" });
         c.approval.scrollIntoView({ block: "nearest" });
+        if (distanceFromBottom() <= 120) toBottom(); // the card ends the transcript: follow again
       });
     });
   }
@@ -433,6 +434,7 @@
     const text = view.prompt.value;
     if (!text.trim()) return;
     view.prompt.value = "";
+    toBottom(); // what you send, and what answers it, is what you want to see
     try {
       if (!sessionId) {
         const created = await api("POST", "api/sessions", { model: view.model.value || undefined });
