@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
+pytest.importorskip("ag_ui")
 
 _SCRIPT = r"""
 import json, sys
