@@ -14,11 +14,12 @@ from ..approvals import ApprovalRequest
 from ..config import BeforeToolCallResult
 from ..messages import TextContent
 from ..tools import AgentTool, AgentToolResult
+from .run_types import Waiting
 
 if TYPE_CHECKING:
-    from .run_types import PipelineCall, ToolRun
+    from ..messages import ToolCall
 
-__all__ = ["WAITING", "await_approval", "request_approvals"]
+__all__ = ["WAITING", "await_approval"]
 
 WAITING = "Tool call was not executed: it is waiting for approval."
 """The result of a waiting call's `tool_execution_end` event (not a tool result message)."""
@@ -38,31 +39,21 @@ def _required(tool: AgentTool, args: Any) -> bool:
 
 
 def await_approval(
-    item: PipelineCall, tool: AgentTool, raw: Any, args: Any, decision: BeforeToolCallResult | None
-) -> AgentToolResult | None:
-    """If the tool or the hook's `decision` asks for approval: `item` gets its request, and the
-    result of its `tool_execution_end` ("waiting for approval", not an error) is returned; else
-    None. A raising `requires_approval` function raises here (the pipeline turns it into the
-    call's error result)."""
+    call: ToolCall, tool: AgentTool, raw: Any, args: Any, decision: BeforeToolCallResult | None
+) -> Waiting | None:
+    """If the tool or the hook's `decision` asks for approval: the call's `Waiting` stage (its
+    request, and the result of its `tool_execution_end`: "waiting for approval", not an error);
+    else None. A raising `requires_approval` function raises here (the pipeline turns it into
+    the call's error result)."""
     if decision is not None and decision.require_approval:
         reason = decision.reason
     elif _required(tool, args):
         reason = None
     else:
         return None
-    call = item.call
     arguments = raw if isinstance(raw, dict) else call.arguments
-    item.approval = ApprovalRequest(
+    request = ApprovalRequest(
         tool_call_id=call.id, tool_name=call.name, arguments=dict(arguments), reason=reason
     )
     text = WAITING if reason is None else f"{WAITING} {reason}"
-    return AgentToolResult(content=[TextContent(text=text)])
-
-
-async def request_approvals(run: ToolRun, items: list[PipelineCall]) -> None:
-    """After a batch: one `ApprovalRequest` message per waiting call, in call order. The run
-    keeps them in `pending_approvals` and ends after this turn."""
-    for item in items:
-        if item.approval is not None:
-            await run.add_message(item.approval)
-            run.pending_approvals.append(item.approval)
+    return Waiting(request, AgentToolResult(content=[TextContent(text=text)]))

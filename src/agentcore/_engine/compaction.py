@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._compaction.protocol import (
@@ -42,20 +42,33 @@ from ..llm.registry import call_stream_fn
 from ..llm.types import Context, Tool
 from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
+from .request import stream_options
 
 if TYPE_CHECKING:
-    from .run_types import CompactionRun
+    from .run_types import CompactionRun, RunInputs
 
-__all__ = ["api_key_for", "request_messages", "retry_after_overflow"]
+__all__ = ["Compacted", "api_key_for", "convert_view", "request_messages", "retry_after_overflow"]
 
 _log = logging.getLogger("agentcore")
 
 
-async def api_key_for(run: CompactionRun, model: Model) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """A compaction that was tried, for the loop to keep: the marker that joins the transcript
+    (None: nothing was compacted), whether it failed (then only an overflow compacts again in
+    the run), and the request's messages as converted before it (used when there is no marker).
+    """
+
+    marker: CompactionSummary | None
+    failed: bool = False
+    messages: list[Message] | None = None
+
+
+async def api_key_for(inputs: RunInputs, run: CompactionRun, model: Model) -> str | None:
     """The key of a request to `model` that is not the run's own: `get_api_key(provider)`, else
     `config.api_key` when `model` is of the run's provider, else None (the provider's
     environment variable)."""
-    config = run.config
+    config = inputs.config
     if config.get_api_key is not None:
         key = await call_hook(config.get_api_key, model.provider)
         if key:
@@ -63,55 +76,66 @@ async def api_key_for(run: CompactionRun, model: Model) -> str | None:
     return config.api_key if model.provider == run.model.provider else None
 
 
-async def _convert(run: CompactionRun, messages: Sequence[AgentMessage]) -> list[Message] | None:
+async def _convert(inputs: RunInputs, messages: Sequence[AgentMessage]) -> list[Message] | None:
     """`transform_context` then `convert_to_llm`; None when the abort fired in between."""
-    config = run.config
-    transform = run.hooks.transform_context
+    transform = inputs.hooks.transform_context
     if transform is not None:
-        messages = await call_hook(transform, list(messages), run.signal)
-        if run.signal.aborted:
+        messages = await call_hook(transform, list(messages), inputs.signal)
+        if inputs.signal.aborted:
             return None
-    return list(await call_hook(config.convert_to_llm, messages))
+    return list(await call_hook(inputs.config.convert_to_llm, messages))
 
 
-async def request_messages(run: CompactionRun) -> list[Message] | None:
-    """The messages of the next request (compacting first when it would pass the threshold);
-    None when the abort fired while preparing them."""
-    policy = run.config.compaction
+async def convert_view(
+    inputs: RunInputs, transcript: Sequence[AgentMessage]
+) -> list[Message] | None:
+    """The messages of a request of `transcript` (its compactions applied when the run has a
+    policy); None when the abort fired while preparing them."""
+    if inputs.config.compaction is None:
+        return await _convert(inputs, transcript)
+    return await _convert(inputs, compacted_view(transcript))
+
+
+async def request_messages(
+    inputs: RunInputs, run: CompactionRun
+) -> list[Message] | Compacted | None:
+    """The messages of the next request; `Compacted` when it would pass the threshold and a
+    compaction was tried (the loop keeps its marker, then asks `convert_view` again); None
+    when the abort fired while preparing them."""
+    policy = inputs.config.compaction
     if policy is None:
-        return await _convert(run, run.messages)
+        return await _convert(inputs, run.messages)
     view = compacted_view(run.messages)
-    messages = await _convert(run, view)
+    messages = await _convert(inputs, view)
     window = run.model.context_window
     if messages is None or policy.threshold is None or not window or run.compaction_failed:
         return messages
     tokens = _estimate(run, messages)
     if tokens <= policy.threshold * window:
         return messages
-    if not await _compact(run, view, "threshold", tokens):
-        return messages
-    if run.signal.aborted:
-        return None
-    return await _convert(run, compacted_view(run.messages))
+    done = await _compact(inputs, run, view, "threshold", tokens)
+    return replace(done, messages=messages) if done.marker is None else done
 
 
-async def retry_after_overflow(run: CompactionRun, answer: AssistantMessage) -> bool:
-    """Compact after `answer` failed as a context overflow; True when the request should be
-    sent again."""
-    policy = run.config.compaction
+async def retry_after_overflow(
+    inputs: RunInputs, run: CompactionRun, answer: AssistantMessage
+) -> Compacted | None:
+    """Compact after `answer` failed as a context overflow (None: not one to compact); the
+    request is sent again when the result has a marker."""
+    policy = inputs.config.compaction
     if (
         policy is None
         or not policy.on_overflow
         or answer.stop_reason != "error"
-        or run.signal.aborted
+        or inputs.signal.aborted
         or not is_context_overflow(answer, run.model.context_window)
     ):
-        return False
+        return None
     view = compacted_view(run.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
     tokens = estimate_context(run.system_prompt, _tools(run), view)
-    return await _compact(run, view, "overflow", tokens)
+    return await _compact(inputs, run, view, "overflow", tokens)
 
 
 def _tools(run: CompactionRun) -> list[Tool]:
@@ -140,11 +164,19 @@ def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
     return estimate_context(run.system_prompt, _tools(run), messages)
 
 
+_NOTHING = Compacted(marker=None)
+_FAILED = Compacted(marker=None, failed=True)
+
+
 async def _compact(
-    run: CompactionRun, view: list[AgentMessage], reason: CompactionReason, tokens: int
-) -> bool:
-    """Compact `view` with the run's policy; True when a marker joined the transcript."""
-    policy = run.config.compaction
+    inputs: RunInputs,
+    run: CompactionRun,
+    view: list[AgentMessage],
+    reason: CompactionReason,
+    tokens: int,
+) -> Compacted:
+    """Compact `view` with the run's policy: the marker to add, if any."""
+    policy = inputs.config.compaction
     assert policy is not None
     window = run.model.context_window
     share = policy.threshold or 1.0
@@ -157,7 +189,7 @@ async def _compact(
             reason,
             tokens,
         )
-        return False
+        return _NOTHING
     if reason == "threshold":  # the estimate and the threshold it passed, each named
         why = (
             f"the request, about {tokens} tokens, passes the threshold of "
@@ -171,14 +203,14 @@ async def _compact(
         model: Model, context: Context, *, max_tokens: int | None = None
     ) -> AssistantMessage:
         options = replace(
-            run.options(),
-            api_key=await api_key_for(run, model),
+            stream_options(inputs.config, inputs.signal, run.reasoning),
+            api_key=await api_key_for(inputs, run, model),
             max_tokens=max_tokens,
             reasoning=None,
             session_id=None,
             output_schema=None,
         )
-        stream = await call_stream_fn(run.stream_fn, model, context, options)
+        stream = await call_stream_fn(inputs.stream_fn, model, context, options)
         async with stream:
             return await stream.result()
 
@@ -189,7 +221,7 @@ async def _compact(
         system_prompt=run.system_prompt,
         reason=reason,
         tokens_before=tokens,
-        signal=run.signal,
+        signal=inputs.signal,
         complete=complete,
     )
     result: Any
@@ -201,7 +233,6 @@ async def _compact(
                 "expected a CompactionResult or None"
             )
     except Exception as exc:
-        run.compaction_failed = True
         _log.warning(
             "compaction with %s failed, going on without (only an overflow compacts again in "
             "this run): %s",
@@ -209,10 +240,10 @@ async def _compact(
             exc,
             exc_info=not isinstance(exc, CompactionError),
         )
-        return False
+        return _FAILED
     if result is None:
         _log.info("%s found nothing to compact", name)
-        return False
+        return _NOTHING
     marker = CompactionSummary(
         summary=result.summary,
         kept_messages=len(view) - cut,
@@ -225,6 +256,5 @@ async def _compact(
     )
     after = estimate_context(run.system_prompt, _tools(run), compacted_view([*view, marker]))
     marker = replace(marker, tokens_after=after)
-    await run.add_message(marker)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)
-    return True
+    return Compacted(marker=marker)

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
-from ..messages import AgentMessage, TextContent
+from ..messages import AgentMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
-from .run_types import DecidedCallsRun, PipelineCall
+from .run_types import CallStage, Immediate, PipelineCall, ToolRun
 from .tool_execution import ToolBatch, error_result, run_calls
 
 __all__ = ["decided", "resolve"]
@@ -42,57 +42,62 @@ def decided(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     return batch if batch is not None and batch.decided else None
 
 
-async def _prepare(
-    batch: ToolBatch, item: PipelineCall, state: CallState
-) -> AgentToolResult | None:
+async def _prepare(batch: ToolBatch, item: PipelineCall, state: CallState) -> CallStage:
     """A decided call: denied, or interrupted after it started (its result says so), else
     prepared as any call is (minus the approval check)."""
     decision = state.decision
     assert decision is not None
     if not decision.approved:
-        return error_result(denied_text(decision))
+        return Immediate(error_result(denied_text(decision)))
     if state.started:
-        return error_result(INTERRUPTED_APPROVED_CALL)
+        return Immediate(error_result(INTERRUPTED_APPROVED_CALL))
     return await batch.prepare(item)
 
 
+@dataclass(slots=True, eq=False)
 class DecidedBatch(ToolBatch):
-    """A batch of decided calls: the result of a call approved with edited arguments starts by
-    saying so (the model only knows the arguments it sent), from its `tool_execution_end` on."""
+    """A batch of decided calls: approved (none is checked for approval again), and the result
+    of a call approved with edited arguments starts by saying so (the model only knows the
+    arguments it sent), from its `tool_execution_end` on."""
+
+    edited: frozenset[PipelineCall] = frozenset()
 
     async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
-        if item.edited:
+        if item in self.edited:
             note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
             result = replace(result, content=[TextContent(text=note), *result.content])
-        await super().end(item, result)
+        await ToolBatch.end(self, item, result)  # (no bare super() in a slots dataclass)
 
 
-async def resolve(run: DecidedCallsRun, stopped: ApprovalBatch) -> bool:
-    """Carry out the decisions of `stopped` in the run's open first turn, up to its `turn_end`
-    and the hooks after it. Returns whether the model should be asked next."""
-    batch = DecidedBatch(run=run, message=stopped.message)
+async def resolve(run: ToolRun, stopped: ApprovalBatch) -> tuple[list[ToolResultMessage], bool]:
+    """Carry out the decisions of `stopped` in the run's open first turn: the result messages
+    and whether the calls terminate (the loop then closes the turn as after any batch)."""
     states = stopped.decided
     items = []
+    edited = []
     for state in states:
         call = state.call
         decision = state.decision
         if decision is not None and decision.approved and decision.arguments is not None:
             call = replace(call, arguments=decision.arguments)
-        items.append(PipelineCall(call=call, approved=True, edited=call is not state.call))
+        items.append(item := PipelineCall(call=call))
+        if call is not state.call:
+            edited.append(item)
+    batch = DecidedBatch(
+        run=run,
+        inputs=run.inputs,
+        message=stopped.message,
+        approved=True,
+        edited=frozenset(edited),
+    )
     state_of = dict(zip(items, states, strict=True))
 
-    async def prepare(item: PipelineCall) -> AgentToolResult | None:
+    async def prepare(item: PipelineCall) -> CallStage:
         return await _prepare(batch, item, state_of[item])
 
     async def started(item: PipelineCall) -> None:  # the marker: the approved call is about to run
         await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
 
-    results = await run_calls(batch, items, prepare, started)
+    results, _ = await run_calls(batch, items, prepare, started)
     terminate = all(i.result is not None and i.result.terminate for i in items)
-    await run.turn_end(stopped.message, results)
-    run.emitter.check()
-    if run.signal.aborted:
-        return False
-    if await run.turn_hooks_stop(stopped.message, results):
-        return False
-    return not terminate
+    return results, terminate

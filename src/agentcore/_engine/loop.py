@@ -24,6 +24,13 @@ goes on while tool results need an answer or steering/follow-up messages are que
   `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
+A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal,
+emitter, observer) apart from its state (transcript, model, thinking level, tools, phase). Each
+stage returns a value the loop keeps: a turn `NEXT | DONE | Stopped(cause, data)` (`outcome`, the
+one list of stop reasons), a tool call `Prepared | Immediate | Waiting` (`run_types`), a
+compaction `Compacted`; `agent_end` is built from the run's final `Stopped`. Adding a loop option
+or a stop reason: docs/contributing-engine.md.
+
 Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
 `request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
 compaction (built from the compacted transcript, compacted near the context window and once after
@@ -62,7 +69,6 @@ from ..events import (
     TurnStartEvent,
     message_update,
 )
-from ..limits import LimitReached
 from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
@@ -70,11 +76,12 @@ from ..messages import AgentMessage, AssistantMessage, Message, StopReason, Tool
 from . import decided_calls, instrumentation, tool_execution
 from .bounds import Bounds
 from .checks import check_prompts
-from .compaction import request_messages, retry_after_overflow
+from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
 from .emit import Emitter, SinkError, call_hook, error_text
 from .event_stream import RunEnding
 from .hooks import config_hooks
-from .instrumentation import RunInfo, RunObserver, end_observing, start_observing
+from .instrumentation import RunInfo, end_observing, start_observing
+from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
 from .request import (
     LlmTranscript,
     RequestWatch,
@@ -83,6 +90,7 @@ from .request import (
     stream_options,
     unique_tool_call_ids,
 )
+from .run_types import RunInputs
 from .typed_answer import TypedRun
 
 __all__ = ["LoopRun"]
@@ -91,12 +99,14 @@ __all__ = ["LoopRun"]
 _log = logging.getLogger("agentcore")
 
 
-class _Outcome(enum.Enum):
-    """How a turn ended, for the loop to decide what comes next."""
+class _FailedAfterStop(Exception):
+    """The sink failed after a turn that decided the run stops (waiting for approvals): the run
+    fails through its ordinary path, and `agent_end` still reports that stop's data."""
 
-    NEXT = "next"  # tool results want an answer: another request
-    DONE = "done"  # the model answered, or the tools terminate: only queued messages go on
-    STOP = "stop"  # the run ends (abort, error, a hook, a bound, approvals, typed answer)
+    def __init__(self, cause: BaseException, stopped: Stopped) -> None:
+        super().__init__(error_text(cause))
+        self.cause = cause
+        self.stopped = stopped
 
 
 _Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
@@ -124,61 +134,62 @@ class LoopRun:
         *,
         sync_sink: bool | None = None,
     ) -> None:
-        self.config = config
-        self.hooks = config_hooks(config)  # normalised when the config was built
-        self.signal = signal if signal is not None else NEVER_ABORTED  # (shared: never fires)
-        self.abort_signal = signal  # None: nothing can abort this run, no cancel scopes needed
-        self.stream_fn: StreamFn = run_stream_fn(config, stream_fn)
+        hooks = config_hooks(config)  # normalised when the config was built
+        self.inputs = RunInputs(
+            config=config,
+            hooks=hooks,
+            stream_fn=run_stream_fn(config, stream_fn),
+            signal=signal if signal is not None else NEVER_ABORTED,  # (shared: never fires)
+            abort_signal=signal,
+            emitter=Emitter(emit, sync=sync_sink),
+            plain_transcript=(
+                config.compaction is None
+                and hooks.transform_context is None
+                and config.convert_to_llm is default_convert_to_llm
+            ),
+        )
+        # -- the run's state: what its turns change
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
         self.tools = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools = [t.llm_tool for t in self.tools]
         self.transcript = LlmTranscript()  # the default conversion, kept as the run goes
-        self.plain_transcript = (  # requests take the transcript as it is (no hook, no policy)
-            config.compaction is None
-            and self.hooks.transform_context is None
-            and config.convert_to_llm is default_convert_to_llm
-        )
         self.model = config.model
         self.reasoning = config.reasoning
         self.new_messages: list[AgentMessage] = []
         self.phase = _Phase.BETWEEN_TURNS
         # the latest event of an answer whose request failed while it streamed (`fail` keeps it)
         self.partial_event: AssistantMessageEvent | None = None
-        self.emitter = Emitter(emit, sync=sync_sink)  # the sink, its lock and its failure
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self._options: SimpleStreamOptions | None = None
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
-        self.limit: LimitReached | None = None
-        self.pending_approvals: list[Any] = []  # the ApprovalRequests of a run that stops for them
-        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
-        self.observer: RunObserver | None = None  # the instrumentation's, when one is installed
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
-        self.output: Any = None  # a typed run's validated answer
         self.compaction_failed = False  # then only an overflow compacts again (see `compaction`)
+        self.end: Done | Stopped | None = None  # how the run ended (set once, at its end)
+        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
 
     # -- emitting --------------------------------------------------------------------------
 
     async def turn_start(self) -> None:
         self.phase = _Phase.IN_TURN
-        if (pending := self.emitter.send(TurnStartEvent())) is not None:
+        if (pending := self.inputs.emitter.send(TurnStartEvent())) is not None:
             await pending
 
     async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
         self.phase = _Phase.BETWEEN_TURNS
         if (
-            pending := self.emitter.send(TurnEndEvent(message=message, tool_results=results))
+            pending := self.inputs.emitter.send(TurnEndEvent(message=message, tool_results=results))
         ) is not None:
             await pending
 
     async def add_message(self, message: AgentMessage) -> None:
         """A complete message joins the transcript, with its start and end events."""
-        if (pending := self.emitter.send(MessageStartEvent(message=message))) is not None:
+        if (pending := self.inputs.emitter.send(MessageStartEvent(message=message))) is not None:
             await pending
         self.messages.append(message)
         self.new_messages.append(message)
-        if (pending := self.emitter.send(MessageEndEvent(message=message))) is not None:
+        if (pending := self.inputs.emitter.send(MessageEndEvent(message=message))) is not None:
             await pending
 
     def context(self) -> AgentContext:
@@ -199,7 +210,7 @@ class LoopRun:
         """The run, seen by the installed instrumentation."""
         installed = instrumentation.installed
         assert installed is not None
-        self.observer = observer = start_observing(
+        observer = start_observing(
             installed,
             RunInfo(
                 model=self.model,
@@ -207,11 +218,12 @@ class LoopRun:
                 messages=list(self.messages),
                 prompts=list(prompts or ()),
                 tools=list(self.tools),
-                signal=self.signal,
+                signal=self.inputs.signal,
             ),
         )
         if observer is None:
             return await self.run_events(prompts)
+        self.inputs = replace(self.inputs, observer=observer)  # before any event
         error: BaseException | None = None
         try:
             return await self.run_events(prompts)
@@ -219,37 +231,45 @@ class LoopRun:
             error = exc
             raise
         finally:
-            end_observing(observer, self.new_messages, self.limit, error)
+            end = self.end
+            end_observing(
+                observer, self.new_messages, end.limit if isinstance(end, Stopped) else None, error
+            )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         try:
             async with anyio.create_task_group() as self.group:
                 try:
-                    await self.emitter.emit(AgentStartEvent())
+                    await self.inputs.emitter.emit(AgentStartEvent())
                     await self.turn_start()
                     decided = decided_calls.decided(self.messages)  # approvals to carry out
                     if decided is None:  # (else the prompts follow their results, next turn)
                         for prompt in prompts or ():
                             await self.add_message(prompt)
-                    self.emitter.check()
-                    await self.loop(decided, prompts if decided is not None else None)
+                    self.inputs.emitter.check()
+                    end = await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
-                    await self.fail(exc.cause if isinstance(exc, SinkError) else exc)
-                waiting = tuple(self.pending_approvals)
+                    end = await self.fail(exc)
+                self.end = end
+                if end is DONE:
+                    limit, output, waiting = None, None, ()
+                else:
+                    assert isinstance(end, Stopped)
+                    limit, output, waiting = end.limit, end.output, end.pending_approvals
                 ending = self.ending
                 if ending is not None:  # readable from the stream as soon as agent_end is
-                    ending.limit = self.limit
+                    ending.limit = limit
                     ending.messages = self.new_messages
-                    ending.output = self.output
+                    ending.output = output
                     ending.pending_approvals = waiting
                 ended = AgentEndEvent(
                     messages=list(self.new_messages),
-                    limit=self.limit,
-                    output=self.output,
+                    limit=limit,
+                    output=output,
                     pending_approvals=waiting,
                 )
-                await self.emitter.emit(ended)
+                await self.inputs.emitter.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
@@ -260,89 +280,124 @@ class LoopRun:
 
     async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:
         """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
-        if hook is None or self.signal.aborted:
+        if hook is None or self.inputs.signal.aborted:
             return []
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> None:
-        """Turns until one ends the run, or the model is done and no message is queued."""
+    async def loop(
+        self, decided: Any = None, deferred: list[AgentMessage] | None = None
+    ) -> Done | Stopped:
+        """Turns until one ends the run (`Stopped`), or the model is done and no message is
+        queued (`DONE`)."""
         first = True  # the first turn's `turn_start` and prompts are out already
         if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
-            if not await decided_calls.resolve(self, decided) and not deferred:
-                return
+            outcome = await self.decided_turn(decided)
+            if not isinstance(outcome, Next) and not deferred:
+                return outcome
             first = False
-        steering = self.config.get_steering_messages
+        steering = self.inputs.config.get_steering_messages
         pending = (deferred or []) + await self.poll(steering, "get_steering_messages")
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if outcome is _Outcome.STOP:
-                return
+            if isinstance(outcome, Stopped):
+                return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
                 pending = self.typed.take_fixes() + pending
-            if outcome is _Outcome.DONE and not pending:
+            if outcome is DONE and not pending:
                 pending = await self.poll(
-                    self.config.get_follow_up_messages, "get_follow_up_messages"
+                    self.inputs.config.get_follow_up_messages, "get_follow_up_messages"
                 )
                 if not pending:
-                    return
+                    return DONE
 
-    async def turn(self, pending: list[AgentMessage], first: bool) -> _Outcome:
+    async def decided_turn(self, decided: Any) -> TurnOutcome:
+        """The open first turn of a run whose transcript ends in approval decisions: they are
+        carried out (`decided_calls`), then the turn closes as after any batch."""
+        message = decided.message
+        results, terminate = await decided_calls.resolve(self, decided)
+        await self.turn_end(message, results)
+        self.inputs.emitter.check()
+        if self.inputs.signal.aborted:
+            return Stopped(StopCause.ABORTED)
+        stopped = await self.turn_hooks(message, results)
+        if stopped is not None:
+            return stopped
+        return DONE if terminate else NEXT
+
+    async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
         """One turn: the queued messages, the request and its answer, the tool calls, the
         after-turn hooks and bounds. The sink's failure is raised between these stages."""
+        inputs = self.inputs
         if not first:
             await self.turn_start()
         for message in pending:
             await self.add_message(message)
-        self.emitter.check()
+        inputs.emitter.check()
         message = await self.request(await self.prepare_request())
-        if self.config.compaction is not None and await retry_after_overflow(self, message):
-            message = await self.request(await self.prepare_request())  # once, after compacting
+        if inputs.config.compaction is not None:
+            compacted = await retry_after_overflow(inputs, self, message)
+            if compacted is not None and await self.keep(compacted):
+                message = await self.request(await self.prepare_request())  # once, after it
         if self.bounds is not None:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
             await self.turn_end(message, [])
-            return _Outcome.STOP
-        self.emitter.check()  # a broken sink fails the run before any tool runs
+            cause = StopCause.ERROR if message.stop_reason == "error" else StopCause.ABORTED
+            return Stopped(cause, message)
+        inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
         await self.turn_end(message, results)
-        self.emitter.check()
-        if self.signal.aborted or self.pending_approvals:  # approvals: the run stops
-            return _Outcome.STOP
-        if self.typed is not None and self.typed.after_turn(self, message, results):
-            return _Outcome.STOP  # answered, or out of output retries (`self.limit`)
-        if await self.turn_hooks_stop(message, results):
-            return _Outcome.STOP
+        if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
+            emitter = inputs.emitter
+            if emitter.error is not None and not emitter.failing:  # (as `emitter.check()`)
+                raise _FailedAfterStop(emitter.error, outcome)
+            return outcome
+        inputs.emitter.check()
+        if inputs.signal.aborted:
+            return Stopped(StopCause.ABORTED)
+        if self.typed is not None:
+            stopped = self.typed.after_turn(self.model, message, results)
+            if stopped is not None:
+                return stopped  # answered, or out of output retries
+        stopped = await self.turn_hooks(message, results)
+        if stopped is not None:
+            return stopped
         if self.bounds is not None:
             # Checked before the queues are polled, so that a run ending here leaves queued
             # messages where they are.
-            self.limit = self.bounds.reached()
-            if self.limit is not None:
-                return _Outcome.STOP
+            limit = self.bounds.reached()
+            if limit is not None:
+                return Stopped(StopCause.LIMIT, limit)
         return outcome
 
     async def run_tools(
         self, message: AssistantMessage
-    ) -> tuple[list[ToolResultMessage], _Outcome]:
-        """The answer's tool calls, each with one result; the outcome of the turn so far."""
+    ) -> tuple[list[ToolResultMessage], TurnOutcome]:
+        """The answer's tool calls, each with one result; the outcome of the turn so far
+        (`Stopped` with the requests of the calls waiting for approval, if any)."""
         calls = message.tool_calls
         if not calls:
-            return [], _Outcome.DONE
+            return [], DONE
         if message.stop_reason == "length":  # arguments may be cut off: none is run
-            return await tool_execution.fail_truncated(self, message, calls), _Outcome.NEXT
-        results, terminate = await tool_execution.execute_batch(self, message, calls)
-        return results, _Outcome.DONE if terminate else _Outcome.NEXT
+            return await tool_execution.fail_truncated(self, message, calls), NEXT
+        results, terminate, waiting = await tool_execution.execute_batch(self, message, calls)
+        if waiting:  # one request message per waiting call, in call order, after the results
+            for request in waiting:
+                await self.add_message(request)
+            return results, Stopped(StopCause.APPROVALS, waiting)
+        return results, DONE if terminate else NEXT
 
-    async def turn_hooks_stop(
+    async def turn_hooks(
         self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> bool:
-        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; True when the run
-        ends here (the hook said so, or it aborted the run: no new request)."""
-        hooks = self.hooks
+    ) -> Stopped | None:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a `Stopped` when
+        the run ends here (the hook said so, or it aborted the run: no new request)."""
+        hooks = self.inputs.hooks
         if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
-            return False
+            return None
         turn = PrepareNextTurnContext(
             message=message,
             tool_results=results,
@@ -350,11 +405,11 @@ class LoopRun:
             new_messages=list(self.new_messages),
         )
         if hooks.prepare_next_turn is not None:
-            self.apply(await call_hook(hooks.prepare_next_turn, turn, self.signal))
+            self.apply(await call_hook(hooks.prepare_next_turn, turn, self.inputs.signal))
         stop = hooks.should_stop_after_turn
-        if stop is not None and await call_hook(stop, turn, self.signal):
-            return True
-        return self.signal.aborted
+        if stop is not None and await call_hook(stop, turn, self.inputs.signal):
+            return Stopped(StopCause.HOOK)
+        return Stopped(StopCause.ABORTED) if self.inputs.signal.aborted else None
 
     def apply(self, turn: Any) -> None:
         if turn is None:
@@ -383,20 +438,27 @@ class LoopRun:
 
     def options(self) -> SimpleStreamOptions:
         if self._options is None:
-            self._options = stream_options(self.config, self.signal, self.reasoning)
+            self._options = stream_options(self.inputs.config, self.inputs.signal, self.reasoning)
         return self._options
 
     async def prepare_request(self) -> _Prepared | None:
         """The next request's context and options; None when the abort fired before it could
         be sent (also one fired by a preparing hook): then nothing further is called."""
-        config = self.config
-        signal = self.signal
+        config = self.inputs.config
+        signal = self.inputs.signal
         if signal.aborted:
             return None
-        if self.plain_transcript:  # the default conversion, no hook: kept as the run grows
+        if self.inputs.plain_transcript:  # the default conversion, no hook: kept as the run grows
             llm_messages: list[Message] = self.transcript.of(self.messages)
         else:
-            converted = await request_messages(self)  # compacted first when configured
+            converted = await request_messages(self.inputs, self)  # compacted first if due
+            if isinstance(converted, Compacted):
+                if await self.keep(converted):
+                    if signal.aborted:
+                        return None
+                    converted = await convert_view(self.inputs, self.messages)
+                else:
+                    converted = converted.messages
             if converted is None:
                 return None
             llm_messages = converted
@@ -410,11 +472,24 @@ class LoopRun:
             key = await call_hook(config.get_api_key, self.model.provider)
             if key:
                 options = replace(options, api_key=key)
-        if self.typed is not None:  # the final-answer tool, or the native schema
-            context, options = self.typed.request(self, context, options)
+        typed = self.typed
+        if typed is not None:  # the final-answer tool, or the native schema
+            context, options = typed.request(self.model, context, options)
+            if (tool := typed.answer_tool) is not None:  # a batch may run it
+                self.tools_by_name[tool.name] = tool
         if signal.aborted:
             return None
         return context, options
+
+    async def keep(self, compacted: Compacted) -> bool:
+        """Keep what a compaction returned: its marker joins the transcript (True), a failure
+        is remembered (only an overflow compacts again in this run)."""
+        if compacted.failed:
+            self.compaction_failed = True
+        if compacted.marker is None:
+            return False
+        await self.add_message(compacted.marker)
+        return True
 
     async def request(
         self, prepared: tuple[Context, SimpleStreamOptions] | None
@@ -425,18 +500,19 @@ class LoopRun:
             return await self.aborted()
         context, options = prepared
         watch = None
-        if self.observer is not None or _log.isEnabledFor(logging.INFO):
+        inputs = self.inputs
+        if inputs.observer is not None or _log.isEnabledFor(logging.INFO):
             # watched: seen by the instrumentation, logged (see `RequestWatch`)
-            observer = self.observer
+            observer = inputs.observer
             watch = RequestWatch(
                 observer.start_request(self.model, context) if observer is not None else None
             )
-        emitter = self.emitter
+        emitter = inputs.emitter
         sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
         started = False
         latest: AssistantMessageEvent | None = None  # the latest event of the open message
         try:
-            stream = await call_stream_fn(self.stream_fn, self.model, context, options)
+            stream = await call_stream_fn(inputs.stream_fn, self.model, context, options)
             try:
                 async for event in stream:
                     if event.type == "done" or event.type == "error":
@@ -499,11 +575,18 @@ class LoopRun:
 
     # -- failure ---------------------------------------------------------------------------
 
-    async def fail(self, exc: BaseException) -> None:
-        """End the run with an error (or aborted) assistant message, keeping events well nested."""
-        self.emitter.failing = True
+    async def fail(self, exc: BaseException) -> Stopped:
+        """End the run with an error (or aborted) assistant message, keeping events well nested;
+        how the run ended."""
+        stopped: Stopped | None = None
+        if isinstance(exc, _FailedAfterStop):  # the stop's data still goes into `agent_end`
+            stopped = exc.stopped
+            exc = exc.cause
+        elif isinstance(exc, SinkError):
+            exc = exc.cause
+        self.inputs.emitter.failing = True
         text = error_text(exc)
-        reason: StopReason = "aborted" if self.signal.aborted else "error"
+        reason: StopReason = "aborted" if self.inputs.signal.aborted else "error"
         if self.phase is _Phase.BETWEEN_TURNS:
             await self.turn_start()
         # `emit` never raises, so the only message that can be open here is a streaming answer:
@@ -523,9 +606,12 @@ class LoopRun:
             error_message=text,
         )
         if base is None:
-            await self.emitter.emit(MessageStartEvent(message=message))
+            await self.inputs.emitter.emit(MessageStartEvent(message=message))
         self.messages.append(message)
         self.new_messages.append(message)
-        await self.emitter.emit(MessageEndEvent(message=message))
+        await self.inputs.emitter.emit(MessageEndEvent(message=message))
         self.partial_event = None
         await self.turn_end(message, [])
+        if stopped is not None:
+            return stopped
+        return Stopped(StopCause.ABORTED if reason == "aborted" else StopCause.ERROR, exc)

@@ -1,17 +1,21 @@
-"""The bottom of the engine: what each step of a run sees of the run, and a tool call's state
-on its way through a batch.
+"""The bottom of the engine: a run's read-only inputs (`RunInputs`), what each step sees of the
+run's state, and a tool call's state on its way through a batch.
 
-The loop's run (`loop.LoopRun`) provides every protocol here; each step reaches only what its
-protocol names: tool execution and the approval gate (`ToolRun`), carrying out approval decisions
-(`DecidedCallsRun`), compaction (`CompactionRun`) and typed answers (`TypedAnswerRun`). Nothing
-here imports a step, so the steps import each other and the loop without a circle.
+The loop's run (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts) apart from
+its mutable state (transcript, model, thinking level, tools, phase) and provides every protocol
+here; each step reaches only what its protocol names: tool execution, the approval gate and
+carrying out approval decisions (`ToolRun`), compaction (`CompactionRun`, read-only). Compaction,
+typed answers, approvals and bounds return values (`compaction.Compacted`, `outcome.Stopped`,
+the requests of waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run
+or calls back into it. Nothing here imports a step, so the steps import each other and the loop
+without a circle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     import anyio
@@ -20,41 +24,34 @@ if TYPE_CHECKING:
     from ..abort import AbortSignal
     from ..approvals import ApprovalRequest
     from ..config import AgentContext, AgentLoopConfig
-    from ..limits import LimitReached
     from ..llm.model import Model
     from ..llm.registry import StreamFn
-    from ..llm.types import SimpleStreamOptions, Tool
-    from ..messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
+    from ..llm.types import ThinkingLevel, Tool
+    from ..messages import AgentMessage, ToolCall
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
 
-__all__ = ["CompactionRun", "DecidedCallsRun", "PipelineCall", "ToolRun", "TypedAnswerRun"]
+__all__ = [
+    "CallStage",
+    "CompactionRun",
+    "Immediate",
+    "PipelineCall",
+    "Prepared",
+    "RunInputs",
+    "ToolRun",
+    "Waiting",
+]
 
 
 class ToolRun(Protocol):
-    """The run as a tool batch sees it (read-only: a batch changes the run only through
-    `add_message`, the events it sends, and the requests it appends to `pending_approvals`)."""
+    """The run as a tool batch sees it: its inputs and tools (read-only: a batch changes the run
+    only through `add_message` and the events it sends)."""
 
     @property
-    def config(self) -> AgentLoopConfig:
-        """The run's config: `tool_execution`, `max_parallel_tools`, `tool_timeout`."""
-        ...
-
-    @property
-    def hooks(self) -> Hooks:
-        """The normalised hooks: `before_tool_call`, `after_tool_call`."""
-        ...
-
-    @property
-    def signal(self) -> AbortSignal:
-        """The run's signal (never fires when nothing can abort the run)."""
-        ...
-
-    @property
-    def abort_signal(self) -> AbortSignal | None:
-        """The caller's signal; None when nothing can abort the run (no scopes needed)."""
+    def inputs(self) -> RunInputs:
+        """The run's inputs: config, hooks, signals, emitter, observer."""
         ...
 
     @property
@@ -63,23 +60,8 @@ class ToolRun(Protocol):
         ...
 
     @property
-    def observer(self) -> RunObserver | None:
-        """The instrumentation's observer of the run, when one is installed."""
-        ...
-
-    @property
     def group(self) -> TaskGroup:
         """The run's task group: parallel calls and the update pump."""
-        ...
-
-    @property
-    def pending_approvals(self) -> list[Any]:
-        """Where calls waiting for approval leave their `ApprovalRequest`s."""
-        ...
-
-    @property
-    def emitter(self) -> Emitter:
-        """Where events go: `send` (await what it returns, if anything) or `emit`."""
         ...
 
     def context(self) -> AgentContext:
@@ -91,42 +73,18 @@ class ToolRun(Protocol):
         ...
 
 
-class DecidedCallsRun(ToolRun, Protocol):
-    """The run as the first turn that carries out approval decisions sees it: a tool batch's
-    view, plus closing the turn."""
-
-    async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
-        """Close the open turn with `turn_end(message, results)`."""
-        ...
-
-    async def turn_hooks_stop(
-        self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> bool:
-        """Run the hooks after a turn; True when the run ends here."""
-        ...
-
-
 class CompactionRun(Protocol):
-    """The run as compaction sees it (it reads the transcript and adds a marker message)."""
-
-    @property
-    def config(self) -> AgentLoopConfig:
-        """The run's config: `compaction`, `convert_to_llm`, `get_api_key`, `api_key`."""
-        ...
-
-    @property
-    def hooks(self) -> Hooks:
-        """The normalised hooks: `transform_context`."""
-        ...
-
-    @property
-    def signal(self) -> AbortSignal:
-        """The run's signal (never fires when nothing can abort the run)."""
-        ...
+    """The run's state as compaction reads it (read-only: compaction returns a `Compacted`
+    value, and the loop keeps its marker and its failure)."""
 
     @property
     def model(self) -> Model:
         """The model of the next request."""
+        ...
+
+    @property
+    def reasoning(self) -> ThinkingLevel:
+        """The thinking level of the next request."""
         ...
 
     @property
@@ -135,7 +93,7 @@ class CompactionRun(Protocol):
         ...
 
     @property
-    def messages(self) -> list[AgentMessage]:
+    def messages(self) -> Sequence[AgentMessage]:
         """The run's transcript."""
         ...
 
@@ -145,49 +103,70 @@ class CompactionRun(Protocol):
         ...
 
     @property
-    def stream_fn(self) -> StreamFn:
-        """The run's stream function (fallbacks included)."""
-        ...
-
-    compaction_failed: bool
-    """Set when a threshold compaction failed: then only an overflow compacts again."""
-
-    def options(self) -> SimpleStreamOptions:
-        """The options of the run's requests."""
-        ...
-
-    async def add_message(self, message: AgentMessage) -> None:
-        """A complete message joins the transcript, with its start and end events."""
+    def compaction_failed(self) -> bool:
+        """A threshold compaction failed in this run: only an overflow compacts again."""
         ...
 
 
-class TypedAnswerRun(Protocol):
-    """The run as its typed answer sees it."""
+@dataclass(frozen=True, slots=True, eq=False)
+class RunInputs:
+    """What a run reads and never changes: fixed when the run starts. A stage that needs the
+    run reads these (and the run's state through its protocol) and returns a value; none writes
+    a field of the run.
 
-    @property
-    def model(self) -> Model:
-        """The model of the next request (`structured_output` picks the `auto` mode)."""
-        ...
+    The bounds (`config.max_turns`, `config.usage_limits`) and the typed answer
+    (`config.output_type`) are read from the config; their counts are the run's state
+    (`bounds.Bounds`, `typed_answer.TypedRun`).
+    """
 
-    @property
-    def tools_by_name(self) -> dict[str, AgentTool]:
-        """The tools a batch can run, by name (the final-answer tool joins them)."""
-        ...
+    config: AgentLoopConfig
+    hooks: Hooks  # the config's hooks, normalised when it was built
+    stream_fn: StreamFn  # fallbacks included
+    signal: AbortSignal  # never fires when nothing can abort the run
+    abort_signal: AbortSignal | None  # the caller's; None: nothing can abort, no scopes needed
+    emitter: Emitter  # where the run's events go (the sink, its lock and its failure)
+    plain_transcript: bool  # requests take the transcript as it is (no hook, no policy)
+    observer: RunObserver | None = None  # the instrumentation's, when one is installed
 
-    limit: LimitReached | None
-    """The bound that ended the run (`output_retries` when the answer failed too often)."""
 
-    output: Any
-    """The run's validated answer."""
+@dataclass(slots=True)
+class Prepared:
+    """A call's stage after preparation: ready to execute, with its tool and validated
+    arguments. (Never changed; not frozen because one is made for every call, and a frozen
+    dataclass is slower to build.)"""
+
+    tool: AgentTool
+    args: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Immediate:
+    """A call's stage after preparation: it ends here, with this result (invalid arguments,
+    an unknown tool, a block, the abort, a decision that denied it)."""
+
+    result: AgentToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A call's stage after preparation: it waits for approval. `request` joins the transcript
+    after the batch; `result` is what its `tool_execution_end` says (not a tool result)."""
+
+    request: ApprovalRequest
+    result: AgentToolResult
+
+
+CallStage: TypeAlias = "Prepared | Immediate | Waiting"
+"""What preparing a call returns (`ToolBatch.prepare`): the one place a call's next step is
+decided."""
 
 
 @dataclass(slots=True, eq=False)
 class PipelineCall:
-    """One tool call on its way through a batch's pipeline."""
+    """One tool call on its way through a batch's pipeline: the call and what its execution
+    shares with the update pump and a worker thread (its stage is a value, `CallStage`)."""
 
     call: ToolCall
-    tool: AgentTool | None = None
-    args: Any = None
     result: AgentToolResult | None = None  # its outcome, from its `tool_execution_end` on
     finished: bool = False
     pending_updates: int = 0
@@ -196,6 +175,3 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
-    approved: bool = False  # an approved call: not checked for approval again
-    edited: bool = False  # approved with edited arguments
-    approval: ApprovalRequest | None = None  # waiting for approval (see `approval_gate`)

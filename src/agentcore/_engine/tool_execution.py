@@ -6,9 +6,10 @@ approval (`approval_gate`: a waiting call ends here, its request follows the bat
 (`tool_execution_update` per `on_update`) → `after_tool_call` → `tool_execution_end` → result.
 Every failure along the way (invalid JSON, unknown tool, invalid arguments, a blocking or raising
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
-The stages return values (`ToolBatch.prepare`: None when the call is ready, else the result it ends
-with; `execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`)
-takes a batch through them, also the batch of approval decisions (`decided_calls`). The run is
+The stages return values (`ToolBatch.prepare`: the call's stage, `Prepared` with its tool and
+arguments, `Immediate` with the result it ends with, or `Waiting` with its approval request;
+`execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`) takes a
+batch through them, also the batch of approval decisions (`decided_calls`). The run is
 reached only through `run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
@@ -59,12 +60,13 @@ from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecuti
 from ..llm import describe_invalid_json
 from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
-from .approval_gate import await_approval, request_approvals
+from .approval_gate import await_approval
 from .emit import call_hook
-from .run_types import PipelineCall
+from .run_types import CallStage, Immediate, PipelineCall, Prepared, Waiting
 
 if TYPE_CHECKING:
-    from .run_types import ToolRun
+    from ..approvals import ApprovalRequest
+    from .run_types import RunInputs, ToolRun
 
 __all__ = ["execute_batch", "fail_truncated"]
 
@@ -161,7 +163,9 @@ def _checked_result(value: Any, tool: AgentTool) -> AgentToolResult:
 _NOT_STARTED = object()
 
 
-def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) -> Any:
+def _execute_in_thread(
+    item: PipelineCall, prepared: Prepared, signal: AbortSignal, on_update: Any
+) -> Any:
     """Run a sync tool in its worker thread, and check its result there (off the event loop).
 
     A worker may pick the call up only after the abort or the timeout fired (it was handed over
@@ -169,9 +173,8 @@ def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) 
     """
     if signal.aborted or item.abandoned:
         return _NOT_STARTED
-    tool = item.tool
-    assert tool is not None
-    value = tool.execute(item.call.id, item.args, signal, on_update)
+    tool = prepared.tool
+    value = tool.execute(item.call.id, prepared.args, signal, on_update)
     if inspect.isawaitable(value):
         return value
     return _checked_result(value, tool)
@@ -181,9 +184,11 @@ def _execute_in_thread(item: PipelineCall, signal: AbortSignal, on_update: Any) 
 class ToolBatch:
     run: ToolRun
     message: AssistantMessage
+    inputs: RunInputs  # the run's
     updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
+    approved: bool = False  # its calls are approved: none is checked for approval again
 
     # -- updates -------------------------------------------------------------------------
 
@@ -222,7 +227,7 @@ class ToolBatch:
         while updates:
             item, partial = updates.popleft()
             call = item.call
-            await self.run.emitter.emit(
+            await self.inputs.emitter.emit(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
                     tool_name=call.name,
@@ -239,7 +244,7 @@ class ToolBatch:
 
     async def start(self, item: PipelineCall) -> None:
         call = item.call
-        observer = self.run.observer
+        observer = self.inputs.observer
         if observer is not None:
             item.observer = observer.start_tool(call)
         if _log.isEnabledFor(logging.DEBUG):
@@ -248,85 +253,88 @@ class ToolBatch:
         event = ToolExecutionStartEvent(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         )
-        if (pending := self.run.emitter.send(event)) is not None:
+        if (pending := self.inputs.emitter.send(event)) is not None:
             await pending
 
-    async def prepare(self, item: PipelineCall) -> AgentToolResult | None:
-        """Find, adapt, validate and gate one call: None when it is ready to execute, else the
-        result it ends with here (an error, a block, the abort, or waiting for approval)."""
+    async def prepare(self, item: PipelineCall) -> CallStage:
+        """Find, adapt, validate and gate one call: `Prepared` (ready to execute), `Immediate`
+        (it ends here with this result: an error, a block, the abort) or `Waiting` (for
+        approval)."""
         run = self.run
+        inputs = self.inputs
         call = item.call
-        if run.signal.aborted:
-            return error_result(ABORTED_BEFORE_START)
+        if inputs.signal.aborted:
+            return Immediate(error_result(ABORTED_BEFORE_START))
         if call.invalid_arguments is not None:  # never guess what the model meant to send
-            return error_result(_invalid_arguments(call, call.invalid_arguments))
+            return Immediate(error_result(_invalid_arguments(call, call.invalid_arguments)))
         tool = run.tools_by_name.get(call.name)
         if tool is None:
-            return error_result(f"Tool {call.name} not found")
-        item.tool = tool
+            return Immediate(error_result(f"Tool {call.name} not found"))
         try:
             raw: Any = call.arguments
             prepared = tool.prepare_arguments(raw)
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            hook, decision = run.hooks.before_tool_call, None
+            hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
                     assistant_message=self.message, tool_call=call, args=args, context=run.context()
                 )
-                decision = await call_hook(hook, ctx, run.signal)
+                decision = await call_hook(hook, ctx, inputs.signal)
                 if decision is not None and not isinstance(decision, BeforeToolCallResult):
                     raise TypeError(
                         f"before_tool_call returned {type(decision).__name__}; expected "
                         "BeforeToolCallResult or None"
                     )
-                if run.signal.aborted:
-                    return error_result(ABORTED_BEFORE_START)
+                if inputs.signal.aborted:
+                    return Immediate(error_result(ABORTED_BEFORE_START))
                 if decision is not None and decision.block:
-                    return AgentToolResult(
-                        content=[TextContent(text=decision.reason or BLOCKED)],
-                        is_error=True,
-                        terminate=bool(decision.terminate),
+                    return Immediate(
+                        AgentToolResult(
+                            content=[TextContent(text=decision.reason or BLOCKED)],
+                            is_error=True,
+                            terminate=bool(decision.terminate),
+                        )
                     )
-            if not item.approved:
-                waiting = await_approval(item, tool, raw, args, decision)
+            if not self.approved:
+                waiting = await_approval(call, tool, raw, args, decision)
                 if waiting is not None:
                     return waiting
         except ArgumentsError as exc:
-            return error_result(str(exc))
+            return Immediate(error_result(str(exc)))
         except Exception as exc:
-            return error_result(_text(exc))
-        item.args = args
-        return None
+            return Immediate(error_result(_text(exc)))
+        return Prepared(tool, args)
 
-    async def execute(self, item: PipelineCall) -> AgentToolResult:
+    async def execute(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
         """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
+        inputs = self.inputs
         call = item.call
-        if run.signal.aborted:
+        if inputs.signal.aborted:
             return error_result(ABORTED_BEFORE_START)
         if item.observer is None:
-            result = await self.invoke(item)
+            result = await self.invoke(item, prepared)
         else:
             with item.observer.executing():
-                result = await self.invoke(item)
+                result = await self.invoke(item, prepared)
         if item.pending_updates:
             item.drained = anyio.Event()
             await item.drained.wait()
-        hook = run.hooks.after_tool_call
+        hook = inputs.hooks.after_tool_call
         if hook is None:
             return result
         try:
             ctx = AfterToolCallContext(
                 assistant_message=self.message,
                 tool_call=call,
-                args=item.args,
+                args=prepared.args,
                 result=result,
                 is_error=result.is_error,
                 context=run.context(),
             )
-            change = await call_hook(hook, ctx, run.signal)
+            change = await call_hook(hook, ctx, inputs.signal)
             if change is None:
                 return result
             if not isinstance(change, AfterToolCallResult):
@@ -338,24 +346,23 @@ class ToolBatch:
         except Exception as exc:
             return error_result(_text(exc))
 
-    async def invoke(self, item: PipelineCall) -> AgentToolResult:
+    async def invoke(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
         cancellation aside."""
-        run = self.run
-        tool = item.tool
-        assert tool is not None
-        timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
+        inputs = self.inputs
+        tool = prepared.tool
+        timeout = tool.timeout if tool.timeout is not None else inputs.config.tool_timeout
         result: AgentToolResult | None = None
         try:
-            signal = run.abort_signal  # None: nothing can abort the run, no scope to set up
+            signal = inputs.abort_signal  # None: nothing can abort the run, no scope to set up
             with cancel_on_abort(signal) if signal is not None else _NO_ABORT as scope:
                 if timeout is None:
-                    result = await self.call_tool(item)
+                    result = await self.call_tool(item, prepared)
                 else:
                     # Only `execute` is bounded: the hooks are the application's own code.
                     with anyio.move_on_after(timeout) as deadline:
-                        result = await self.call_tool(item)
-                    if deadline.cancelled_caught and not run.signal.aborted:
+                        result = await self.call_tool(item, prepared)
+                    if deadline.cancelled_caught and not inputs.signal.aborted:
                         item.abandoned = True
                         _log.warning(
                             "tool %r (call %s) timed out after %g s",
@@ -370,18 +377,22 @@ class ToolBatch:
             return error_result(ABORTED_WHILE_RUNNING)
         return result
 
-    async def call_tool(self, item: PipelineCall) -> AgentToolResult:
+    async def call_tool(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
         """`execute`, its value checked; any failure of the tool becomes an error result."""
-        run = self.run
-        tool = item.tool
-        assert tool is not None
+        inputs = self.inputs
+        tool = prepared.tool
         on_update = self.on_update_for(item)
         try:
             if tool.is_async():
-                value = await tool.execute(item.call.id, item.args, run.signal, on_update)  # type: ignore[misc]
+                value = await tool.execute(item.call.id, prepared.args, inputs.signal, on_update)  # type: ignore[misc]
             else:
                 value = await anyio.to_thread.run_sync(
-                    _execute_in_thread, item, run.signal, on_update, abandon_on_cancel=True
+                    _execute_in_thread,
+                    item,
+                    prepared,
+                    inputs.signal,
+                    on_update,
+                    abandon_on_cancel=True,
                 )
                 if value is _NOT_STARTED:
                     return error_result(ABORTED_BEFORE_START)
@@ -418,7 +429,7 @@ class ToolBatch:
         event = ToolExecutionEndEvent(
             tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
         )
-        if (pending := self.run.emitter.send(event)) is not None:
+        if (pending := self.inputs.emitter.send(event)) is not None:
             await pending
 
     async def publish(self, item: PipelineCall) -> ToolResultMessage:
@@ -436,9 +447,9 @@ class ToolBatch:
         await self.run.add_message(message)
         return message
 
-    async def run_one(self, item: PipelineCall) -> None:
+    async def run_one(self, item: PipelineCall, prepared: Prepared) -> None:
         """Execute a prepared call and end it (one of several run concurrently)."""
-        await self.end(item, await self.execute(item))
+        await self.end(item, await self.execute(item, prepared))
 
 
 def _changed_result(result: AgentToolResult, change: AfterToolCallResult) -> AgentToolResult:
@@ -465,70 +476,81 @@ def _changed_result(result: AgentToolResult, change: AfterToolCallResult) -> Age
 
 async def execute_batch(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
-) -> tuple[list[ToolResultMessage], bool]:
-    """Run the tool calls of one answer; returns the result messages and the terminate flag."""
-    batch = ToolBatch(run=run, message=message)
+) -> tuple[list[ToolResultMessage], bool, tuple[ApprovalRequest, ...]]:
+    """Run the tool calls of one answer; returns the result messages, the terminate flag and
+    the requests of the calls waiting for approval (in call order)."""
+    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
     items = [PipelineCall(call=c) for c in calls]
-    results = await run_calls(batch, items, batch.prepare)
-    await request_approvals(run, items)
+    results, waiting = await run_calls(batch, items, batch.prepare)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
-    return results, terminate
+    return results, terminate, waiting
 
 
 async def run_calls(
     batch: ToolBatch,
     items: list[PipelineCall],
-    prepare: Callable[[PipelineCall], Awaitable[AgentToolResult | None]],
+    prepare: Callable[[PipelineCall], Awaitable[CallStage]],
     before_execute: Callable[[PipelineCall], Awaitable[None]] | None = None,
     *,
     sequential: bool | None = None,
-) -> list[ToolResultMessage]:
-    """Take each call through the stages: start → `prepare` (None: ready, else the call's
-    result) → `before_execute` → execute → end → its result message (none for a call waiting
-    for approval); returns the messages, in call order.
+) -> tuple[list[ToolResultMessage], tuple[ApprovalRequest, ...]]:
+    """Take each call through the stages: start → `prepare` (`Prepared`, `Immediate` or
+    `Waiting`) → for a prepared call `before_execute` and execute → end → its result message
+    (none for a call waiting for approval); returns the messages, in call order, and the
+    requests of the waiting calls.
 
     Sequential mode (`sequential`, else the config's or any of the batch's tools') does each
     call completely before the next; parallel mode prepares them one by one, then runs the
     ready ones concurrently, then publishes the results."""
     run = batch.run
+    inputs = batch.inputs
     if sequential is None:
-        sequential = run.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
+        sequential = inputs.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
             (t := run.tools_by_name.get(i.call.name)) is not None
             and t.execution_mode is ToolExecutionMode.SEQUENTIAL
             for i in items
         )
     results: list[ToolResultMessage] = []
+    waiting: list[ApprovalRequest] | None = None
     try:
         if sequential:
             for item in items:
                 await batch.start(item)
-                result = await prepare(item)
-                if result is None:
+                stage = await prepare(item)
+                if isinstance(stage, Prepared):
                     if before_execute is not None:
                         await before_execute(item)
-                    result = await batch.execute(item)
-                await batch.end(item, result)
-                if item.approval is None:  # a waiting call has no result yet
-                    results.append(await batch.publish(item))
+                    await batch.end(item, await batch.execute(item, stage))
+                else:
+                    await batch.end(item, stage.result)
+                    if isinstance(stage, Waiting):  # it has no result message yet
+                        waiting = waiting or []
+                        waiting.append(stage.request)
+                        continue
+                results.append(await batch.publish(item))
         else:
-            ready: list[PipelineCall] = []
+            ready: list[tuple[PipelineCall, Prepared]] = []
+            published = items
             for item in items:
                 await batch.start(item)
-                result = await prepare(item)
-                if result is None:
-                    ready.append(item)
+                stage = await prepare(item)
+                if isinstance(stage, Prepared):
+                    ready.append((item, stage))
                 else:
-                    await batch.end(item, result)
+                    await batch.end(item, stage.result)
+                    if isinstance(stage, Waiting):  # it has no result message yet
+                        waiting = waiting or []
+                        waiting.append(stage.request)
+                        published = [i for i in published if i is not item]
             if before_execute is not None:
-                for item in ready:
+                for item, _ in ready:
                     await before_execute(item)
             if len(ready) == 1:
-                await batch.run_one(ready[0])
+                await batch.run_one(*ready[0])
             elif ready:
-                await _run_concurrently(batch, ready, run.config.max_parallel_tools)
-            for item in items:
-                if item.approval is None:
-                    results.append(await batch.publish(item))
+                await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
+            for item in published:
+                results.append(await batch.publish(item))
     except BaseException as exc:
         # Cancelled from outside: the instrumentation still learns how each open call ended.
         for item in items:
@@ -539,30 +561,32 @@ async def run_calls(
         raise
     finally:
         batch.closed = True  # also when cancelled from outside: no pump may start any more
-    return results
+    return results, tuple(waiting) if waiting is not None else ()
 
 
-async def _run_concurrently(batch: ToolBatch, items: list[PipelineCall], limit: int | None) -> None:
+async def _run_concurrently(
+    batch: ToolBatch, ready: list[tuple[PipelineCall, Prepared]], limit: int | None
+) -> None:
     """Run prepared calls as tasks of the run's task group and wait for all of them."""
-    remaining = len(items)
+    remaining = len(ready)
     all_done = anyio.Event()
-    limiter = anyio.CapacityLimiter(limit) if limit is not None and limit < len(items) else None
+    limiter = anyio.CapacityLimiter(limit) if limit is not None and limit < len(ready) else None
 
-    async def job(item: PipelineCall) -> None:
+    async def job(item: PipelineCall, prepared: Prepared) -> None:
         nonlocal remaining
         try:
             if limiter is None:
-                await batch.run_one(item)
+                await batch.run_one(item, prepared)
             else:
                 async with limiter:
-                    await batch.run_one(item)
+                    await batch.run_one(item, prepared)
         finally:
             remaining -= 1
             if remaining == 0:
                 all_done.set()
 
-    for item in items:
-        batch.run.group.start_soon(job, item)
+    for item, prepared in ready:
+        batch.run.group.start_soon(job, item, prepared)
     await all_done.wait()
 
 
@@ -570,9 +594,11 @@ async def fail_truncated(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
-    batch = ToolBatch(run=run, message=message)
+    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
 
-    async def truncated(item: PipelineCall) -> AgentToolResult:
-        return error_result(TRUNCATED)
+    async def truncated(item: PipelineCall) -> CallStage:
+        return Immediate(error_result(TRUNCATED))
 
-    return await run_calls(batch, [PipelineCall(call=c) for c in calls], truncated, sequential=True)
+    items = [PipelineCall(call=c) for c in calls]
+    results, _ = await run_calls(batch, items, truncated, sequential=True)
+    return results

@@ -33,9 +33,10 @@ from ..limits import LimitReached
 from ..llm.types import Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from ..output import OutputMode, OutputSpec
+from .outcome import StopCause, Stopped
 
 if TYPE_CHECKING:
-    from .run_types import TypedAnswerRun
+    from ..llm.model import Model
 
 __all__ = ["TypedRun"]
 
@@ -60,9 +61,10 @@ class TypedRun:
         self.mode: OutputMode = "tool"
 
     def request(
-        self, run: TypedAnswerRun, context: Context, options: SimpleStreamOptions
+        self, model: Model, context: Context, options: SimpleStreamOptions
     ) -> tuple[Context, SimpleStreamOptions]:
-        """The request's context and options, asking for the answer.
+        """The request's context and options, asking for the answer (in tool mode, the run's
+        tool batches must also know `spec.tool`: `answer_tool` says so).
 
         Raises:
             ConfigError: a tool of the run has the final-answer tool's name.
@@ -70,7 +72,7 @@ class TypedRun:
         spec = self.spec
         mode = spec.mode
         if mode == "auto":
-            mode = "native" if run.model.structured_output and not context.tools else "tool"
+            mode = "native" if model.structured_output and not context.tools else "tool"
         self.mode = mode
         if mode == "native":
             return context, replace(options, output_schema=spec.output_schema())
@@ -80,15 +82,13 @@ class TypedRun:
                 "rename the tool, or give the answer tool another name with "
                 "OutputSpec(..., name=...)"
             )
-        tool = spec.tool
-        run.tools_by_name[spec.name] = tool
-        return replace(context, tools=[*context.tools, tool.llm_tool]), options
+        return replace(context, tools=[*context.tools, spec.tool.llm_tool]), options
 
     def after_turn(
-        self, run: TypedAnswerRun, message: AssistantMessage, results: Sequence[ToolResultMessage]
-    ) -> bool:
-        """Read the turn's answer; True when the run ends here (answered: `run.output`; out of
-        retries: `run.limit`)."""
+        self, model: Model, message: AssistantMessage, results: Sequence[ToolResultMessage]
+    ) -> Stopped | None:
+        """Read the turn's answer; a `Stopped` when the run ends here (`ANSWERED` with the
+        output, or `OUTPUT_RETRIES` with the limit), else None."""
         spec = self.spec
         calls = message.tool_calls
         # only a request that offered the final-answer tool can be answered with it (in native
@@ -103,23 +103,22 @@ class TypedRun:
                     continue
                 if not result.is_error:
                     try:
-                        run.output = spec.validate_object(call.arguments)
+                        output = spec.validate_object(call.arguments)
                     except OutputValidationError as exc:  # a validator that changed its mind
                         problems.append(str(exc))
                         continue
-                    return True
+                    return Stopped(StopCause.ANSWERED, output)
                 problems.append(_result_text(result))
-            return self._failed(run, problems[-1] if problems else "no result", None)
+            return self._failed(problems[-1] if problems else "no result", None)
         if calls:
-            return False  # other tools ran: the answer comes in a later turn
+            return None  # other tools ran: the answer comes in a later turn
         if self.mode == "native":
             try:
-                run.output = spec.validate_object(schemas.parse_answer_text(message.text))
+                output = spec.validate_object(schemas.parse_answer_text(message.text))
             except OutputValidationError as exc:
-                return self._failed(run, str(exc), UserMessage(content=self._native_fix(exc)))
-            return True
+                return self._failed(str(exc), UserMessage(content=self._native_fix(exc)))
+            return Stopped(StopCause.ANSWERED, output)
         return self._failed(
-            run,
             f"the answer was plain text; the {spec.name} tool was not called",
             UserMessage(
                 content=f"Your answer was not accepted: give your final answer by calling the "
@@ -135,21 +134,26 @@ class TypedRun:
             f"that matches this JSON Schema:\n{clip(schema)}"
         )
 
-    def _failed(self, run: TypedAnswerRun, error: str, fix: AgentMessage | None) -> bool:
+    def _failed(self, error: str, fix: AgentMessage | None) -> Stopped | None:
         self.failures += 1
         self.errors.append(error)
         if self.failures > self.retries:
-            run.limit = LimitReached(
+            limit = LimitReached(
                 kind="output_retries",
                 limit=self.retries,
                 used=self.failures,
                 errors=tuple(self.errors),
             )
-            _log.warning("the run ended: %s", run.limit)
-            return True
+            _log.warning("the run ended: %s", limit)
+            return Stopped(StopCause.OUTPUT_RETRIES, limit)
         if fix is not None:
             self.fixes.append(fix)
-        return False
+        return None
+
+    @property
+    def answer_tool(self) -> Any:
+        """The final-answer tool the last request offered (an `AgentTool`), or None (native)."""
+        return self.spec.tool if self.mode == "tool" else None
 
     def take_fixes(self) -> list[AgentMessage]:
         """The correction messages for the next turn (taken once)."""
