@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from agentcore.errors import MissingApiKeyError, UnknownApiError
-from agentcore.llm import Model, check_model
+from agentcore.llm import Model, _check, check_model
 from agentcore.testing import FauxProvider
 
 
@@ -27,7 +30,17 @@ def test_an_unknown_api_is_named_and_other_adapters_are_only_looked_up() -> None
     check_model(FauxProvider().model)  # brings what it needs: no SDK, no key
 
 
-def test_bedrock_needs_no_api_key() -> None:
+def test_bedrock_needs_no_api_key_but_aws_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     pytest.importorskip("boto3")
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(_check, "_EC2_VENDOR_FILE", tmp_path / "no-such-file")
     model = Model(id="m", api="bedrock-converse-stream", provider="amazon-bedrock")
-    check_model(model)  # credentials come from the AWS chain at request time
+    with pytest.raises(MissingApiKeyError, match="AWS_ACCESS_KEY_ID"):
+        check_model(model)
+    monkeypatch.setenv("AWS_PROFILE", "dev")  # the chain reads the profile at request time
+    check_model(model)

@@ -26,6 +26,7 @@ from selenium.common.exceptions import (  # noqa: E402
     StaleElementReferenceException,
     WebDriverException,
 )
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -352,4 +353,228 @@ def test_tool_call_ids_named_like_object_members(browser: Any, tmp_path: Path, s
         assert results == ["echoed one", "echoed two"]
         d.save_screenshot(str(shots / "10-member-named-ids.png"))
     finally:
+        stop_server(served)
+
+
+HOSTILE_MARKDOWN = """Results:
+
+| Tool | Calls | Note |
+|:-----|------:|:----:|
+| `read` | 3 | <img src=x onerror="window.__pwned = 'cell'"> |
+| grep | 12 | </td></tr></table><b>escaped</b> |
+
+- outer
+  - inner
+    - innermost
+- second
+
+```python
+print("<script>window.__pwned = 'code'</script>")
+```
+
+[docs](https://example.com/docs) [bad](javascript:window.__pwned='link') [mail](mailto:a@b.c)
+"""
+
+
+def test_markdown_tables_lists_code_and_links_in_the_page(
+    browser: Any, tmp_path: Path, shots: Path
+) -> None:
+    served = start_server(tmp_path)
+    served.faux.set_responses([faux_text(HOSTILE_MARKDOWN)])
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "format it")
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant table"), "the table")
+        _wait(d, _idle, "the run to end")
+        text = d.find_elements(By.CSS_SELECTOR, ".msg.assistant .text")[-1]
+        table = text.find_element(By.TAG_NAME, "table")
+        rows = [
+            [c.text for c in tr.find_elements(By.CSS_SELECTOR, "th, td")]
+            for tr in table.find_elements(By.TAG_NAME, "tr")
+        ]
+        assert rows == [
+            ["Tool", "Calls", "Note"],
+            ["read", "3", "<img src=x onerror=\"window.__pwned = 'cell'\">"],
+            ["grep", "12", "</td></tr></table><b>escaped</b>"],
+        ]
+        aligns = [
+            c.value_of_css_property("text-align") for c in table.find_elements(By.TAG_NAME, "th")
+        ]
+        assert aligns == ["left", "right", "center"]
+        assert len(text.find_elements(By.TAG_NAME, "table")) == 1
+        outer = text.find_element(By.CSS_SELECTOR, ":scope > ul")
+        assert [li.text.split("\n")[0] for li in outer.find_elements(By.XPATH, "./li")] == [
+            "outer",
+            "second",
+        ]
+        assert outer.find_element(By.CSS_SELECTOR, "li > ul > li > ul > li").text == "innermost"
+        code = text.find_element(By.CSS_SELECTOR, ".code-block pre code")
+        assert code.text == "print(\"<script>window.__pwned = 'code'</script>\")"
+        copy = text.find_element(By.CSS_SELECTOR, ".code-block button.copy")
+        assert copy.text == "Copy"
+        copy.click()
+        _wait(d, lambda d: copy.text in ("Copied", "Copy failed"), "the copy button to answer")
+        assert copy.text == "Copied"
+        links = text.find_elements(By.TAG_NAME, "a")
+        assert [(a.text, a.get_attribute("href")) for a in links] == [
+            ("docs", "https://example.com/docs"),
+            ("mail", "mailto:a@b.c"),
+        ]
+        assert all(a.get_attribute("target") == "_blank" for a in links)
+        assert all(a.get_attribute("rel") == "noopener noreferrer" for a in links)
+        assert "[bad](javascript:window.__pwned='link')" in text.text
+        for tag in ("img", "script", "b"):
+            assert text.find_elements(By.TAG_NAME, tag) == [], tag
+        assert d.execute_script("return window.__pwned === undefined")
+        d.save_screenshot(str(shots / "11-markdown.png"))
+    finally:
+        stop_server(served)
+
+
+_LONG_RESULT = "\n".join(f"line {i} of a long tool result" for i in range(300))
+_GEOMETRY = """
+const m = document.getElementById('messages');
+return {top: m.scrollTop, height: m.scrollHeight, client: m.clientHeight,
+        gap: m.scrollHeight - m.scrollTop - m.clientHeight,
+        button: !document.getElementById('new-activity').hidden};
+"""
+_IN_VIEW = """
+const m = document.getElementById('messages').getBoundingClientRect();
+const r = arguments[0].getBoundingClientRect();
+return r.top >= m.top && r.bottom <= m.bottom && r.height > 0;
+"""
+
+
+def test_the_page_follows_the_conversation(browser: Any, tmp_path: Path, shots: Path) -> None:
+    @tool
+    def dump() -> str:
+        """Print a long listing."""
+        return _LONG_RESULT
+
+    @tool(requires_approval=True)
+    def remove(path: str) -> str:
+        """Remove a file."""
+        return f"removed {path}"
+
+    served = start_server(tmp_path, tools=[dump, remove])
+    served.faux.set_responses(
+        [
+            faux_tool_call("dump", {}, id="call_1"),
+            faux_text("Listed."),
+            faux_tool_call("dump", {}, id="call_2"),
+            faux_text("Listed again."),
+            faux_tool_call("remove", {"path": "a.txt"}, id="call_3"),
+            faux_text("Removed."),
+        ]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        # 1. at the bottom, a long tool result arriving at once keeps the bottom in view
+        _send(d, "list it")
+        _wait(d, lambda d: any("Listed." in t for t in _assistant_texts(d)), "the answer")
+        _wait(d, _idle, "the run to end")
+        _wait(d, lambda d: d.execute_script(_GEOMETRY)["gap"] <= 40, "the page to follow")
+        g = d.execute_script(_GEOMETRY)
+        assert g["height"] > 3 * g["client"] and not g["button"], g
+        d.save_screenshot(str(shots / "12-followed.png"))
+
+        # 2. scrolled up, the position is kept and "new activity" is offered; it goes down
+        d.execute_script("document.getElementById('messages').scrollTop = 200")
+        _wait(d, lambda d: d.execute_script(_GEOMETRY)["top"] == 200, "the scroll")
+        session = d.current_url.split("#session=")[1]
+        prompt = f"{served.base_url}/api/sessions/{session}/prompt"
+        with served.client() as client:  # from another tab, as it were
+            assert client.post(prompt, json={"text": "again"}).status_code < 300
+        _wait(d, lambda d: any("Listed again." in t for t in _assistant_texts(d)), "the answer")
+        _wait(d, lambda d: d.execute_script(_GEOMETRY)["button"], "the new-activity button")
+        assert d.execute_script(_GEOMETRY)["top"] == 200
+        button = d.find_element(By.ID, "new-activity")
+        assert button.is_displayed() and "new activity" in button.text
+        d.save_screenshot(str(shots / "13-new-activity.png"))
+        button.click()
+        _wait(d, lambda d: d.execute_script(_GEOMETRY)["gap"] <= 40, "the bottom")
+        assert not d.execute_script(_GEOMETRY)["button"]
+        _wait(d, _idle, "the run to end")
+
+        # 3. an approval card is brought into view, however far up the reader is
+        d.execute_script("document.getElementById('messages').scrollTop = 0")
+        _wait(d, lambda d: d.execute_script(_GEOMETRY)["top"] == 0, "the scroll")
+        with served.client() as client:
+            assert client.post(prompt, json={"text": "remove a.txt"}).status_code < 300
+        approve = _wait(
+            d, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool-card .approve"), "Approve"
+        )[0]
+        _wait(d, lambda d: d.execute_script(_IN_VIEW, approve), "the approval card in view")
+        d.save_screenshot(str(shots / "14-approval-in-view.png"))
+        approve.click()
+        _wait(d, lambda d: any("Removed." in t for t in _assistant_texts(d)), "the answer")
+    finally:
+        stop_server(served)
+
+
+NARROW_ANSWER = (
+    "A long token: " + "x" * 300 + "\n\n"
+    "https://example.com/" + "a/" * 80 + "\n\n"
+    "```\n" + "wide code line " * 30 + "\n```\n\n"
+    "| " + " | ".join(f"column {i}" for i in range(12)) + " |\n"
+    "|" + "---|" * 12 + "\n"
+    "| " + " | ".join(f"value {i}" for i in range(12)) + " |\n"
+)
+_LAYOUT = """
+const m = document.querySelector('.msg.assistant').getBoundingClientRect();
+const a = document.getElementById('sidebar').getBoundingClientRect();
+return {scroll: document.documentElement.scrollWidth, body: document.body.scrollWidth,
+        inner: window.innerWidth, column: m.width,
+        drawer: a.left >= 0 && getComputedStyle(document.getElementById('sidebar')).visibility
+                === 'visible',
+        closed: a.right <= 0 || getComputedStyle(document.getElementById('sidebar')).visibility
+                === 'hidden'};
+"""
+
+
+@pytest.mark.parametrize("width", [360, 420, 1280])
+def test_the_page_fits_narrow_and_wide_screens(
+    browser: Any, tmp_path: Path, shots: Path, width: int
+) -> None:
+    served = start_server(tmp_path)
+    served.faux.set_responses([faux_text(NARROW_ANSWER)] * 2)
+    d = browser
+    size = d.get_window_size()
+    try:
+        d.set_window_size(width, 800)
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        inner = d.execute_script("return window.innerWidth")
+        assert inner <= width, inner
+        _send(d, "Please " + "y" * 120)
+        _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant table"), "the answer")
+        _wait(d, _idle, "the run to end")
+        layout = d.execute_script(_LAYOUT)
+        assert layout["scroll"] <= layout["inner"] and layout["body"] <= layout["inner"], layout
+        assert layout["column"] >= min(300, inner - 60), layout
+        code = d.find_element(By.CSS_SELECTOR, ".code-block pre")
+        assert d.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", code)
+        menu = d.find_element(By.ID, "menu")
+        d.save_screenshot(str(shots / f"15-width-{width}.png"))
+        if width >= 720:
+            assert layout["drawer"] and not menu.is_displayed()
+            return
+        assert layout["closed"] and menu.is_displayed()
+        menu.click()
+        _wait(d, lambda d: d.execute_script(_LAYOUT)["drawer"], "the drawer to open")
+        d.save_screenshot(str(shots / f"16-drawer-{width}.png"))
+        assert d.execute_script(_LAYOUT)["scroll"] <= inner
+        d.find_element(By.CSS_SELECTOR, "#sessions li").click()  # choosing closes it
+        _wait(d, lambda d: d.execute_script(_LAYOUT)["closed"], "the drawer to close")
+        menu.click()
+        _wait(d, lambda d: d.execute_script(_LAYOUT)["drawer"], "the drawer to open again")
+        backdrop = d.find_element(By.ID, "backdrop")  # its uncovered right edge closes it
+        ActionChains(d).move_to_element_with_offset(backdrop, inner // 2 - 10, 0).click().perform()
+        _wait(d, lambda d: d.execute_script(_LAYOUT)["closed"], "the drawer to close")
+    finally:
+        d.set_window_size(size["width"], size["height"])
         stop_server(served)

@@ -42,8 +42,9 @@ def render(*texts: str) -> list[str]:
 
 
 OWN_TAGS = re.compile(
-    r"</?(p|br|strong|em|code|pre|h[1-6]|ul|ol|li|blockquote)>"
-    r'|<a href="https?://[^"<>\s]*" target="_blank" rel="noopener noreferrer">|</a>'
+    r"</?(p|br|strong|em|code|pre|h[1-6]|ul|ol|li|blockquote|table|thead|tbody|tr|th|td)>"
+    r'|<t[hd] class="align-(left|right|center)">'
+    r'|<a href="(https?://|mailto:)[^"<>\s]*" target="_blank" rel="noopener noreferrer">|</a>'
 )
 
 
@@ -64,6 +65,36 @@ def test_markdown_is_formatted() -> None:
     )
 
 
+def test_tables_nested_lists_and_links() -> None:
+    table, lists, links = render(
+        "| Name | Qty | Note |\n|:---|---:|:-:|\n| **a** | 2 | x \\| y |\n| b |",
+        "- a\n  - b\n    - c\n  - d\n- e\n\n1. x\n   - y\n2. z",
+        "[mail](mailto:a@b.c) [js](javascript:alert(1)) [data](data:text/html,x) [f](file:///etc)",
+    )
+    assert table == (
+        '<table><thead><tr><th class="align-left">Name</th>'
+        '<th class="align-right">Qty</th><th class="align-center">Note</th></tr>'
+        '</thead><tbody><tr><td class="align-left"><strong>a</strong></td>'
+        '<td class="align-right">2</td><td class="align-center">x | y</td></tr>'
+        '<tr><td class="align-left">b</td><td class="align-right"></td>'
+        '<td class="align-center"></td></tr></tbody></table>'
+    )
+    assert lists == (
+        "<ul><li>a<ul><li>b<ul><li>c</li></ul></li><li>d</li></ul></li><li>e</li></ul>"
+        "<ol><li>x<ul><li>y</li></ul></li><li>z</li></ol>"
+    )
+    assert links == (
+        '<p><a href="mailto:a@b.c" target="_blank" rel="noopener noreferrer">mail</a>'
+        " [js](javascript:alert(1)) [data](data:text/html,x) [f](file:///etc)</p>"
+    )
+
+
+def test_html_in_a_table_cell_stays_in_its_cell() -> None:
+    (out,) = render("| a | b |\n|---|---|\n| </td></tr></table><img src=x onerror=alert(1)> | 2 |")
+    assert out.count("<td>") == 2 and out.count("</table>") == 1 and "<img" not in out
+    assert "&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;img src=x onerror=alert(1)&gt;" in out
+
+
 def test_html_in_the_text_is_shown_not_interpreted() -> None:
     (out,) = render('<script>alert("x")</script> <img src=x onerror=alert(1)> **<b>hi</b>**')
     assert "<script" not in out and "<img" not in out and "<b>" not in out
@@ -74,7 +105,7 @@ def test_html_in_the_text_is_shown_not_interpreted() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
-        st.text(alphabet=st.sampled_from(list("<>\"'&`*_#-[]()/: \n\x00ahjs=1.")), max_size=80),
+        st.text(alphabet=st.sampled_from(list("<>\"'&`*_#-[]()/: \n\x00ahjs=1.|")), max_size=80),
         min_size=1,
         max_size=20,
     )

@@ -171,9 +171,14 @@ class _Api:
         )
 
     async def models(self, request: requests.Request) -> responses.Response:
-        if self._models is None:  # SDKs and keys do not come and go while serving: read once
+        return _ok(await self.read_models())
+
+    async def read_models(self) -> list[dict[str, Any]]:
+        """The models list, read once in a worker thread (the lifespan warms it at startup): SDKs
+        and keys do not come and go while serving."""
+        if self._models is None:
             self._models = await anyio.to_thread.run_sync(self._read_models)
-        return _ok(self._models)
+        return self._models
 
     def _read_models(self) -> list[dict[str, Any]]:
         out = []
@@ -404,6 +409,7 @@ def create_app(
         async with anyio.create_task_group() as group:
             hub.group = group
             group.start_soon(hub.sweep)
+            group.start_soon(api.read_models)  # the picker's first request finds it ready
             try:
                 yield
             finally:

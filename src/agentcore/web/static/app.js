@@ -1,5 +1,5 @@
 // The agentcore chat page: reads a session's AG-UI event stream (SSE) and renders it.
-// Model text only ever reaches the page through textContent or the escaping Markdown renderer.
+// Model text only ever reaches the page as text: textContent, or the Markdown renderer's DOM nodes.
 "use strict";
 (function () {
   const md = window.agentcoreMarkdown;
@@ -7,6 +7,7 @@
   const view = {
     messages: $("messages"), prompt: $("prompt"), send: $("send"), stop: $("stop"),
     model: $("model"), status: $("status"), sessions: $("sessions"), usage: $("session-usage"),
+    newActivity: $("new-activity"), menu: $("menu"), backdrop: $("backdrop"),
   };
   let sessionId = null;
   let source = null;
@@ -42,10 +43,48 @@
     return data;
   }
 
-  function scrollDown() {
+  // -- following the conversation ------------------------------------------------------------
+  // While the reader is at the bottom, whatever is added (a token, a long tool result) keeps the
+  // bottom in view; once they scroll up, the position stays and "new activity" is offered.
+  // `follow` changes only when the reader moves: a scroll that lands where the page last put it
+  // (content grew after the page scrolled) is not the reader's.
+  const NEAR_BOTTOM = 40; // px from the bottom that still count as "at the bottom"
+  let follow = true;
+  let autoTop = -1; // scrollTop the page last set
+  let followQueued = false;
+
+  function distanceFromBottom() {
     const m = view.messages;
-    if (m.scrollHeight - m.scrollTop - m.clientHeight < 160) m.scrollTop = m.scrollHeight;
+    return m.scrollHeight - m.scrollTop - m.clientHeight;
   }
+
+  function toBottom() {
+    const m = view.messages;
+    m.scrollTop = m.scrollHeight;
+    autoTop = m.scrollTop;
+    follow = true;
+    view.newActivity.hidden = true;
+  }
+
+  function afterChange() { // after anything was added to the transcript, in the next frame
+    if (followQueued) return;
+    followQueued = true;
+    requestAnimationFrame(function () {
+      followQueued = false;
+      if (follow) toBottom();
+      else if (distanceFromBottom() > NEAR_BOTTOM) view.newActivity.hidden = false;
+    });
+  }
+
+  view.messages.addEventListener("scroll", function () {
+    if (view.messages.scrollTop === autoTop) return;
+    autoTop = -1;
+    follow = distanceFromBottom() <= NEAR_BOTTOM;
+    if (follow) view.newActivity.hidden = true;
+  }, { passive: true });
+  new MutationObserver(afterChange).observe(view.messages,
+    { childList: true, subtree: true, characterData: true });
+  view.newActivity.addEventListener("click", toBottom);
 
   function setRunning(value) {
     running = value;
@@ -115,10 +154,9 @@
     requestAnimationFrame(function () {
       for (const key of renderQueued) {
         const part = texts[key];
-        if (part && part.el) part.el.innerHTML = md.render(part.text); // escaped by render
+        if (part && part.el) md.renderInto(part.el, part.text);
       }
       renderQueued.clear();
-      scrollDown();
     });
   }
 
@@ -183,6 +221,7 @@
   }
 
   function showApprovals(list) {
+    const before = pending;
     pending = new Set(list.map(function (a) { return a.toolCallId; }));
     for (const id in cards) {
       const c = cards[id];
@@ -200,7 +239,20 @@
       c.approval.appendChild(no);
       c.approval.hidden = false;
       setCard(c, "waiting", "waiting for approval");
+      if (!before.has(id)) bringIntoView(c);
     }
+  }
+
+  // An approval card is always shown, wherever the reader was: the run waits for it. After the
+  // frame's own following, so that nothing scrolls it away again.
+  function bringIntoView(c) {
+    requestAnimationFrame(function () {
+      requestAnimationFrame(function () {
+        c.el.scrollIntoView({ block: "nearest" });
+        c.approval.scrollIntoView({ block: "nearest" });
+        if (distanceFromBottom() <= 120) toBottom(); // the card ends the transcript: follow again
+      });
+    });
   }
 
   function usageLine(id, meta) {
@@ -231,7 +283,7 @@
         if (m.content) {
           textPart(m.id, "assistant");
           texts[m.id].text = m.content;
-          texts[m.id].el.innerHTML = md.render(m.content); // escaped by render
+          md.renderInto(texts[m.id].el, m.content);
         }
         for (const call of m.toolCalls || []) {
           const c = card(call.id, call.function.name, m.id);
@@ -245,7 +297,7 @@
         showResult(m.toolCallId, m.content, !!m.error);
       }
     }
-    view.messages.scrollTop = view.messages.scrollHeight;
+    toBottom();
   }
 
   // -- the event stream ---------------------------------------------------------------------
@@ -275,14 +327,13 @@
     TEXT_MESSAGE_END: function (e) {
       const part = texts[e.messageId];
       if (part && part.role === "user") userBubble(e.messageId, part.text);
-      scrollDown();
     },
     REASONING_MESSAGE_START: function (e) { thinking(e.messageId); },
     REASONING_MESSAGE_CONTENT: function (e) {
       const body = reasonings[e.messageId];
       if (body) body.textContent += e.delta;
     },
-    TOOL_CALL_START: function (e) { card(e.toolCallId, e.toolCallName, e.parentMessageId); scrollDown(); },
+    TOOL_CALL_START: function (e) { card(e.toolCallId, e.toolCallName, e.parentMessageId); },
     TOOL_CALL_ARGS: function (e) {
       const c = cards[e.toolCallId];
       if (!c) return;
@@ -296,7 +347,6 @@
     TOOL_CALL_RESULT: function (e) {
       const meta = (e.metadata && e.metadata.agentcore) || {};
       showResult(e.toolCallId, e.content, !!meta.isError);
-      scrollDown();
     },
     CUSTOM: function (e) {
       const v = e.value || {};
@@ -308,7 +358,6 @@
         const q = el("div", "msg user queued", v.text + "  (queued: steers the run at its next turn)");
         q.dataset.text = v.text;
         view.messages.appendChild(q);
-        scrollDown();
       }
     },
   };
@@ -326,7 +375,20 @@
     };
   }
 
+  // -- the sidebar as a drawer (narrow screens) -----------------------------------------------
+
+  function setDrawer(open) {
+    document.body.classList.toggle("drawer-open", open);
+    view.menu.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  view.menu.addEventListener("click", function () {
+    setDrawer(!document.body.classList.contains("drawer-open"));
+  });
+  view.backdrop.addEventListener("click", function () { setDrawer(false); });
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape") setDrawer(false); });
+
   async function openSession(id) {
+    setDrawer(false);
     sessionId = id;
     history.replaceState(null, "", "#session=" + encodeURIComponent(id));
     clear();
@@ -335,6 +397,7 @@
   }
 
   function newChat() {
+    setDrawer(false);
     if (source) { source.close(); source = null; }
     sessionId = null;
     history.replaceState(null, "", location.pathname + location.search);
@@ -371,6 +434,7 @@
     const text = view.prompt.value;
     if (!text.trim()) return;
     view.prompt.value = "";
+    toBottom(); // what you send, and what answers it, is what you want to see
     try {
       if (!sessionId) {
         const created = await api("POST", "api/sessions", { model: view.model.value || undefined });

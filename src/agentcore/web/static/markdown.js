@@ -1,6 +1,10 @@
-// A small, safe Markdown renderer: the text is HTML-escaped FIRST, then formatted, so model
-// output can never add markup of its own (a <script> shows as text). Supports fenced code,
-// headings, lists, block quotes, paragraphs, `code`, **bold**, *italic*, and http(s) links.
+// A small, safe Markdown renderer. The text is parsed into a tree of plain objects
+// ({tag, attrs, children} and strings), which is then either built as DOM nodes (`renderInto`:
+// createElement and text nodes only, never innerHTML) or written as escaped HTML (`render`, for
+// tests and tools). Model text is only ever text: a <script> shows as written.
+// Supports fenced code (with a copy button in the page), headings, nested lists (by indentation),
+// GFM tables (with alignment), block quotes, paragraphs, `code`, **bold**, *italic*, and links
+// to http(s) and mailto addresses (others show as text), opening in a new tab without an opener.
 "use strict";
 (function () {
   function escapeHtml(text) {
@@ -8,86 +12,271 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
   }
 
-  function emphasis(escaped) {
-    return escaped
-      .replace(/\*\*(\S(?:[^\n]*?\S)?)\*\*/g, "<strong>$1</strong>")
-      .replace(/(^|[^\w])__(\S(?:[^\n]*?\S)?)__(?!\w)/g, "$1<strong>$2</strong>")
-      .replace(/(^|[^*\w])\*([^*\s](?:[^*\n]*[^*\s])?)\*(?!\*)/g, "$1<em>$2</em>")
-      .replace(/(^|[^_\w])_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>");
+  function node(tag, children, attrs) {
+    return { tag: tag, attrs: attrs || null, children: children || [] };
   }
 
-  // `escaped` has no markup: only the tags added here can appear in the result.
-  function inline(escaped) {
-    const parts = escaped.split(/(`[^`\n]+`)/);
-    return parts.map(function (part, i) {
-      if (i % 2 === 1) return "<code>" + part.slice(1, -1) + "</code>";
-      // links become placeholders first, so emphasis never reaches inside an address
-      const links = [];
-      const text = part.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, function (_m, label, url) {
-        links.push('<a href="' + url + '" target="_blank" rel="noopener noreferrer">' +
-          emphasis(label) + "</a>");
-        return "\u0000" + (links.length - 1) + "\u0000";
-      });
-      return emphasis(text).replace(/\u0000(\d+)\u0000/g, function (_m, n) { return links[+n]; });
-    }).join("");
+  // -- inline -----------------------------------------------------------------------------
+
+  const EMPHASIS = [
+    { re: /\*\*(\S(?:[^\n]*?\S)?)\*\*/, tag: "strong", lead: false },
+    { re: /(^|[^\w])__(\S(?:[^\n]*?\S)?)__(?!\w)/, tag: "strong", lead: true },
+    { re: /(^|[^*\w])\*([^*\s](?:[^*\n]*[^*\s])?)\*(?!\*)/, tag: "em", lead: true },
+    { re: /(^|[^_\w])_([^_\n]+)_(?!\w)/, tag: "em", lead: true },
+  ];
+
+  function emphasis(text) {
+    for (const rule of EMPHASIS) {
+      const m = rule.re.exec(text);
+      if (!m) continue;
+      const lead = rule.lead ? m[1] : "";
+      const inner = rule.lead ? m[2] : m[1];
+      const before = text.slice(0, m.index) + lead;
+      const after = text.slice(m.index + m[0].length);
+      return emphasis(before).concat([node(rule.tag, emphasis(inner))], emphasis(after));
+    }
+    return text ? [text] : [];
   }
 
-  function render(source) {
-    // a NUL could pose as a link placeholder: none survives
-    const lines = escapeHtml(String(source).replace(/\u0000/g, "\uFFFD")).split("\n");
+  const LINK = /\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s()]+)\)/;
+
+  function links(text) {
+    const m = LINK.exec(text);
+    if (!m) return emphasis(text);
+    const a = node("a", emphasis(m[1]),
+      { href: m[2], target: "_blank", rel: "noopener noreferrer" });
+    return emphasis(text.slice(0, m.index)).concat([a], links(text.slice(m.index + m[0].length)));
+  }
+
+  function inline(text) {
+    const out = [];
+    text.split(/(`[^`\n]+`)/).forEach(function (part, i) {
+      if (i % 2 === 1) out.push(node("code", [part.slice(1, -1)]));
+      else for (const n of links(part)) out.push(n);
+    });
+    return out;
+  }
+
+  function joinLines(lines) {
+    const out = [];
+    lines.forEach(function (line, i) {
+      if (i) out.push(node("br"));
+      for (const n of inline(line)) out.push(n);
+    });
+    return out;
+  }
+
+  // -- blocks -----------------------------------------------------------------------------
+
+  const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+  const DELIMITER = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+  function cells(line) {
+    let s = line.trim();
+    if (s.startsWith("|")) s = s.slice(1);
+    if (s.endsWith("|") && !s.endsWith("\\|")) s = s.slice(0, -1);
+    const out = [];
+    let cell = "";
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === "\\" && s[i + 1] === "|") { cell += "|"; i++; }
+      else if (s[i] === "|") { out.push(cell.trim()); cell = ""; }
+      else cell += s[i];
+    }
+    out.push(cell.trim());
+    return out;
+  }
+
+  function isTableStart(lines, i) {
+    return lines[i].indexOf("|") >= 0 && i + 1 < lines.length &&
+      lines[i + 1].indexOf("-") >= 0 && DELIMITER.test(lines[i + 1]) &&
+      (lines[i + 1].indexOf("|") >= 0 || cells(lines[i]).length === 1);
+  }
+
+  function table(lines, i) {
+    const head = cells(lines[i]);
+    const align = cells(lines[i + 1]).map(function (c) {
+      const left = c.startsWith(":"), right = c.endsWith(":");
+      return left && right ? "center" : right ? "right" : left ? "left" : null;
+    });
+    function row(values, tag) {
+      return node("tr", head.map(function (_h, k) {
+        return node(tag, inline(values[k] || ""), align[k] ? { class: "align-" + align[k] } : null);
+      }));
+    }
+    const body = [];
+    let j = i + 2;
+    while (j < lines.length && lines[j].trim() && lines[j].indexOf("|") >= 0) {
+      body.push(row(cells(lines[j]), "td"));
+      j++;
+    }
+    const parts = [node("thead", [row(head, "th")])];
+    if (body.length) parts.push(node("tbody", body));
+    return { block: node("table", parts), next: j };
+  }
+
+  function list(lines, i) {
+    // a stack of open lists, each {indent, el}; an item indented past its list's items nests
+    const root = [];
+    const stack = [];
+    let j = i;
+    for (; j < lines.length; j++) {
+      const m = ITEM.exec(lines[j]);
+      if (!m) {
+        const open = stack[stack.length - 1];
+        const last = open && open.el.children[open.el.children.length - 1];
+        if (last && lines[j].trim() && /^\s+/.test(lines[j])) { // a continuation line
+          last.children.push(" ");
+          for (const n of inline(lines[j].trim())) last.children.push(n);
+          continue;
+        }
+        break;
+      }
+      const indent = m[1].replace(/\t/g, "    ").length;
+      const tag = /\d/.test(m[2]) ? "ol" : "ul";
+      while (stack.length && indent < stack[stack.length - 1].indent) stack.pop();
+      let top = stack[stack.length - 1];
+      if (top && indent > top.indent + 1 && top.el.children.length) {
+        const parent = top.el.children[top.el.children.length - 1];
+        top = { indent: indent, el: node(tag) };
+        parent.children.push(top.el);
+        stack.push(top);
+      } else if (!top || top.el.tag !== tag) {
+        const fresh = { indent: top ? top.indent : indent, el: node(tag) };
+        if (stack.length > 1) {
+          stack.pop();
+          const holder = stack[stack.length - 1].el;
+          holder.children[holder.children.length - 1].children.push(fresh.el);
+        } else {
+          stack.pop();
+          root.push(fresh.el);
+        }
+        stack.push(fresh);
+        top = fresh;
+      }
+      top.el.children.push(node("li", inline(m[3])));
+    }
+    return { blocks: root, next: j };
+  }
+
+  function parse(source) {
+    // a NUL is not text anyone meant: it shows as the replacement character
+    const lines = String(source).replace(/\u0000/g, "\uFFFD").split("\n");
     const out = [];
     let para = [];
-    let list = null; // {tag, items}
     function flushPara() {
-      if (para.length) out.push("<p>" + para.map(inline).join("<br>") + "</p>");
+      if (para.length) out.push(node("p", joinLines(para)));
       para = [];
-    }
-    function flushList() {
-      if (list) out.push("<" + list.tag + ">" + list.items.map(function (item) {
-        return "<li>" + inline(item) + "</li>";
-      }).join("") + "</" + list.tag + ">");
-      list = null;
     }
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
-      const fence = line.match(/^\s*```\s*([\w+-]*)\s*$/);
-      if (fence) {
-        flushPara(); flushList();
+      if (/^\s*```\s*([\w+-]*)\s*$/.test(line)) {
+        flushPara();
         const code = [];
         i++;
         while (i < lines.length && !/^\s*```\s*$/.test(lines[i])) code.push(lines[i++]);
-        out.push("<pre><code>" + code.join("\n") + "</code></pre>");
+        out.push(node("pre", [node("code", [code.join("\n")])]));
         continue;
       }
       const heading = line.match(/^(#{1,6})\s+(.*)$/);
       if (heading) {
-        flushPara(); flushList();
-        const level = heading[1].length;
-        out.push("<h" + level + ">" + inline(heading[2]) + "</h" + level + ">");
-        continue;
-      }
-      const bullet = line.match(/^\s*[-*+]\s+(.*)$/);
-      const numbered = line.match(/^\s*\d+[.)]\s+(.*)$/);
-      if (bullet || numbered) {
         flushPara();
-        const tag = bullet ? "ul" : "ol";
-        if (!list || list.tag !== tag) { flushList(); list = { tag: tag, items: [] }; }
-        list.items.push((bullet || numbered)[1]);
+        out.push(node("h" + heading[1].length, inline(heading[2])));
         continue;
       }
-      const quote = line.match(/^&gt;\s?(.*)$/);
+      if (ITEM.test(line)) {
+        flushPara();
+        const found = list(lines, i);
+        for (const b of found.blocks) out.push(b);
+        i = found.next - 1;
+        continue;
+      }
+      if (isTableStart(lines, i)) {
+        flushPara();
+        const found = table(lines, i);
+        out.push(found.block);
+        i = found.next - 1;
+        continue;
+      }
+      const quote = line.match(/^>\s?(.*)$/);
       if (quote) {
-        flushPara(); flushList();
-        out.push("<blockquote>" + inline(quote[1]) + "</blockquote>");
+        flushPara();
+        out.push(node("blockquote", inline(quote[1])));
         continue;
       }
-      if (!line.trim()) { flushPara(); flushList(); continue; }
-      flushList();
+      if (!line.trim()) { flushPara(); continue; }
       para.push(line);
     }
-    flushPara(); flushList();
-    return out.join("");
+    flushPara();
+    return out;
   }
 
-  window.agentcoreMarkdown = { render: render, escapeHtml: escapeHtml };
+  // -- output -----------------------------------------------------------------------------
+
+  function toHtml(n) {
+    if (typeof n === "string") return escapeHtml(n);
+    let attrs = "";
+    for (const key in n.attrs || {}) attrs += " " + key + '="' + escapeHtml(n.attrs[key]) + '"';
+    if (n.tag === "br") return "<br>";
+    return "<" + n.tag + attrs + ">" + n.children.map(toHtml).join("") + "</" + n.tag + ">";
+  }
+
+  /** The Markdown `source` as HTML: every character of the text escaped. */
+  function render(source) {
+    return parse(source).map(toHtml).join("");
+  }
+
+  function copyButton(pre) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.title = "Copy the code";
+    button.addEventListener("click", function () {
+      const text = pre.textContent;
+      function done(ok) {
+        button.textContent = ok ? "Copied" : "Copy failed";
+        setTimeout(function () { button.textContent = "Copy"; }, 1500);
+      }
+      function fallback() { // plain http from another machine has no navigator.clipboard
+        const area = document.createElement("textarea");
+        area.value = text;
+        area.style.position = "fixed";
+        area.style.opacity = "0";
+        document.body.appendChild(area);
+        area.select();
+        let ok = false;
+        try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+        area.remove();
+        done(ok);
+      }
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
+      } else fallback();
+    });
+    return button;
+  }
+
+  function toDom(n) {
+    if (typeof n === "string") return document.createTextNode(n);
+    const el = document.createElement(n.tag);
+    for (const key in n.attrs || {}) el.setAttribute(key, n.attrs[key]);
+    for (const child of n.children) el.appendChild(toDom(child));
+    if (n.tag === "pre" || n.tag === "table") { // scrolls inside itself, never the page
+      const box = document.createElement("div");
+      box.className = n.tag === "pre" ? "code-block" : "table-box";
+      if (n.tag === "pre") box.appendChild(copyButton(el));
+      box.appendChild(el);
+      return box;
+    }
+    return el;
+  }
+
+  /** Replace the content of `element` with the Markdown `source`, built as DOM nodes. */
+  function renderInto(element, source) {
+    const fragment = document.createDocumentFragment();
+    for (const n of parse(source)) fragment.appendChild(toDom(n));
+    element.replaceChildren(fragment);
+  }
+
+  window.agentcoreMarkdown = { render: render, renderInto: renderInto, escapeHtml: escapeHtml };
 })();
