@@ -525,7 +525,8 @@ NARROW_ANSWER = (
     "| " + " | ".join(f"value {i}" for i in range(12)) + " |\n"
 )
 _LAYOUT = """
-const m = document.querySelector('.msg.assistant').getBoundingClientRect();
+const answer = document.querySelector('.msg.assistant');  // null while a session is redrawn
+const m = answer ? answer.getBoundingClientRect() : {width: 0};
 const a = document.getElementById('sidebar').getBoundingClientRect();
 return {scroll: document.documentElement.scrollWidth, body: document.body.scrollWidth,
         inner: window.innerWidth, column: m.width,
