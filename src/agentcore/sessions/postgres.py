@@ -175,6 +175,11 @@ class PostgresSessionStore(SessionStore):
     def _where(self, session_id: str) -> str:
         return f"{self._shown} (schema {self.schema}): session {session_id!r}"
 
+    def _not_found(self, session_id: str) -> SessionNotFoundError:
+        return SessionNotFoundError(
+            f"no session {session_id!r} in {self._shown} (schema {self.schema})"
+        )
+
     # -- creating and reading --------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
@@ -218,9 +223,7 @@ class PostgresSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             if row is None:
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             rows = conn.execute(
                 "SELECT seq, data, crc FROM messages WHERE session_id=%s ORDER BY seq",
                 (session_id,),
@@ -317,9 +320,7 @@ class PostgresSessionStore(SessionStore):
             return
         with self._errors(f"opening session {session_id!r}"):
             if not self.exists(session_id):
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             deadline = time.monotonic() + self._timeout
             while True:
                 if self._try_lock(session_id):
@@ -347,9 +348,7 @@ class PostgresSessionStore(SessionStore):
                         "SELECT 1 FROM sessions WHERE id=%s FOR UPDATE", (session_id,)
                     ).fetchone()
                     if found is None:
-                        raise SessionNotFoundError(
-                            f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                        )
+                        raise self._not_found(session_id)
                     conn.execute(
                         "INSERT INTO writers (session_id, token, pid, host, since) "
                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
@@ -400,9 +399,7 @@ class PostgresSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             if row is None:
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             count, token = row
             if token != self._token:
                 self._held.discard(session_id)
@@ -452,9 +449,7 @@ class PostgresSessionStore(SessionStore):
                 self._held.discard(session_id)
                 self._unlock(session_id)
         if not deleted:
-            raise SessionNotFoundError(
-                f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-            )
+            raise self._not_found(session_id)
 
     def close(self) -> None:
         """Release every write lease and close the connections (idempotent)."""
