@@ -27,29 +27,30 @@ import socket
 import threading
 import time
 import uuid
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_sdk
-from ..messages import AgentMessage, now_ms, to_json
+from ..messages import AgentMessage, now_ms
 from ._base import (
     SessionCorruptError,
     SessionError,
     SessionInfo,
     SessionLockedError,
     SessionNotFoundError,
-    SessionParent,
     SessionState,
-    encode_json,
-    load_json,
-    message_from_json,
-    state_from_json,
-    state_to_json,
 )
 from ._postgres_schema import check_schema_name, migrate
-from ._sqlite_schema import header_crc
+from ._sql_records import (
+    check_header,
+    encode_messages,
+    encode_state,
+    message_rows,
+    read_session,
+    session_info,
+    session_rows,
+)
 from ._store import RawSession, SessionStore
 from .sqlite import _pid_alive
 
@@ -60,9 +61,9 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSessionStore"]
 
 
-def _encoded(value: Any) -> tuple[str, int]:
-    text, data = encode_json(value)
-    return text, zlib.crc32(data)
+def _blob(value: str) -> bytes:
+    """A JSON column as read (text) as the bytes its checksum covers."""
+    return value.encode()
 
 
 def _redacted(url: str) -> str:
@@ -174,6 +175,11 @@ class PostgresSessionStore(SessionStore):
     def _where(self, session_id: str) -> str:
         return f"{self._shown} (schema {self.schema}): session {session_id!r}"
 
+    def _not_found(self, session_id: str) -> SessionNotFoundError:
+        return SessionNotFoundError(
+            f"no session {session_id!r} in {self._shown} (schema {self.schema})"
+        )
+
     # -- creating and reading --------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
@@ -182,41 +188,18 @@ class PostgresSessionStore(SessionStore):
         return row is not None
 
     def _create(self, raw: RawSession) -> None:
-        info = raw.info
-        parent = info.parent
-        parent_id = parent.session_id if parent else None
-        parent_index = parent.index if parent else None
-        rows = [(info.id, i, *_encoded(to_json(m))) for i, m in enumerate(raw.messages)]
-        state, state_crc = _encoded(state_to_json(raw.state))
-        metadata, metadata_bytes = encode_json(dict(info.metadata))
-        checksum = header_crc(
-            info.id.encode(),
-            info.created_at,
-            parent_id.encode() if parent_id is not None else None,
-            parent_index,
-            metadata_bytes,
-        )
-        with self._errors(f"creating session {info.id!r}"), self._transaction() as conn:
+        header, rows = session_rows(raw)
+        session_id = raw.info.id
+        with self._errors(f"creating session {session_id!r}"), self._transaction() as conn:
             inserted = conn.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, parent_id, parent_index, "
                 "metadata, state, message_count, header_crc, state_crc) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                (
-                    info.id,
-                    info.created_at,
-                    info.updated_at,
-                    parent_id,
-                    parent_index,
-                    metadata,
-                    state,
-                    len(rows),
-                    checksum,
-                    state_crc,
-                ),
+                header,
             ).rowcount
             if not inserted:
                 raise SessionError(
-                    f"session {info.id!r} already exists in {self._shown} (schema {self.schema})"
+                    f"session {session_id!r} already exists in {self._shown} (schema {self.schema})"
                 )
             if rows:
                 with conn.cursor() as cur:
@@ -240,68 +223,12 @@ class PostgresSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             if row is None:
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             rows = conn.execute(
                 "SELECT seq, data, crc FROM messages WHERE session_id=%s ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        created, updated, parent_id, parent_index, metadata, state, count, checksum, state_crc = row
-        metadata_bytes = metadata.encode()
-        self._check(
-            header_crc(
-                session_id.encode(),
-                created,
-                parent_id.encode() if parent_id is not None else None,
-                parent_index,
-                metadata_bytes,
-            ),
-            checksum,
-            f"{where} header",
-        )
-        state_bytes = state.encode()
-        self._check(zlib.crc32(state_bytes), state_crc, f"{where} state")
-        if len(rows) != count:
-            raise SessionCorruptError(
-                f"{where}: {len(rows)} message rows, expected {count} (rows were lost)"
-            )
-        messages: list[AgentMessage] = []
-        for i, (seq, data, crc) in enumerate(rows):
-            at = f"{where} message {seq}"
-            if seq != i:
-                raise SessionCorruptError(f"{where}: message {i} is missing (found {seq!r})")
-            data_bytes = data.encode()
-            self._check(zlib.crc32(data_bytes), crc, at)
-            messages.append(message_from_json(self._json(data_bytes, at), at))
-        info = SessionInfo(
-            id=session_id,
-            created_at=created,
-            updated_at=updated,
-            parent=_parent(parent_id, parent_index),
-            metadata=self._json(metadata_bytes, f"{where} metadata"),
-        )
-        return RawSession(
-            info=info,
-            state=state_from_json(self._json(state_bytes, f"{where} state"), f"{where} state"),
-            messages=messages,
-        )
-
-    @staticmethod
-    def _check(actual: int, stored: Any, where: str) -> None:
-        if stored != actual:
-            shown = f"{stored:08x}" if isinstance(stored, int) else repr(stored)
-            raise SessionCorruptError(
-                f"{where}: checksum mismatch (stored {shown}, computed {actual:08x}): the record "
-                "was changed after it was written"
-            )
-
-    @staticmethod
-    def _json(data: bytes, where: str) -> Any:
-        try:
-            return load_json(data)
-        except ValueError as exc:
-            raise SessionCorruptError(f"{where}: not valid JSON: {exc}") from None
+        return read_session(session_id, where, row, rows, _blob)
 
     def _list(self) -> list[SessionInfo]:
         return self.list_page(limit=None)
@@ -351,25 +278,17 @@ class PostgresSessionStore(SessionStore):
             where = self._where(sid)
             metadata_bytes = metadata.encode()
             try:
-                self._check(
-                    header_crc(
-                        sid.encode(),
-                        created,
-                        parent_id.encode() if parent_id is not None else None,
-                        index,
-                        metadata_bytes,
-                    ),
+                check_header(
+                    sid.encode(),
+                    created,
+                    parent_id.encode() if parent_id is not None else None,
+                    index,
+                    metadata_bytes,
                     checksum,
                     where,
                 )
                 out.append(
-                    SessionInfo(
-                        id=sid,
-                        created_at=created,
-                        updated_at=updated,
-                        parent=_parent(parent_id, index),
-                        metadata=self._json(metadata_bytes, f"{where} metadata"),
-                    )
+                    session_info(sid, created, updated, parent_id, index, metadata_bytes, where)
                 )
             except (SessionCorruptError, ValueError) as exc:
                 import logging
@@ -401,9 +320,7 @@ class PostgresSessionStore(SessionStore):
             return
         with self._errors(f"opening session {session_id!r}"):
             if not self.exists(session_id):
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             deadline = time.monotonic() + self._timeout
             while True:
                 if self._try_lock(session_id):
@@ -431,9 +348,7 @@ class PostgresSessionStore(SessionStore):
                         "SELECT 1 FROM sessions WHERE id=%s FOR UPDATE", (session_id,)
                     ).fetchone()
                     if found is None:
-                        raise SessionNotFoundError(
-                            f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                        )
+                        raise self._not_found(session_id)
                     conn.execute(
                         "INSERT INTO writers (session_id, token, pid, host, since) "
                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
@@ -475,10 +390,8 @@ class PostgresSessionStore(SessionStore):
         messages: Sequence[AgentMessage],
         state: SessionState | None,
     ) -> None:
-        datas = [_encoded(to_json(m)) for m in messages]
-        state_text, state_crc = (
-            _encoded(state_to_json(state)) if state is not None else (None, None)
-        )
+        datas = encode_messages(messages)
+        state_text, state_crc = encode_state(state)
         with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
             row = conn.execute(
                 "SELECT s.message_count, w.token FROM sessions s "
@@ -486,9 +399,7 @@ class PostgresSessionStore(SessionStore):
                 (session_id,),
             ).fetchone()
             if row is None:
-                raise SessionNotFoundError(
-                    f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-                )
+                raise self._not_found(session_id)
             count, token = row
             if token != self._token:
                 self._held.discard(session_id)
@@ -507,7 +418,7 @@ class PostgresSessionStore(SessionStore):
                 with conn.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO messages (session_id, seq, data, crc) VALUES (%s, %s, %s, %s)",
-                        [(session_id, count + i, d, c) for i, (d, c) in enumerate(datas)],
+                        message_rows(session_id, count, datas),
                     )
             conn.execute(
                 "UPDATE sessions SET message_count=%s, updated_at=%s, "
@@ -538,9 +449,7 @@ class PostgresSessionStore(SessionStore):
                 self._held.discard(session_id)
                 self._unlock(session_id)
         if not deleted:
-            raise SessionNotFoundError(
-                f"no session {session_id!r} in {self._shown} (schema {self.schema})"
-            )
+            raise self._not_found(session_id)
 
     def close(self) -> None:
         """Release every write lease and close the connections (idempotent)."""
@@ -557,12 +466,6 @@ class PostgresSessionStore(SessionStore):
                         self._lease_conn.close()
                         self._lease_conn = None
                 self._pool.close()
-
-
-def _parent(parent_id: str | None, index: int | None) -> SessionParent | None:
-    if parent_id is None or index is None:
-        return None
-    return SessionParent(session_id=parent_id, index=index)
 
 
 def _is_database_error(exc: BaseException) -> bool:

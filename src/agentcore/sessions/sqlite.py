@@ -34,12 +34,11 @@ import sqlite3
 import sys
 import uuid
 import weakref
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..messages import AgentMessage, now_ms, to_json
+from ..messages import AgentMessage, now_ms
 from ._base import (
     PRIVATE_FILE,
     SessionCorruptError,
@@ -47,15 +46,18 @@ from ._base import (
     SessionInfo,
     SessionLockedError,
     SessionNotFoundError,
-    SessionParent,
     SessionState,
-    encode_json,
-    load_json,
-    message_from_json,
-    state_from_json,
-    state_to_json,
 )
-from ._sqlite_schema import classify, finish_migration, header_crc, migrate
+from ._sql_records import (
+    check_header,
+    encode_messages,
+    encode_state,
+    message_rows,
+    read_session,
+    session_info,
+    session_rows,
+)
+from ._sqlite_schema import classify, finish_migration, migrate
 from ._store import RawSession, SessionStore
 
 __all__ = ["SqliteSessionStore"]
@@ -88,10 +90,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _encoded(value: Any) -> tuple[str, int]:
-    """A value's JSON text and its checksum."""
-    text, data = encode_json(value)
-    return text, zlib.crc32(data)
+def _blob(value: Any) -> bytes:
+    """A JSON column as read (`CAST(... AS BLOB)`: bytes, or None for NULL) as bytes."""
+    return value or b""
 
 
 class SqliteSessionStore(SessionStore):
@@ -171,41 +172,20 @@ class SqliteSessionStore(SessionStore):
         return row is not None
 
     def _create(self, raw: RawSession) -> None:
-        info = raw.info
-        parent = info.parent
-        parent_id = parent.session_id if parent else None
-        parent_index = parent.index if parent else None
-        rows = [(info.id, i, *_encoded(to_json(m))) for i, m in enumerate(raw.messages)]
-        state, state_crc = _encoded(state_to_json(raw.state))
-        metadata, metadata_bytes = encode_json(dict(info.metadata))
-        checksum = header_crc(
-            info.id.encode(),
-            info.created_at,
-            parent_id.encode() if parent_id is not None else None,
-            parent_index,
-            metadata_bytes,
-        )
-        with self._errors(f"creating session {info.id!r}"), self._transaction() as conn:
+        header, rows = session_rows(raw)
+        session_id = raw.info.id
+        with self._errors(f"creating session {session_id!r}"), self._transaction() as conn:
             try:
                 conn.execute(
                     "INSERT INTO sessions (id, created_at, updated_at, parent_id, parent_index, "
                     "metadata, state, message_count, header_crc, state_crc) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        info.id,
-                        info.created_at,
-                        info.updated_at,
-                        parent_id,
-                        parent_index,
-                        metadata,
-                        state,
-                        len(rows),
-                        checksum,
-                        state_crc,
-                    ),
+                    header,
                 )
             except sqlite3.IntegrityError:
-                raise SessionError(f"session {info.id!r} already exists in {self.path}") from None
+                raise SessionError(
+                    f"session {session_id!r} already exists in {self.path}"
+                ) from None
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, data, crc) VALUES (?, ?, ?, ?)", rows
             )
@@ -229,7 +209,8 @@ class SqliteSessionStore(SessionStore):
                 "SELECT seq, CAST(data AS BLOB), crc FROM messages WHERE session_id=? ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        created, updated, parent_id, parent_index, metadata, state, count, checksum, state_crc = row
+        created, updated, parent_id, parent_index = row[:4]
+        count = row[6]
         for name, value, types in (
             ("created_at", created, int),
             ("updated_at", updated, int),
@@ -241,63 +222,7 @@ class SqliteSessionStore(SessionStore):
                 raise SessionCorruptError(
                     f"{where}: {name} holds a value of type {type(value).__name__}"
                 )
-        self._check(
-            header_crc(
-                session_id.encode(),
-                created,
-                parent_id.encode() if parent_id is not None else None,
-                parent_index,
-                metadata or b"",
-            ),
-            checksum,
-            f"{where} header",
-        )
-        self._check(zlib.crc32(state or b""), state_crc, f"{where} state")
-        if len(rows) != count:
-            raise SessionCorruptError(
-                f"{where}: {len(rows)} message rows, expected {count} (rows were lost)"
-            )
-        messages: list[AgentMessage] = []
-        for i, (seq, data, crc) in enumerate(rows):
-            at = f"{where} message {seq}"
-            if seq != i:
-                raise SessionCorruptError(f"{where}: message {i} is missing (found {seq!r})")
-            self._check(zlib.crc32(data or b""), crc, at)
-            messages.append(message_from_json(self._json(data, at), at))
-        info = SessionInfo(
-            id=session_id,
-            created_at=created,
-            updated_at=updated,
-            parent=self._parent(parent_id, parent_index),
-            metadata=self._json(metadata, f"{where} metadata"),
-        )
-        return RawSession(
-            info=info,
-            state=state_from_json(self._json(state, f"{where} state"), f"{where} state"),
-            messages=messages,
-        )
-
-    @staticmethod
-    def _check(actual: int, stored: Any, where: str) -> None:
-        if stored != actual:
-            shown = f"{stored:08x}" if isinstance(stored, int) else repr(stored)
-            raise SessionCorruptError(
-                f"{where}: checksum mismatch (stored {shown}, computed {actual:08x}): the record "
-                "was changed after it was written"
-            )
-
-    @staticmethod
-    def _json(data: bytes | None, where: str) -> Any:
-        try:
-            return load_json(data or b"")
-        except ValueError as exc:  # UnicodeDecodeError is a ValueError
-            raise SessionCorruptError(f"{where}: not valid JSON: {exc}") from None
-
-    @staticmethod
-    def _parent(parent_id: str | None, index: int | None) -> SessionParent | None:
-        if parent_id is None or index is None:
-            return None
-        return SessionParent(session_id=parent_id, index=index)
+        return read_session(session_id, where, row, rows, _blob)
 
     def _list(self) -> list[SessionInfo]:
         with self._lock, self._errors("listing sessions"):
@@ -309,16 +234,16 @@ class SqliteSessionStore(SessionStore):
         for sid, created, updated, parent_id, index, metadata, checksum in rows:
             where = f"{self.path}: session {sid!r}"
             try:
-                self._check(
-                    header_crc(sid, created, parent_id, index, metadata or b""), checksum, where
-                )
+                check_header(sid, created, parent_id, index, metadata or b"", checksum, where)
                 out.append(
-                    SessionInfo(
-                        id=sid.decode(),
-                        created_at=created,
-                        updated_at=updated,
-                        parent=self._parent(parent_id and parent_id.decode(), index),
-                        metadata=self._json(metadata, f"{where} metadata"),
+                    session_info(
+                        sid.decode(),
+                        created,
+                        updated,
+                        parent_id and parent_id.decode(),
+                        index,
+                        metadata or b"",
+                        where,
                     )
                 )
             except (SessionCorruptError, ValueError) as exc:
@@ -362,10 +287,8 @@ class SqliteSessionStore(SessionStore):
         messages: Sequence[AgentMessage],
         state: SessionState | None,
     ) -> None:
-        datas = [_encoded(to_json(m)) for m in messages]
-        state_text, state_crc = (
-            _encoded(state_to_json(state)) if state is not None else (None, None)
-        )
+        datas = encode_messages(messages)
+        state_text, state_crc = encode_state(state)
         with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
             row = conn.execute(
                 "SELECT s.message_count, w.token FROM sessions s "
@@ -388,7 +311,7 @@ class SqliteSessionStore(SessionStore):
                 count = truncate_to
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, data, crc) VALUES (?, ?, ?, ?)",
-                [(session_id, count + i, d, c) for i, (d, c) in enumerate(datas)],
+                message_rows(session_id, count, datas),
             )
             conn.execute(
                 "UPDATE sessions SET message_count=?, updated_at=?, state=COALESCE(?, state), "
