@@ -17,9 +17,11 @@ from typing import Any
 
 import jiter
 
-from .._tools.validation import SchemaProblem, pattern_budget, schema_validator
-from .._tools.validation import (
-    _path as path_text,  # one spelling of paths for every validation error
+from .._tools.schema_guard import (
+    SchemaProblem,
+    path_text,  # one spelling of paths for every validation error
+    pattern_budget,
+    schema_validator,
 )
 from ..errors import ConfigError, OutputValidationError
 
