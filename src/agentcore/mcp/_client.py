@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.abc
 import anyio.to_thread
-import pydantic
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ._listing import announces_changes, list_tools
 from ._sdk import httpx2, mcp, types
 from ._tools import (
     MCPProgress,
@@ -48,7 +48,6 @@ __all__ = ["MCPClient", "MCPConnectionError"]
 
 _log = logging.getLogger("agentcore")
 
-_MAX_LIST_PAGES = 100  # a server whose tools/list cursor never ends cannot hang a connect
 _CLOSE_TIMEOUT = 5.0  # seconds a graceful close may take before the connection is cut
 
 
@@ -311,7 +310,7 @@ class MCPClient:
         try:
             conn = await self._live()
             assert conn.session is not None
-            listed = await _list_tools(conn.session, self.name)
+            listed = await list_tools(conn.session, self.name)
         except _Unavailable as exc:
             raise MCPConnectionError(str(exc)) from exc.__cause__
         except Exception as exc:
@@ -451,13 +450,13 @@ class MCPClient:
                     cache=None,  # a listing is fetched when asked for, never from a cache
                 ) as client:
                     conn.session = client
-                    listed = await _list_tools(client, self.name)
+                    listed = await list_tools(client, self.name)
                     scope.deadline = math.inf
                     self._server_info = client.server_info
                     task_status.started((conn, listed))
                     started = True
                     async with anyio.create_task_group() as watchers:
-                        if _announces_changes(client):
+                        if announces_changes(client):
                             watchers.start_soon(self._listen, client)
                         await conn.wake.wait()
                         watchers.cancel_scope.cancel()
@@ -591,77 +590,3 @@ class MCPClient:
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"
-
-
-def _announces_changes(client: mcp.Client) -> bool:
-    if client.protocol_version not in types.version.MODERN_PROTOCOL_VERSIONS:
-        return False  # older servers send notifications/tools/list_changed unasked
-    tools = client.server_capabilities.tools
-    return bool(tools is not None and tools.list_changed)
-
-
-async def _list_tools(client: mcp.Client, server: str) -> list[types.Tool]:
-    listed: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(_MAX_LIST_PAGES):
-        try:
-            page = await client.list_tools(cursor=cursor)
-        except pydantic.ValidationError:  # one malformed tool fails the SDK's whole page
-            page = await _list_leniently(client, server, cursor)
-            if page is None:
-                raise
-        listed.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return listed
-
-
-async def _list_leniently(client: mcp.Client, server: str, cursor: str | None) -> Any:
-    """A page of the listing with the tools the SDK cannot read left out, each with a warning
-    naming it, so one malformed definition does not make the server's other tools unusable.
-
-    The SDK checks a whole page at once, so the page is fetched again through its dispatcher,
-    unchecked, and each tool is read on its own. None when the SDK has no such seam (its
-    own error then stands).
-    """
-    session = client.session
-    dispatcher = getattr(session, "_dispatcher", None)
-    send_raw = getattr(dispatcher, "send_raw_request", None)
-    if not callable(send_raw):
-        return None
-    request = types.ListToolsRequest(params=types.PaginatedRequestParams(cursor=cursor))
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: dict[str, Any] = {}
-    stamp = getattr(session, "_stamp", None)  # the headers and metadata of every request
-    if callable(stamp):
-        stamp(data, options)
-    raw = await send_raw("tools/list", data.get("params"), options)
-    entries = raw.get("tools") if isinstance(raw, dict) else None
-    if not isinstance(entries, list):
-        return None
-    tools: list[types.Tool] = []
-    for entry in entries:
-        try:
-            tools.append(types.Tool.model_validate(entry, by_alias=True))
-        except pydantic.ValidationError as exc:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            problem = exc.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "the tool"
-            _log.warning(
-                "MCP server %r: tool %r left out: its definition is invalid (%s: %s)",
-                server,
-                clip(name) if isinstance(name, str) else "(no name)",
-                where,
-                problem["msg"],
-            )
-    next_cursor = raw.get("nextCursor")
-    page = types.ListToolsResult(
-        tools=tools, next_cursor=next_cursor if isinstance(next_cursor, str) else None
-    )
-    # The SDK keeps what it read of a listing (output schemas, for its checks of results);
-    # hand it the tools that could be read, else its next check would list (and fail) again.
-    absorb = getattr(session, "_absorb_tool_listing", None)
-    if callable(absorb):
-        page = absorb(page, complete=cursor is None and page.next_cursor is None)
-    return page
