@@ -14,7 +14,7 @@ from typing import IO, Any
 import pytest
 from mcp_support import errlog, results, text
 
-from agentcore import Agent, ConfigError, ToolResultMessage, run_usage
+from agentcore import Agent, ConfigError, ToolResultMessage, UsageLimits, run_usage
 from agentcore.llm import ModelCost
 from agentcore.mcp import MCPClient, MCPSampling, MCPSamplingRequest
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
@@ -129,3 +129,23 @@ def test_bad_configuration_is_named() -> None:
         MCPClient.stdio("python", roots="/tmp")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="sampling must be an MCPSampling"):
         MCPClient.stdio("python", sampling=sampler.model)  # type: ignore[arg-type]
+
+
+async def test_sampling_usage_counts_against_the_runs_usage_limits(errlog: IO[str]) -> None:
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("Paris")], model_id="sampler", cost=price)
+    ends: list[Any] = []
+    async with client(errlog, sampling=MCPSampling(model=sampler.model)) as mcp:
+        main = FauxProvider(  # free itself: only the sampling costs
+            [faux_tool_call("ask_model", {"question": "Hi", "max_tokens": 5}), faux_text("done")]
+        )
+        agent = Agent(
+            initial_state={"model": main.model, "tools": mcp.tools},
+            usage_limits=UsageLimits(cost=0.001),
+        )
+        agent.subscribe(lambda event, *_: ends.append(event) if event.type == "agent_end" else None)
+        await agent.prompt("go")
+    (end,) = ends
+    assert end.limit is not None and end.limit.kind == "cost"
+    assert end.limit.used > 0.001
+    assert len(main.calls) == 1  # the run ended after the tool's turn: no further request

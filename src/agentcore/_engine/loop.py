@@ -349,6 +349,8 @@ class LoopRun:
             return Stopped(cause, message)
         inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
+        if self.bounds is not None:
+            self.bounds.count_results(results)
         await self.turn_end(message, results)
         if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
             emitter = inputs.emitter
