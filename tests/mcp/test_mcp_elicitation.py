@@ -1,7 +1,9 @@
 """MCP elicitation: a server written with the official SDK (`interactive_server.py`, over stdio)
 asks the user for structured input during a tool call; the client's handler answers it (accept
 with content checked against the requested schema, decline, cancel), driven through an `Agent`
-on the faux model.
+on the faux model; or, with `elicitation="approvals"`, the call waits as an approval does, and
+is answered later, after a restart too (a new client, Agent and session reopened from the
+store), by running it again with the answer.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import pytest
 from mcp_support import errlog, results, text
 
 from agentcore import Agent, ConfigError, ToolResultMessage
+from agentcore.approvals import CANCEL_REASON
 from agentcore.mcp import MCPClient, MCPElicitation, MCPElicitationAnswer
+from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 
 pytestmark = pytest.mark.anyio
@@ -96,3 +100,67 @@ async def test_without_a_handler_the_call_is_refused(errlog: IO[str]) -> None:
     (result,) = results(agent.state.messages)
     assert result.is_error, text(result)
     assert "did not declare the form elicitation capability" in text(result)
+
+
+# --- through approvals: the call waits, across a restart ---------------------------------
+
+
+def approvals_client(errlog: IO[str]) -> MCPClient:
+    return MCPClient.stdio(
+        sys.executable, [SERVER], errlog=errlog, name="shop", elicitation="approvals"
+    )
+
+
+async def test_elicitation_through_approvals_waits_and_is_answered_after_a_restart(
+    errlog: IO[str], tmp_path: Path
+) -> None:
+    main = FauxProvider([faux_tool_call("order", {"item": "pizzas"}), faux_text("ordered")])
+    with JsonlSessionStore(tmp_path) as store:  # process 1: the server asks, the run stops
+        session = store.create()
+        async with approvals_client(errlog) as mcp:
+            agent = Agent(initial_state={"model": main.model, "tools": mcp.tools}, session=session)
+            await agent.prompt("order pizzas")
+            (request,) = agent.state.pending_approvals
+        assert results(agent.state.messages) == []  # no result yet: the call waits
+        assert request.tool_name == "order"
+        assert request.reason == "MCP server 'shop' asks: How many pizzas, and which size?"
+        assert request.input_schema is not None
+        assert request.input_schema["required"] == ["size", "count"]
+        assert len(main.calls) == 1
+
+    with JsonlSessionStore(tmp_path) as store:  # process 2: a new client, agent and session
+        async with approvals_client(errlog) as mcp:
+            agent = Agent(
+                initial_state={"model": main.model, "tools": mcp.tools},
+                session=store.open(session.id),
+            )
+            (request,) = agent.state.pending_approvals
+            assert request.input_schema is not None  # stored with the request
+            with pytest.raises(ConfigError, match="size"):  # checked against the schema
+                agent.approve(request.tool_call_id, arguments={"size": "huge", "count": 2})
+            with pytest.raises(ConfigError, match="asks for input"):
+                agent.approve(request.tool_call_id)
+            agent.approve(request.tool_call_id, arguments={"size": "small", "count": 2})
+            await agent.continue_()
+    (result,) = results(agent.state.messages)
+    assert not result.is_error, text(result)
+    assert text(result) == "ordered 2 small pizzas"
+    assert agent.state.messages[-1].text == "ordered"
+    assert agent.state.pending_approvals == []
+
+
+async def test_elicitation_through_approvals_declined_and_cancelled(errlog: IO[str]) -> None:
+    for decide, said in [
+        (lambda agent, id: agent.deny(id, "no thanks"), "decline"),
+        (lambda agent, id: agent.deny(id, CANCEL_REASON), "cancel"),
+    ]:
+        main = FauxProvider([faux_tool_call("order", {"item": "pizzas"}), faux_text("ok")])
+        async with approvals_client(errlog) as mcp:
+            agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+            await agent.prompt("order pizzas")
+            (request,) = agent.state.pending_approvals
+            decide(agent, request.tool_call_id)
+            await agent.continue_()
+        (result,) = results(agent.state.messages)
+        assert text(result) == f"no order: the user chose {said}"
+        assert not result.is_error

@@ -317,7 +317,12 @@ class LoopRun:
         """The open first turn of a run whose transcript ends in approval decisions: they are
         carried out (`decided_calls`), then the turn closes as after any batch."""
         message = decided.message
-        results, terminate = await decided_calls.resolve(self, decided)
+        results, terminate, waiting = await decided_calls.resolve(self, decided)
+        if waiting:  # a call run again asked for more input: the run stops again
+            for request in waiting:
+                await self.add_message(request)
+            await self.turn_end(message, results)
+            return Stopped(StopCause.APPROVALS, waiting)
         await self.turn_end(message, results)
         self.inputs.emitter.check()
         if self.inputs.signal.aborted:

@@ -31,7 +31,7 @@ import anyio.abc
 import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
-from ._elicitation import ElicitationHandler, elicit, file_roots
+from ._elicitation import ElicitationHandler, ask_through_approvals, elicit, file_roots
 from ._listing import announces_changes, list_tools
 from ._sampling import CallCharge, MCPSampling, current_charge, sample
 from ._sdk import httpx2, mcp, types
@@ -157,9 +157,13 @@ class MCPClient:
         sampling: lets the server sample a model through this client (`MCPSampling`: the
             model, a token cap, a cost cap, an optional approval). None (the default): every
             `sampling/createMessage` is refused with an MCP error saying sampling is off.
-        elicitation: answers the server's requests for input from the user (a function of an
-            `MCPElicitation` returning an `MCPElicitationAnswer`, sync or async). None: the
-            capability is not announced and requests are refused.
+        elicitation: answers the server's requests for input from the user: a function of an
+            `MCPElicitation` returning an `MCPElicitationAnswer` (sync or async), asked while
+            the call runs; or `"approvals"`: the call waits as a call waiting for approval does
+            (an `ApprovalRequest` with `input_schema`, answered with `Agent.approve(id,
+            arguments=answer)` or `deny`), in the terminal, on the web page, across restarts,
+            and runs again with the answer (see docs/mcp.md). None: the capability is not
+            announced and requests are refused.
         roots: directories the server may work in, given to it as `file://` roots when it
             asks (`roots/list`). None: the capability is not announced.
     """
@@ -176,7 +180,7 @@ class MCPClient:
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
-        elicitation: ElicitationHandler | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
         roots: Sequence[str | Path] | None = None,
     ) -> None:
         if not isinstance(transport, Stdio | Http):
@@ -193,10 +197,10 @@ class MCPClient:
             raise ConfigError(
                 f"sampling must be an MCPSampling or None, got {type(sampling).__name__}"
             )
-        if elicitation is not None and not callable(elicitation):
+        if elicitation is not None and elicitation != "approvals" and not callable(elicitation):
             raise ConfigError(
-                f"elicitation must be a function (an MCPElicitation -> an MCPElicitationAnswer) "
-                f"or None, got {type(elicitation).__name__}"
+                f"elicitation must be a function (an MCPElicitation -> an MCPElicitationAnswer), "
+                f"'approvals' or None, got {elicitation!r}"
             )
         self._sampling = sampling
         self._elicitation = elicitation
@@ -228,7 +232,7 @@ class MCPClient:
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
-        elicitation: ElicitationHandler | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
         roots: Sequence[str | Path] | None = None,
     ) -> MCPClient:
         """A client for a server run as a subprocess, speaking MCP on its stdin and stdout.
@@ -283,7 +287,7 @@ class MCPClient:
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
-        elicitation: ElicitationHandler | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
         roots: Sequence[str | Path] | None = None,
     ) -> MCPClient:
         """A client for a streamable-HTTP server.
@@ -545,6 +549,8 @@ class MCPClient:
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         charge = self._charge()
+        if self._elicitation == "approvals":
+            return ask_through_approvals(self.name, charge, params)
         return await elicit(self._elicitation, self.name, charge.tool if charge else None, params)
 
     async def _on_list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
@@ -598,9 +604,14 @@ class MCPClient:
     # -- calls --------------------------------------------------------------------------------
 
     async def call(
-        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+        self,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        on_update: Callable[[Any], None],
+        tool_call_id: str | None = None,
     ) -> AgentToolResult:
-        """Call a tool of this server; every outcome is a result (errors included)."""
+        """Call a tool of this server; every outcome is a result (errors included), except a
+        question for the user with `elicitation="approvals"`: `InputRequired` (the call waits)."""
         if self._phase != "open":
             state = "not connected yet" if self._phase == "new" else "closed"
             return AgentToolResult.error(
@@ -615,7 +626,7 @@ class MCPClient:
             update = MCPProgress(progress=progress, total=total, message=message)
             on_update(AgentToolResult.text(update.text(), details=update))
 
-        charge = CallCharge(tool.mcp_name)
+        charge = CallCharge(tool.mcp_name, call_id=tool_call_id)
         self._running.append(charge)
         token = current_charge.set(charge)
         try:
@@ -623,6 +634,8 @@ class MCPClient:
         finally:
             current_charge.reset(token)
             self._running.remove(charge)
+        if charge.asked is not None:  # the server asked the user: the call waits (approvals)
+            raise charge.asked
         if charge.requests:  # the server sampled the model: the call's result carries the usage
             result = replace(result, usage=charge.usage)
         return result

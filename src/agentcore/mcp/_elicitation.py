@@ -11,17 +11,22 @@ error naming the field (the handler, a UI, can check first with `MCPElicitation.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from .. import ConfigError, OutputSpec, OutputValidationError
+from ..approvals import InputRequired, input_answer
+from ._sampling import CallCharge
 from ._sdk import types
 
 __all__ = [
     "ElicitationHandler",
+    "ask_through_approvals",
     "MCPElicitation",
     "MCPElicitationAnswer",
     "elicit",
@@ -158,6 +163,42 @@ async def elicit(
     except ConfigError as exc:
         return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
     return types.ElicitResult(action="accept", content=content)
+
+
+def question_key(params: types.ElicitRequestFormParams) -> str:
+    """Identifies a question within a call: the same message and schema, the same key."""
+    text = json.dumps([params.message, params.requested_schema], sort_keys=True, default=str)
+    return "mcp-elicitation:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def ask_through_approvals(
+    server: str, charge: CallCharge | None, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
+    """Answer an elicitation from the call's decided input request, if it was answered (the
+    call runs again after the decision); else note the question on `charge` (the call then
+    waits: `MCPClient.call` raises it) and refuse it here."""
+    if not isinstance(params, types.ElicitRequestFormParams):
+        return types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="this client answers form elicitations only (no URL mode)",
+        )
+    if charge is None or charge.call_id is None:
+        return types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="elicitation outside a tool call cannot be asked through approvals",
+        )
+    key = question_key(params)
+    answer = input_answer(charge.call_id, key)
+    if answer is not None:
+        if answer.action == "accept":
+            return types.ElicitResult(action="accept", content=answer.content)
+        return types.ElicitResult(action=answer.action)
+    charge.asked = InputRequired(
+        key, f"MCP server {server!r} asks: {params.message}", dict(params.requested_schema)
+    )
+    return types.ErrorData(
+        code=types.INVALID_REQUEST, message="the question waits for the user's answer"
+    )
 
 
 def file_roots(roots: Sequence[str | Path] | None) -> list[types.Root] | None:

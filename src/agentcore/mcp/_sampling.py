@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from .. import ConfigError
+from ..approvals import InputRequired
 from ..llm import Context, Model, StreamOptions, complete
 from ..messages import AssistantMessage, ImageContent, TextContent, Usage, UserMessage
 from ._sdk import types
@@ -121,6 +122,8 @@ class CallCharge:
     """What the sampling requests of one running tool call used."""
 
     tool: str
+    call_id: str | None = None
+    asked: InputRequired | None = None  # a question for the user, when asked via approvals
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
     lock: anyio.Lock = field(default_factory=anyio.Lock)
