@@ -8,6 +8,8 @@ store), by running it again with the answer.
 
 from __future__ import annotations
 
+import io
+import shlex
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -17,6 +19,8 @@ from mcp_support import errlog, results, text
 
 from agentcore import Agent, ConfigError, ToolResultMessage
 from agentcore.approvals import CANCEL_REASON
+from agentcore.cli import main
+from agentcore.llm import register_model
 from agentcore.mcp import MCPClient, MCPElicitation, MCPElicitationAnswer
 from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
@@ -164,3 +168,41 @@ async def test_elicitation_through_approvals_declined_and_cancelled(errlog: IO[s
         (result,) = results(agent.state.messages)
         assert text(result) == f"no order: the user chose {said}"
         assert not result.is_error
+
+
+# --- in the terminal: `agentcore chat --mcp` shows the question and takes the answer ---------
+
+
+def test_chat_shows_an_elicitation_and_takes_the_answer() -> None:
+    faux = FauxProvider([faux_tool_call("order", {"item": "pizzas"}), faux_text("all ordered")])
+    register_model(faux.model)
+    out, err = io.StringIO(), io.StringIO()
+    lines = [
+        "order pizzas",
+        '/approve {"size": "huge", "count": 1}',  # off the schema: refused, it waits still
+        '/approve {"size": "large", "count": 1}',
+        "",
+    ]
+    code = main(
+        [
+            "chat",
+            "--mcp",
+            shlex.join([sys.executable, SERVER]),
+            "--model",
+            f"{faux.provider_id}/faux-1",
+        ],
+        stdin=io.StringIO("\n".join(lines)),
+        stdout=out,
+        stderr=err,
+    )
+    shown = out.getvalue() + err.getvalue()
+    assert code == 0, shown
+    assert "MCP server" in shown and "asks: How many pizzas, and which size?" in shown
+    assert "answer with {size: small|large, count: integer, gift: boolean (optional)}" in shown
+    assert "does not match the requested schema" in shown and "size" in shown
+    assert "answered order" in shown
+    assert "all ordered" in shown
+    (call,) = [c for c in faux.calls if len(c.context.messages) > 1]
+    result = call.context.messages[-1]
+    assert isinstance(result, ToolResultMessage)
+    assert text(result) == "ordered 1 large pizzas"

@@ -121,6 +121,8 @@ class ApprovalMethods:
                     tool_name=old.tool_name,
                     arguments=dict(self._call_of(tool_call_id).call.arguments),
                     reason=old.reason,
+                    input_schema=old.input_schema,
+                    input_key=old.input_key,
                 )
                 self._decide(request)
                 return request
