@@ -27,7 +27,7 @@ from .run import ActiveRun
 from .session import SessionBinding, storable
 from .state import AgentState
 
-__all__ = ["ApprovalMethods"]
+__all__ = ["ApprovalMethods", "checked_answer"]
 
 _BUSY = "the agent is running: approve() and deny() need an idle agent (await wait_for_idle())"
 
@@ -69,7 +69,7 @@ class ApprovalMethods:
         """
         request = self._waiting(tool_call_id, "approve")
         if request.input_schema is not None:  # an input request: the arguments are the answer
-            arguments = _checked_answer(request, arguments)
+            arguments = checked_answer(request, arguments)
         elif arguments is not None:
             arguments = self._checked_arguments(request, arguments)
         self._decide(
@@ -207,7 +207,7 @@ class ApprovalMethods:
             self._state.messages.append(ApprovalDecision.deny(request, reason))
 
 
-def _checked_answer(request: ApprovalRequest, content: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked_answer(request: ApprovalRequest, content: Mapping[str, Any] | None) -> dict[str, Any]:
     """The content answering an input request, checked against its schema."""
     from ..errors import OutputValidationError
     from ..output import OutputSpec

@@ -76,6 +76,8 @@ class Chat:
                     "toolName": str(getattr(p, "tool_name", "")),
                     "arguments": getattr(p, "arguments", None),
                     "reason": getattr(p, "reason", None),
+                    # set for a question of the running tool (an MCP elicitation)
+                    "inputSchema": getattr(p, "input_schema", None),
                 }
                 for p in pending
             ],
