@@ -14,10 +14,18 @@ from typing import IO, Any
 import pytest
 from mcp_support import errlog, results, text
 
-from agentcore import Agent, ConfigError, ToolResultMessage, UsageLimits, run_usage
+from agentcore import (
+    Agent,
+    ConfigError,
+    ToolResultMessage,
+    UsageLimits,
+    run_usage,
+    set_instrumentation,
+)
 from agentcore.llm import ModelCost
 from agentcore.mcp import MCPClient, MCPSampling, MCPSamplingRequest
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+from support.tracing import make_traces, tree
 
 pytestmark = pytest.mark.anyio
 
@@ -149,3 +157,24 @@ async def test_sampling_usage_counts_against_the_runs_usage_limits(errlog: IO[st
     assert end.limit is not None and end.limit.kind == "cost"
     assert end.limit.used > 0.001
     assert len(main.calls) == 1  # the run ended after the tool's turn: no further request
+
+
+async def test_sampling_is_traced_as_a_chat_span_under_the_tools_span(errlog: IO[str]) -> None:
+    sampler = FauxProvider([faux_text("Paris")], model_id="sampler")
+    traces = make_traces()
+    try:
+        async with client(errlog, sampling=MCPSampling(model=sampler.model)) as mcp:
+            _, result = await run_tool(mcp, "ask_model", {"question": "Hi", "max_tokens": 5})
+    finally:
+        set_instrumentation(None)
+    assert not result.is_error, text(result)
+    assert tree(traces) == [
+        "invoke_agent",
+        "  chat faux-1",
+        "  execute_tool ask_model",
+        "    chat sampler",
+        "  chat faux-1",
+    ]
+    span = traces.one("chat sampler")
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.usage.output_tokens"] == result.usage.output  # type: ignore[union-attr]

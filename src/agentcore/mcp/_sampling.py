@@ -6,6 +6,8 @@ images only, no tools), capped (`max_tokens`), optionally put to `approve`, then
 configured model; the answer's usage is added to the tool call that caused it (its
 `ToolResultMessage.usage`), so `run_usage` and the run's usage limits see it.
 
+Traced (with `agentcore.tracing.instrument()`) as a `chat` span under the tool's span.
+
 Which call a request belongs to: the client keeps the running calls in a context variable (the
 2026-07-28 protocol hands the request to the client inside the call, in the caller's context);
 a request that arrives outside a call (an older server's stand-alone request) is charged to the
@@ -23,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from .. import ConfigError
+from .. import ConfigError, get_instrumentation
 from ..approvals import InputRequired
 from ..llm import Context, Model, StreamOptions, complete
 from ..messages import AssistantMessage, ImageContent, TextContent, Usage, UserMessage
@@ -252,7 +254,7 @@ async def _sample(
             return _refuse("sampling refused: the user did not approve the request")
     options = _options(config.options, max_tokens, params.temperature)
     context = Context(system_prompt=request.system_prompt, messages=list(messages))
-    message = await complete(config.model, context, options)
+    message = await _traced_complete(config.model, context, options)
     if charge is not None:
         charge.add(message.usage)
     if message.stop_reason in ("error", "aborted"):
@@ -274,3 +276,21 @@ def _options(base: StreamOptions, max_tokens: int, temperature: float | None) ->
         max_tokens=max_tokens,
         temperature=temperature if temperature is not None else base.temperature,
     )
+
+
+async def _traced_complete(
+    model: Model, context: Context, options: StreamOptions
+) -> AssistantMessage:
+    """`complete`, as a `chat` span under the current one (the tool's) when tracing is on
+    (`agentcore.tracing.instrument()`)."""
+    start = getattr(get_instrumentation(), "start_request", None)
+    observer = start(model, context) if callable(start) else None
+    if observer is None:
+        return await complete(model, context, options)
+    try:
+        message = await complete(model, context, options)
+    except BaseException as exc:
+        observer.end_request(None, exc)
+        raise
+    observer.end_request(message, None)
+    return message
