@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+import anyio
 import pytest
 from mcp_support import errlog, results, text
 
@@ -178,3 +179,24 @@ async def test_sampling_is_traced_as_a_chat_span_under_the_tools_span(errlog: IO
     span = traces.one("chat sampler")
     assert span.attributes is not None
     assert span.attributes["gen_ai.usage.output_tokens"] == result.usage.output  # type: ignore[union-attr]
+
+
+@pytest.mark.local_llm
+@pytest.mark.timeout(300)
+async def test_one_sampling_request_answered_by_the_local_model(errlog: IO[str]) -> None:
+    from e2e.local_server import LocalModelUnavailable, ensure_local_model
+
+    try:
+        local = ensure_local_model()
+    except LocalModelUnavailable as exc:
+        pytest.skip(str(exc))
+    sampling = MCPSampling(model=local.model, max_tokens=16)
+    async with client(errlog, sampling=sampling) as mcp:
+        with anyio.fail_after(240):
+            _, result = await run_tool(
+                mcp, "ask_model", {"question": "What is the capital of France?", "max_tokens": 64}
+            )
+    assert not result.is_error, text(result)
+    assert text(result).startswith(f"{local.model.id} said: ")
+    assert "paris" in text(result).lower()
+    assert result.usage is not None and result.usage.output > 0
