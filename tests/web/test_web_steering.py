@@ -483,3 +483,49 @@ def test_without_a_token_steering_answers_only_loopback_host_names(served: Serve
             f"/api/sessions/{sid}/steer", json={"text": "hi"}, headers={"Host": "evil.example"}
         )
         assert rebound.status_code == 403 and "evil.example" in rebound.json()["error"]
+
+
+def test_ag_ui_input_while_the_run_is_stopped_starts_the_next_run_under_its_run_id(
+    served: Served,
+) -> None:
+    gate = Gate(served)
+    with served.client() as client, served.client() as watcher:
+        sid = _new(client)
+        with open_events(watcher, sid) as log:
+            log.until("STATE_SNAPSHOT")
+            first = _send(client, sid, "steer", "hello")
+            assert gate.reached.wait(10)
+            # steering by default: queued into the run going
+            steered: list[dict[str, Any]] = []
+            body = {
+                "threadId": sid,
+                "runId": "ignored",
+                "messages": [{"id": "u1", "role": "user", "content": "steered in"}],
+            }
+            reader = threading.Thread(target=lambda: steered.extend(_agui(client, body)))
+            reader.start()
+            log.until_custom("agentcore.steering_queued")
+            assert client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
+            body = {
+                "threadId": sid,
+                "runId": "next-run",
+                "messages": [{"id": "u2", "role": "user", "content": "after the stop"}],
+            }
+            result: list[dict[str, Any]] = []
+            runner = threading.Thread(target=lambda: result.extend(_agui(client, body)))
+            runner.start()
+            held = log.until_custom("agentcore.message_held")[-1]
+            assert held.data["value"] == {"text": "after the stop", "runId": "next-run"}
+            gate.open()
+            runner.join(30)
+            reader.join(30)
+    for event in result + steered:
+        EVENT.validate_python(event)
+    assert steered[2]["value"] == {"became": "queued", "as": "steer", "runId": first["runId"]}
+    # only the next run's events, under the input's run id, from its start to its end
+    assert result[0]["type"] == "RUN_STARTED" and result[0]["runId"] == "next-run"
+    assert result[1]["value"] == {"became": "started", "as": "steer", "runId": "next-run"}
+    assert result[-1]["type"] == "RUN_FINISHED" and result[-1]["runId"] == "next-run"
+    assert {e.get("runId") for e in result} <= {"next-run", None}
+    texts = [e["delta"] for e in result if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert texts[0] == "after the stop"

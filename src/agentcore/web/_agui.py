@@ -161,16 +161,20 @@ class AgUiEndpoint:
         while True:
             entries = chat.log.after(seq)
             if not entries:
+                if not started and not chat.running:  # it failed before it started
+                    error = ag_ui.RunErrorEvent(message="the run ended before it started")
+                    yield f"data: {event_json(error)}\n\n"
+                    return
                 await chat.log.wait(15.0)
                 continue
             for seq, data in entries:  # noqa: B007 - seq is where the next read starts
                 event = json.loads(data)
                 kind = event.get("type")
-                if not started:
+                if not started:  # what comes before it (a run being stopped) is not this run's
                     started = kind == "RUN_STARTED" and event.get("runId") == run_id
-                    if not started and kind != "RUN_ERROR":
+                    if not started:
                         continue
-                    if started and delivery is not None:
+                    if delivery is not None:
                         data += "\n\ndata: " + _delivery_json(delivery)
                 if kind == "STATE_SNAPSHOT":
                     continue
