@@ -14,6 +14,7 @@ in 20 ms.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
 import statistics
 import tempfile
@@ -30,7 +31,8 @@ from agentcore.testing import FauxCall, FauxProvider, faux_text
 from agentcore.web import create_app
 
 TURN = 0.020
-gate = threading.Event()
+CTX = multiprocessing.get_context("fork")
+gate = CTX.Event()  # shared with the server process: the first answer of a "wait" run waits
 
 
 async def answer(call: FauxCall) -> Any:
@@ -42,22 +44,31 @@ async def answer(call: FauxCall) -> Any:
     return faux_text("ok")
 
 
-FAUX = FauxProvider([answer] * 100_000)  # kept alive here: the registry holds it weakly
-
-
-def serve() -> tuple[str, uvicorn.Server, threading.Thread]:
-    faux = FAUX
+def _serve(port: Any) -> None:
+    faux = FauxProvider([answer] * 100_000)
     store = JsonlSessionStore(tempfile.mkdtemp())
     app = create_app(store, model=faux.model, agent_options={"max_turns": 1000})
-    sock = socket.socket()
+    # proto given: asyncio sets TCP_NODELAY on accepted sockets only when it is IPPROTO_TCP
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
+    port.put(sock.getsockname()[1])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+
+
+def serve() -> tuple[str, Any]:
+    """The app in a process of its own (clients in this one: what a deployment sees)."""
+    port = CTX.Queue()
+    process = CTX.Process(target=_serve, args=(port,), daemon=True)
+    process.start()
+    base = f"http://127.0.0.1:{port.get(timeout=60)}"
+    for _ in range(500):
+        try:
+            httpx.get(base + "/api/info", timeout=1)
+            break
+        except httpx.TransportError:
+            time.sleep(0.02)
+    return base, process
 
 
 def wait_idle(client: httpx.Client, sid: str) -> list[dict[str, Any]]:
@@ -182,15 +193,15 @@ def none_lost(base: str) -> None:
 
 
 def main() -> None:
-    base, server, thread = serve()
+    base, process = serve()
     try:
         round_trip(base)
         to_transcript(base)
         none_lost(base)
     finally:
         gate.set()
-        server.should_exit = True
-        thread.join(15)
+        process.terminate()
+        process.join(15)
 
 
 if __name__ == "__main__":
