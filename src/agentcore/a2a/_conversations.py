@@ -28,9 +28,7 @@ CONTEXT_KEY = "a2a_context_id"
 
 # what an Agent takes besides its state: every loop option but the ones a run owns
 _NOT_OPTIONS = frozenset({"model", "reasoning", "get_steering_messages", "get_follow_up_messages"})
-_OPTIONS = tuple(
-    f.name for f in dataclasses.fields(AgentLoopConfig) if f.name not in _NOT_OPTIONS
-)
+_OPTIONS = tuple(f.name for f in dataclasses.fields(AgentLoopConfig) if f.name not in _NOT_OPTIONS)
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 

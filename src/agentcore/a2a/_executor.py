@@ -41,6 +41,7 @@ from ._sdk import import_sdk_server
 
 __all__ = ["AgentcoreExecutor", "usage_json"]
 
+
 def _server() -> Any:
     return import_sdk_server()
 
@@ -194,7 +195,7 @@ def _executor_class() -> Any:
     return _CLASS
 
 
-def _build_class() -> Any:  # noqa: C901 - one class, built lazily
+def _build_class() -> Any:
     server = _server()
     types = server.a2a_types
     TaskUpdater = server.TaskUpdater
@@ -355,8 +356,8 @@ def _build_class() -> Any:  # noqa: C901 - one class, built lazily
             task_id = context.task_id
             running = self.running.get(task_id)
             if running is not None:
-                agent, finished = running
-                agent.abort()
+                runner, finished = running
+                runner.abort()
                 await finished.wait()  # `execute` reports the aborted run as `canceled`
                 return
             agent = self.conversations.resume(task_id, context.context_id or "")

@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .. import Agent, AgentContext, AgentLoopConfig, ConfigError
-from .._version import __version__
+from .. import Agent, AgentContext, AgentLoopConfig, ConfigError, __version__
 from ..llm import StreamFn
 from ..sessions import SessionStore
 from ._conversations import Conversations
@@ -76,7 +75,9 @@ def _card(
         description=description or (prompt[0] if prompt else "An agentcore agent."),
         version=version,
         supported_interfaces=[
-            types.AgentInterface(url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0"),
+            types.AgentInterface(
+                url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0"
+            ),
             types.AgentInterface(
                 url=base + REST_PREFIX, protocol_binding="HTTP+JSON", protocol_version="1.0"
             ),

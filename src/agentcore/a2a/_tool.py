@@ -289,7 +289,7 @@ async def _cancel_remote(client: Any, call: _Call, types: Any) -> None:
     with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_TIMEOUT):
         try:
             await client.cancel_task(types.CancelTaskRequest(id=call.task_id))
-        except Exception:  # noqa: BLE001 - a task that already ended cannot be cancelled
+        except Exception:  # a task that already ended cannot be cancelled
             return
 
 
