@@ -204,6 +204,7 @@ def _build_class() -> Any:
         def __init__(self, conversations: Conversations) -> None:
             self.conversations = conversations
             self.running: dict[str, tuple[Agent, anyio.Event]] = {}
+            self.cancelled: set[str] = set()
 
         async def execute(self, context: Any, event_queue: Any) -> None:
             task_id, context_id = context.task_id, context.context_id
@@ -250,14 +251,16 @@ def _build_class() -> Any:
             self.running[task_id] = (agent, finished)
             try:
                 await updater.start_work()
-                messages = await self._run(agent, prompt, updater)
+                messages = await self._run(task_id, agent, prompt, updater)
                 with anyio.CancelScope(shield=True):
                     await self._finish(task_id, updater, agent, messages)
             finally:
                 self.running.pop(task_id, None)
                 finished.set()
 
-        async def _run(self, agent: Agent, prompt: str | None, updater: Any) -> list[AgentMessage]:
+        async def _run(
+            self, task_id: str, agent: Agent, prompt: str | None, updater: Any
+        ) -> list[AgentMessage]:
             done = anyio.Event()
             forward = _Forward(updater)
             unsubscribe = agent.subscribe(forward)
@@ -280,6 +283,7 @@ def _build_class() -> Any:
                     try:
                         await done.wait()
                     except anyio.get_cancelled_exc_class():
+                        self.cancelled.add(task_id)
                         agent.abort()
                         raise
             finally:
@@ -334,7 +338,9 @@ def _build_class() -> Any:
                 await self._ask(updater, agent, None, metadata)
                 return
             self.conversations.finish(task_id)
-            if last is not None and last.stop_reason == "aborted":
+            aborted = task_id in self.cancelled
+            self.cancelled.discard(task_id)
+            if aborted or (last is not None and last.stop_reason == "aborted"):
                 await updater.update_status(state.TASK_STATE_CANCELED, metadata=metadata)
                 return
             if last is None or last.stop_reason == "error":
@@ -357,6 +363,7 @@ def _build_class() -> Any:
             running = self.running.get(task_id)
             if running is not None:
                 runner, finished = running
+                self.cancelled.add(task_id)
                 runner.abort()
                 await finished.wait()  # `execute` reports the aborted run as `canceled`
                 return

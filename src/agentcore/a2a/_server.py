@@ -28,7 +28,9 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 REST_PREFIX = "/rest"
 
 
-def _skills(conversations: Conversations, skills: Sequence[Any] | None) -> list[Any]:
+def _skills(
+    conversations: Conversations, skills: Sequence[Any] | None, name: str, description: str
+) -> list[Any]:
     types = import_sdk_server().a2a_types
     if skills is not None:
         out = []
@@ -46,7 +48,7 @@ def _skills(conversations: Conversations, skills: Sequence[Any] | None) -> list[
                     f"got {type(skill).__name__}"
                 )
         return out
-    return [
+    found = [
         types.AgentSkill(
             id=tool.name,
             name=tool.label or tool.name,
@@ -55,6 +57,8 @@ def _skills(conversations: Conversations, skills: Sequence[Any] | None) -> list[
         )
         for tool in conversations.tools
     ]
+    # the card needs at least one skill: an agent without tools offers its conversation
+    return found or [types.AgentSkill(id="chat", name=name, description=description, tags=["chat"])]
 
 
 def _card(
@@ -70,9 +74,11 @@ def _card(
     types = import_sdk_server().a2a_types
     base = url.rstrip("/")
     prompt = conversations.system_prompt.strip().splitlines()
+    name = name or "agentcore agent"
+    description = description or (prompt[0] if prompt else "An agentcore agent.")
     card = types.AgentCard(
-        name=name or "agentcore agent",
-        description=description or (prompt[0] if prompt else "An agentcore agent."),
+        name=name,
+        description=description,
         version=version,
         supported_interfaces=[
             types.AgentInterface(
@@ -85,7 +91,7 @@ def _card(
         capabilities=types.AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
-        skills=_skills(conversations, skills),
+        skills=_skills(conversations, skills, name, description),
     )
     if token:
         card.security_schemes["bearer"].http_auth_security_scheme.scheme = "Bearer"
