@@ -43,9 +43,11 @@ def adder_script() -> FauxProvider:
 
 async def test_the_agent_card_is_built_from_the_agent() -> None:
     faux = adder_script()
-    async with served(new_agent(faux.model, [add, delete_file]), name="adder") as url:
-        async with httpx.AsyncClient() as http:
-            card = (await http.get(url + "/.well-known/agent-card.json")).json()
+    async with (
+        served(new_agent(faux.model, [add, delete_file]), name="adder") as url,
+        httpx.AsyncClient() as http,
+    ):
+        card = (await http.get(url + "/.well-known/agent-card.json")).json()
     assert card["name"] == "adder"
     assert card["description"] == "You help."  # the system prompt's first line
     assert [s["id"] for s in card["skills"]] == ["add", "delete_file"]
@@ -188,23 +190,25 @@ async def test_input_required_survives_a_restart(tmp_path: object) -> None:
     directory = str(tmp_path)
     faux = approval_script()
     with JsonlSessionStore(directory) as store:
-        async with served(new_agent(faux.model, [delete_file]), sessions=store) as url:
-            async with sdk_client(url) as client:
-                first = await collect(client.send_message(user_message("Clean up")))
+        async with (
+            served(new_agent(faux.model, [delete_file]), sessions=store) as url,
+            sdk_client(url) as client,
+        ):
+            first = await collect(client.send_message(user_message("Clean up")))
     assert states(first)[-1] == "TASK_STATE_INPUT_REQUIRED"
     task_id, context_id = first[0]["task"]["id"], first[0]["task"]["contextId"]
     # a new server (a new process, as far as the SDK knows) on the same session store
     with JsonlSessionStore(directory) as store:
-        async with served(new_agent(faux.model, [delete_file]), sessions=store) as url:
-            async with sdk_client(url) as client:
-                task = await client.get_task(GetTaskRequest(id=task_id))
-                assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-                data = {"approvals": {"d1": {"approved": False, "reason": "keep it"}}}
-                second = await collect(
-                    client.send_message(
-                        user_message(task_id=task_id, context_id=context_id, data=data)
-                    )
-                )
+        async with (
+            served(new_agent(faux.model, [delete_file]), sessions=store) as url,
+            sdk_client(url) as client,
+        ):
+            task = await client.get_task(GetTaskRequest(id=task_id))
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            data = {"approvals": {"d1": {"approved": False, "reason": "keep it"}}}
+            second = await collect(
+                client.send_message(user_message(task_id=task_id, context_id=context_id, data=data))
+            )
         transcript = store.load(task_id).messages
     assert states(second)[-1] == "TASK_STATE_COMPLETED"
     result = next(m for m in transcript if getattr(m, "role", "") == "tool_result")
