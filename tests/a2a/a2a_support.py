@@ -122,3 +122,61 @@ def new_agent(model: Any, tools: list[Any], **options: Any) -> Agent:
         initial_state={"model": model, "tools": tools, "system_prompt": "You help.\nBe brief."},
         **options,
     )
+
+
+@asynccontextmanager
+async def served_asgi(make_app: Any) -> AsyncIterator[str]:
+    """The ASGI app `make_app(base_url)` with uvicorn on a free port of 127.0.0.1; yields the
+    base URL."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    app = make_app(f"http://127.0.0.1:{port}")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    async with anyio.create_task_group() as group:
+        group.start_soon(functools.partial(server.serve, sockets=[sock]))
+        while not server.started:
+            await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
+def sdk_app(executor: Any, url: str, seen_headers: list[dict[str, str]] | None = None) -> Any:
+    """The a2a-sdk's own server (JSON-RPC, its agent card) around one of its `AgentExecutor`s;
+    `seen_headers` collects each request's headers."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from starlette.applications import Starlette
+
+    card = AgentCard(
+        name="their agent",
+        description="An agent written with the a2a-sdk.",
+        version="1",
+        supported_interfaces=[
+            AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])],
+    )
+    handler = DefaultRequestHandler(executor, InMemoryTaskStore(), card)
+    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and seen_headers is not None:
+            seen_headers.append({k.decode(): v.decode() for k, v in scope["headers"]})
+        await app(scope, receive, send)
+
+    return recording

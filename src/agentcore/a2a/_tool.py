@@ -53,6 +53,7 @@ TASK_SCHEMA: dict[str, Any] = {
 }
 
 _CANCEL_TIMEOUT = 10.0
+_ID_WAIT = 5.0  # how long an aborted call waits for the remote task's id, to cancel it
 
 
 def _usage(metadata: Any) -> Usage | None:
@@ -229,10 +230,17 @@ def a2a_tool(
                     parts=[types.Part(text=args["task"])],
                 )
             )
-            try:
-                with cancel_on_abort(signal):
+            known = anyio.Event()  # the remote task's id arrived
+            finished = anyio.Event()
+            failure: list[Exception] = []
+            aborted = False
+
+            async def consume() -> None:
+                try:
                     async for event in client.send_message(request):
                         data = call.take(event, fmt)
+                        if call.task_id:
+                            known.set()
                         text = call.text()
                         on_update(
                             AgentToolResult(
@@ -240,14 +248,29 @@ def a2a_tool(
                                 details={"a2a": data},
                             )
                         )
+                except Exception as exc:
+                    failure.append(exc)
+                finally:
+                    finished.set()
+
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(consume)
+                    with cancel_on_abort(signal):
+                        await finished.wait()
+                    if not finished.is_set():  # aborted: cancel the remote task, by its id
+                        aborted = True
+                        with anyio.move_on_after(_ID_WAIT):
+                            await known.wait()
+                        await _cancel_remote(client, call, types)
+                        group.cancel_scope.cancel()
             except anyio.get_cancelled_exc_class():
                 await _cancel_remote(client, call, types)  # the tool's timeout, or the run's end
                 raise
-            except Exception as exc:
-                return failed(f"failed: {_reason(exc)}", call)
-            if signal.aborted:
-                await _cancel_remote(client, call, types)
+            if aborted:
                 return failed("was cancelled: the calling run was aborted", call)
+            if failure:
+                return failed(f"failed: {_reason(failure[0])}", call)
         finally:
             with anyio.CancelScope(shield=True):
                 await http.aclose()
