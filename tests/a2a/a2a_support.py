@@ -138,15 +138,18 @@ async def served_asgi(make_app: Any) -> AsyncIterator[str]:
     sock.setblocking(False)
     port = sock.getsockname()[1]
     app = make_app(f"http://127.0.0.1:{port}")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    config.load()
+    server.lifespan = config.lifespan_class(config)
+    await server.startup(sockets=[sock])
     async with anyio.create_task_group() as group:
-        group.start_soon(functools.partial(server.serve, sockets=[sock]))
-        while not server.started:
-            await anyio.sleep(0.01)
+        group.start_soon(server.main_loop)
         try:
             yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
+    await server.shutdown(sockets=[sock])
     sock.close()
 
 
