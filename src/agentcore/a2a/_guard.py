@@ -101,10 +101,6 @@ def check_token(token: str | None) -> bytes | None:
     return token.encode()
 
 
-class _BodyTooLargeError(Exception):
-    pass
-
-
 class Guard:
     """The ASGI middleware in front of the A2A app (see the module docstring)."""
 
@@ -173,29 +169,33 @@ class Guard:
         if problem is not None:
             await _refuse(send, *problem, bearer=problem[0] == 401)
             return
-        seen = 0
-        started = False
-
-        async def capped() -> Any:
-            nonlocal seen
+        if scope["method"] in ("GET", "HEAD"):
+            await self._app(scope, receive, send)
+            return
+        # The body is read here, up to the cap, before the app sees it: the SDK turns any error
+        # while it reads into a JSON-RPC error of its own, so a cap checked as it reads would be
+        # lost. What is held is bounded by `max_body_bytes`.
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self._max:
-                    raise _BodyTooLargeError
-            return message
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            if len(body) > self._max:
+                await _refuse(send, 413, self._too_large())
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
 
-        async def tracked(message: Any) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()  # after the body: the disconnect, when it comes
 
-        try:
-            await self._app(scope, capped, tracked)
-        except _BodyTooLargeError:
-            if started:
-                raise
-            await _refuse(send, 413, self._too_large())
+        await self._app(scope, replay, send)
 
 
 async def _refuse(send: Any, status: int, text: str, *, bearer: bool = False) -> None:
