@@ -52,6 +52,7 @@ from ._run import (
     write_notice,
 )
 from ._serve import serve_command
+from ._serve_a2a import serve_a2a_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
@@ -158,6 +159,19 @@ async def _main(
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
+            if parsed.command == "serve" and parsed.a2a:
+                return await serve_a2a_command(
+                    settings,
+                    host=parsed.host,
+                    port=parsed.port,
+                    token=parsed.token,
+                    no_token=parsed.no_token,
+                    sessions_dir=parsed.sessions_dir,
+                    store_url=parsed.store,
+                    name=parsed.a2a_name,
+                    stdout=stdout,
+                    stderr=stderr,
+                )
             if parsed.command == "serve":
                 return await serve_command(
                     settings,

@@ -88,6 +88,8 @@ class Parsed:
     no_token: bool = False
     header_timeout: float = 60.0
     max_connections: int = 1000
+    a2a: bool = False  # serve --a2a
+    a2a_name: str | None = None
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -389,4 +391,6 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         no_token=getattr(ns, "no_token", False),
         header_timeout=getattr(ns, "header_timeout", 60.0),
         max_connections=getattr(ns, "max_connections", 1000),
+        a2a=getattr(ns, "a2a", False),
+        a2a_name=getattr(ns, "a2a_name", None),
     )
