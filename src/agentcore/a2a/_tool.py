@@ -15,6 +15,7 @@ kept nowhere else: not in results, details, events or logs.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -183,6 +184,7 @@ def a2a_tool(
             f"one, got {type(headers).__name__}"
         )
     base = url.rstrip("/")
+    cards: list[Any] = []
 
     async def resolve_headers() -> dict[str, str]:
         if headers is None:
@@ -214,13 +216,19 @@ def a2a_tool(
             sent = await resolve_headers()
         except Exception as exc:
             return failed(f"was not called: the headers could not be made: {exc}")
-        http = sdk.httpx.AsyncClient(headers=sent, timeout=sdk.httpx.Timeout(30.0, read=None))
+        # A client per call, so that the headers live only as long as the call; a shared SSL
+        # context keeps that cheap (building one is most of what a new client costs).
+        http = sdk.httpx.AsyncClient(
+            headers=sent, timeout=sdk.httpx.Timeout(30.0, read=None), verify=_ssl_context()
+        )
         del sent
         try:
+            config = sdk.client.ClientConfig(streaming=True, httpx_client=http)
             try:
-                client = await sdk.client.create_client(
-                    base, sdk.client.ClientConfig(streaming=True, httpx_client=http)
-                )
+                if not cards:  # the card is read once (it holds no secret) and kept
+                    resolver = sdk.client.A2ACardResolver(http, base)
+                    cards.append(await resolver.get_agent_card())
+                client = sdk.client.ClientFactory(config).create(cards[0])
             except Exception as exc:
                 return failed(f"could not be reached: {_reason(exc)}")
             request = types.SendMessageRequest(
@@ -314,6 +322,11 @@ async def _cancel_remote(client: Any, call: _Call, types: Any) -> None:
             await client.cancel_task(types.CancelTaskRequest(id=call.task_id))
         except Exception:  # a task that already ended cannot be cancelled
             return
+
+
+@functools.cache
+def _ssl_context() -> Any:
+    return import_sdk_client().httpx.create_ssl_context()
 
 
 def _reason(exc: BaseException) -> str:
