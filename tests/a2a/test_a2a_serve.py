@@ -242,3 +242,20 @@ def test_off_loopback_needs_a_token() -> None:
         a2a_app(new_agent(faux.model, []), token="short")
     with pytest.raises(ConfigError, match="an Agent or an AgentLoopConfig"):
         a2a_app("agent")  # type: ignore[arg-type]
+
+
+async def test_an_a2a_0_3_client_is_answered_on_the_json_rpc_endpoint() -> None:
+    """The SDK's 0.3 compatibility layer: the 0.3 method names and message shape (`kind`)."""
+    faux = FauxProvider([faux_text("Hello, 0.3.")])
+    message = {"role": "user", "kind": "message", "messageId": "m1"}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {"message": {**message, "parts": [{"kind": "text", "text": "hi"}]}},
+    }
+    async with served(new_agent(faux.model, [])) as url, httpx.AsyncClient(timeout=10) as http:
+        reply = (await http.post(url + "/", json=request)).json()
+    task = reply["result"]
+    assert task["kind"] == "task" and task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "Hello, 0.3."}
