@@ -254,6 +254,9 @@ def _build_class() -> Any:
                 messages = await self._run(task_id, agent, prompt, updater)
                 with anyio.CancelScope(shield=True):
                     await self._finish(task_id, updater, agent, messages)
+            except BaseException:
+                self.conversations.finish(task_id)  # the SDK marks the task failed
+                raise
             finally:
                 self.running.pop(task_id, None)
                 finished.set()

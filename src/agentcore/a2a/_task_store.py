@@ -2,9 +2,11 @@
 
 Tasks live in the SDK's in-memory store while the server runs. A task it does not know (the
 server restarted) is rebuilt from the task's session, when the server has a session store: its
-state is what the transcript says (calls waiting for approval: `input-required`; the last answer
-stopped, failed or was aborted: `completed`, `failed`, `canceled`). So the answer to an
-`input-required` task reaches the restarted server's executor, which reopens the session.
+state is what the transcript says (calls waiting for approval: `input-required`; the last
+message an answer that stopped, failed or was aborted: `completed` with the answer, `failed`,
+`canceled`; a transcript that stops mid-run: `failed`, the server stopped while the task ran).
+So the answer to an `input-required` task reaches the restarted server's executor, which reopens
+the session.
 """
 
 from __future__ import annotations
@@ -48,20 +50,30 @@ def session_task_store(sessions: SessionStore | None) -> Any:
             return None
         if data.metadata.get("a2a_task_id") != task_id:
             return None
-        answers = [m for m in data.messages if isinstance(m, AssistantMessage)]
-        last = answers[-1] if answers else None
+        last = data.messages[-1] if data.messages else None
+        text = ""
         if pending_approvals(data.messages):
             now = state.TASK_STATE_INPUT_REQUIRED
-        elif last is None or last.stop_reason == "error":
-            now = state.TASK_STATE_FAILED
-        elif last.stop_reason == "aborted":
+        elif isinstance(last, AssistantMessage) and last.stop_reason in ("stop", "length"):
+            now, text = state.TASK_STATE_COMPLETED, last.text
+        elif isinstance(last, AssistantMessage) and last.stop_reason == "aborted":
             now = state.TASK_STATE_CANCELED
-        else:
-            now = state.TASK_STATE_COMPLETED
+        elif isinstance(last, AssistantMessage) and last.stop_reason == "error":
+            now, text = state.TASK_STATE_FAILED, f"the agent failed: {last.error_message}"
+        else:  # the transcript stops in the middle of a run: the server stopped during it
+            now, text = state.TASK_STATE_FAILED, "the server stopped while the task ran"
+        status = types.TaskStatus(state=now)
+        if text:
+            status.message.CopyFrom(
+                types.Message(
+                    role=types.Role.ROLE_AGENT,
+                    message_id=f"{task_id}-restored",
+                    task_id=task_id,
+                    parts=[types.Part(text=text)],
+                )
+            )
         return types.Task(
-            id=task_id,
-            context_id=str(data.metadata.get(CONTEXT_KEY, "")),
-            status=types.TaskStatus(state=now),
+            id=task_id, context_id=str(data.metadata.get(CONTEXT_KEY, "")), status=status
         )
 
     return _SessionTaskStore()
