@@ -69,3 +69,29 @@ async def test_host_origin_content_type_and_body_size_are_checked() -> None:
         # a same-origin request with a loopback Host passes
         fine = await http.post(url + "/", json=SEND, headers={**JSON, "Origin": url})
         assert fine.status_code == 200, fine.text
+
+
+async def test_a2a_tool_sends_the_callers_token_and_never_shows_it() -> None:
+    from a2a_support import served as serve_it
+
+    from agentcore import AbortController
+    from agentcore.a2a import a2a_tool
+
+    faux = FauxProvider([faux_text("Behind a token.")])
+    wrong = "wrong-token-0123456789"
+    async with serve_it(new_agent(faux.model, []), token=TOKEN) as url:
+        signal = AbortController().signal
+        denied = await a2a_tool(
+            url, name="guarded", description="x", headers={"Authorization": f"Bearer {wrong}"}
+        ).execute("c1", {"task": "hi"}, signal, lambda _u: None)
+        allowed = await a2a_tool(
+            url, name="guarded", description="x", headers={"Authorization": f"Bearer {TOKEN}"}
+        ).execute("c2", {"task": "hi"}, signal, lambda _u: None)
+    assert denied.is_error
+    text = denied.content[0].text  # type: ignore[union-attr]
+    assert (
+        text.startswith(f"The A2A agent 'guarded' at {url} could not be reached") and "401" in text
+    )
+    assert wrong not in repr(denied)
+    assert not allowed.is_error and allowed.content[0].text == "Behind a token."  # type: ignore[union-attr]
+    assert TOKEN not in repr(allowed)
