@@ -53,9 +53,16 @@ async def test_the_agent_card_is_built_from_the_agent() -> None:
     assert [s["id"] for s in card["skills"]] == ["add", "delete_file"]
     assert card["skills"][0]["description"] == "Add two numbers."
     assert card["capabilities"]["streaming"] is True
-    bindings = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
-    assert bindings == {"JSONRPC": url + "/", "HTTP+JSON": url + "/rest"}
-    assert {i["protocolVersion"] for i in card["supportedInterfaces"]} == {"1.0"}
+    interfaces = {
+        (i["protocolBinding"], i["url"], i["protocolVersion"]) for i in card["supportedInterfaces"]
+    }
+    assert interfaces == {
+        (binding, where, version)
+        for binding, where in (("JSONRPC", url + "/"), ("HTTP+JSON", url + "/rest"))
+        for version in ("1.0", "0.3")
+    }
+    # the 0.3 fields, for 0.3 clients that discover the endpoint from the card
+    assert (card["url"], card["preferredTransport"]) == (url + "/", "JSONRPC")
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
@@ -259,3 +266,28 @@ async def test_an_a2a_0_3_client_is_answered_on_the_json_rpc_endpoint() -> None:
     task = reply["result"]
     assert task["kind"] == "task" and task["status"]["state"] == "completed"
     assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "Hello, 0.3."}
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_sdks_own_0_3_client_is_served(binding: str) -> None:
+    """The SDK's 0.3 transports (chosen when the card offers only 0.3 interfaces) get the
+    answer, streamed, through the server's compatibility layer."""
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.types.a2a_pb2 import AgentCard
+
+    faux = FauxProvider([faux_text("Hello, 0.3 client.")])
+    async with served(new_agent(faux.model, [])) as url, httpx.AsyncClient(timeout=10) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        legacy = AgentCard()
+        legacy.CopyFrom(card)
+        del legacy.supported_interfaces[:]
+        legacy.supported_interfaces.extend(
+            i for i in card.supported_interfaces if i.protocol_version == "0.3"
+        )
+        config = ClientConfig(
+            streaming=True, httpx_client=http, supported_protocol_bindings=[binding]
+        )
+        client = ClientFactory(config).create(legacy)
+        events = await collect(client.send_message(user_message("hi")))
+    assert states(events)[-1] == "TASK_STATE_COMPLETED"
+    assert answer_text(events) == "Hello, 0.3 client."

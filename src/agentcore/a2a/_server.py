@@ -70,6 +70,7 @@ def _card(
     skills: Sequence[Any] | None,
     version: str,
     token: bool,
+    v0_3: bool,
 ) -> Any:
     types = import_sdk_server().a2a_types
     base = url.rstrip("/")
@@ -81,12 +82,9 @@ def _card(
         description=description,
         version=version,
         supported_interfaces=[
-            types.AgentInterface(
-                url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0"
-            ),
-            types.AgentInterface(
-                url=base + REST_PREFIX, protocol_binding="HTTP+JSON", protocol_version="1.0"
-            ),
+            types.AgentInterface(url=base + path, protocol_binding=binding, protocol_version=v)
+            for v in (("1.0", "0.3") if v0_3 else ("1.0",))
+            for binding, path in (("JSONRPC", "/"), ("HTTP+JSON", REST_PREFIX))
         ],
         capabilities=types.AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain", "application/json"],
@@ -146,7 +144,9 @@ def a2a_app(
         token: the bearer token every request must carry (required off loopback).
         allowed_hosts: more names the Host and Origin headers may carry.
         max_body_bytes: the largest request body accepted (413 past it).
-        enable_v0_3: also answer A2A 0.3 clients (the SDK's compatibility layer).
+        enable_v0_3: also answer A2A 0.3 clients (the SDK's compatibility layer), and list
+            the two endpoints for protocol version 0.3 in the card too (the SDK then adds the
+            card's 0.3 fields: `url`, `preferredTransport`, `protocolVersion`).
 
     Raises:
         ConfigError: a bad argument, or a non-loopback `host` without a token.
@@ -174,6 +174,7 @@ def a2a_app(
         skills=skills,
         version=version,
         token=secret is not None,
+        v0_3=enable_v0_3,
     )
     handler = server.DefaultRequestHandler(
         AgentcoreExecutor(conversations), session_task_store(sessions), card
