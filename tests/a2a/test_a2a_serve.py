@@ -291,3 +291,17 @@ async def test_the_sdks_own_0_3_client_is_served(binding: str) -> None:
         events = await collect(client.send_message(user_message("hi")))
     assert states(events)[-1] == "TASK_STATE_COMPLETED"
     assert answer_text(events) == "Hello, 0.3 client."
+
+
+async def test_data_parts_and_images_reach_the_model() -> None:
+    from a2a.types.a2a_pb2 import Part
+
+    faux = FauxProvider([faux_text("Seen.")])
+    request = user_message("Describe this", data={"size": 3})
+    request.message.parts.append(Part(raw=b"\x89PNG fake", media_type="image/png"))
+    async with served(new_agent(faux.model, [])) as url, sdk_client(url) as client:
+        await collect(client.send_message(request))
+    (prompt,) = [m for m in faux.calls[0].context.messages if m.role == "user"]
+    text, image = prompt.content  # type: ignore[misc]
+    assert text.text == 'Describe this\n{"size": 3}'
+    assert (image.mime_type, image.data) == ("image/png", "iVBORyBmYWtl")

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +31,7 @@ from .. import (
     AssistantMessage,
     ConfigError,
     Cost,
+    ImageContent,
     MessageEndEvent,
     MessageUpdateEvent,
     ToolExecutionEndEvent,
@@ -37,6 +40,7 @@ from .. import (
     Usage,
 )
 from ._conversations import Conversations
+from ._json import plain
 from ._sdk import import_sdk_server
 
 __all__ = ["AgentcoreExecutor", "usage_json"]
@@ -83,10 +87,29 @@ def _message_text(message: Any) -> str:
     return "\n".join(part.text for part in message.parts if part.WhichOneof("content") == "text")
 
 
+def _prompt_of(message: Any) -> tuple[str, list[ImageContent]]:
+    """What a user's A2A message says, as a prompt: its text parts, its data parts as JSON
+    (in the parts' order), and its inline images (`raw` parts of an `image/*` media type).
+    Other files are not passed on."""
+    fmt = _server().json_format
+    texts: list[str] = []
+    images: list[ImageContent] = []
+    for part in message.parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            texts.append(part.text)
+        elif kind == "data":
+            texts.append(json.dumps(plain(fmt.MessageToDict(part.data)), ensure_ascii=False))
+        elif kind == "raw" and part.media_type.startswith("image/"):
+            data = base64.b64encode(part.raw).decode("ascii")
+            images.append(ImageContent(data=data, mime_type=part.media_type))
+    return "\n".join(texts), images
+
+
 def _message_data(message: Any) -> list[Any]:
     fmt = _server().json_format
     return [
-        fmt.MessageToDict(part.data)
+        plain(fmt.MessageToDict(part.data))
         for part in message.parts
         if part.WhichOneof("content") == "data"
     ]
@@ -220,7 +243,8 @@ def _build_class() -> Any:
                     )
                 )
                 agent = self.conversations.start(task_id, context_id)
-                prompt: str | None = _message_text(message) if message is not None else ""
+                prompt: str | None
+                prompt, images = _prompt_of(message) if message is not None else ("", [])
             else:
                 resumed = self.conversations.resume(task_id, context_id)
                 if resumed is None:
@@ -236,11 +260,14 @@ def _build_class() -> Any:
                     )
                     return
                 agent = resumed
-                prompt, problem = (
-                    _decide(agent, message)
-                    if agent.state.pending_approvals and message is not None
-                    else ((_message_text(message) if message is not None else ""), None)
-                )
+                images = []
+                if agent.state.pending_approvals and message is not None:
+                    prompt, problem = _decide(agent, message)
+                else:
+                    (prompt, images), problem = (
+                        _prompt_of(message) if message is not None else ("", []),
+                        None,
+                    )
                 if problem is not None:
                     await self._ask(updater, agent, f"Could not use the answer: {problem}.")
                     return
@@ -251,7 +278,7 @@ def _build_class() -> Any:
             self.running[task_id] = (agent, finished)
             try:
                 await updater.start_work()
-                messages = await self._run(task_id, agent, prompt, updater)
+                messages = await self._run(task_id, agent, prompt, images, updater)
                 with anyio.CancelScope(shield=True):
                     await self._finish(task_id, updater, agent, messages)
             except BaseException:
@@ -262,7 +289,12 @@ def _build_class() -> Any:
                 finished.set()
 
         async def _run(
-            self, task_id: str, agent: Agent, prompt: str | None, updater: Any
+            self,
+            task_id: str,
+            agent: Agent,
+            prompt: str | None,
+            images: list[ImageContent],
+            updater: Any,
         ) -> list[AgentMessage]:
             done = anyio.Event()
             forward = _Forward(updater)
@@ -276,7 +308,7 @@ def _build_class() -> Any:
                         if prompt is None:
                             outcome.append(await agent.continue_())
                         else:
-                            outcome.append(await agent.prompt(prompt))
+                            outcome.append(await agent.prompt(prompt, images or None))
                     finally:
                         done.set()
 

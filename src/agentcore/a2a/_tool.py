@@ -35,6 +35,7 @@ from .. import (
     Usage,
     cancel_on_abort,
 )
+from ._json import plain
 from ._sdk import import_sdk_client
 
 __all__ = ["a2a_tool"]
@@ -105,12 +106,12 @@ class _Call:
             self._status(task.status, fmt)
             for artifact in task.artifacts:
                 self.artifacts[artifact.artifact_id] = _text(artifact.parts)
-            self.metadata.update(fmt.MessageToDict(task.metadata))
+            self.metadata.update(plain(fmt.MessageToDict(task.metadata)))
         elif kind == "status_update":
             update = event.status_update
             self.task_id, self.context_id = update.task_id, update.context_id
             self._status(update.status, fmt)
-            self.metadata.update(fmt.MessageToDict(update.metadata))
+            self.metadata.update(plain(fmt.MessageToDict(update.metadata)))
         elif kind == "artifact_update":
             update = event.artifact_update
             self.task_id, self.context_id = update.task_id, update.context_id
