@@ -189,3 +189,21 @@ def test_bad_arguments_are_refused() -> None:
         a2a_tool("ftp://x", name="x", description="x")
     with pytest.raises(ConfigError, match="headers must be a mapping"):
         a2a_tool("http://127.0.0.1:1", name="x", description="x", headers="Bearer x")  # type: ignore[arg-type]
+
+
+async def test_the_tools_timeout_cancels_the_remote_task() -> None:
+    echo = Echo()
+    async with served_asgi(functools.partial(sdk_app, echo)) as url:
+        slow = a2a_tool(url, name="echo", description="echoes", timeout=1.0)
+        faux = FauxProvider(
+            [
+                faux_message(ToolCall(id="t1", name="echo", arguments={"task": "wait"})),
+                faux_text("It took too long."),
+            ]
+        )
+        agent = Agent(initial_state={"model": faux.model, "tools": [slow]})
+        with anyio.fail_after(20):
+            await agent.prompt("go")
+    result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error
+    assert len(echo.cancelled) == 1  # cancelled before the call gave its result
