@@ -159,9 +159,11 @@ async def test_a_dropped_stream_is_resubscribed() -> None:
         task_id = first["task"]["id"]
         async with sdk_client(url) as client:
             resumed = client.subscribe(SubscribeToTaskRequest(id=task_id))
-            gate.set()
             with anyio.fail_after(20):
-                events = await collect(resumed)
+                now = MessageToDict(await anext(resumed))  # the task as it stands
+                assert now["task"]["status"]["state"] == "TASK_STATE_WORKING"
+                gate.set()  # only now may the run go on
+                events = [now, *await collect(resumed)]
     assert states(events)[-1] == "TASK_STATE_COMPLETED"
     assert events[-1]["statusUpdate"]["status"]["message"]["parts"][0]["text"] == "All done."
 
