@@ -5,6 +5,8 @@ cancel mid-task, a dropped stream resubscribed, and a call waiting for approval 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import httpx
 import pytest
@@ -93,19 +95,29 @@ async def test_a_task_streams_and_completes_with_its_usage(binding: str) -> None
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-async def test_a_loop_configuration_is_served_and_a_context_carries_over() -> None:
+@pytest.mark.parametrize("where", ["memory", "store", "store, restarted"])
+async def test_a_loop_configuration_is_served_and_a_context_carries_over(
+    where: str, tmp_path: Path
+) -> None:
     faux = FauxProvider([faux_text("Noted: 7."), faux_text("You said 7.")])
     config = AgentLoopConfig(model=faux.model)
     context = AgentContext(system_prompt="You remember numbers.")
-    async with (
-        served(config, context=context) as url,
-        sdk_client(url) as client,
-    ):
-        first = await collect(client.send_message(user_message("Remember 7")))
-        context_id = first[0]["task"]["contextId"]
-        second = await collect(
-            client.send_message(user_message("What was it?", context_id=context_id))
-        )
+    with JsonlSessionStore(tmp_path) as store:
+        options = {} if where == "memory" else {"sessions": store}
+        async with served(config, context=context, **options) as url, sdk_client(url) as client:
+            first = await collect(client.send_message(user_message("Remember 7")))
+            context_id = first[0]["task"]["contextId"]
+            if where != "store, restarted":
+                again = user_message("What was it?", context_id=context_id)
+                second = await collect(client.send_message(again))
+    if where == "store, restarted":
+        with JsonlSessionStore(tmp_path) as store:
+            async with (
+                served(config, context=context, sessions=store) as url,
+                sdk_client(url) as client,
+            ):
+                again = user_message("What was it?", context_id=context_id)
+                second = await collect(client.send_message(again))
     assert answer_text(second) == "You said 7."
     assert second[0]["task"]["id"] != first[0]["task"]["id"]
     # the second task's request held the first exchange

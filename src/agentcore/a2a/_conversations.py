@@ -92,7 +92,8 @@ class Conversations:
         self._agents: dict[str, Agent] = {}
         self._context_of: dict[str, str] = {}
         self._last_of_context: dict[str, str] = {}
-        self._transcripts: dict[str, list[AgentMessage]] = {}  # context -> its latest transcript
+        # without a store: context -> the transcript of its latest finished task
+        self._transcripts: dict[str, list[AgentMessage]] = {}
 
     @property
     def tools(self) -> Sequence[Any]:
@@ -153,8 +154,9 @@ class Conversations:
         context_id = self._context_of.pop(task_id, None)
         if agent is None:
             return
-        if context_id is not None and self._last_of_context.get(context_id) == task_id:
-            self._transcripts[context_id] = list(agent.state.messages)
+        latest = context_id is not None and self._last_of_context.get(context_id) == task_id
+        if latest and self.sessions is None:  # with a store, the session holds it
+            self._transcripts[str(context_id)] = list(agent.state.messages)
         if self.sessions is not None:
             self.sessions.release(session_id_for(task_id))
 
@@ -166,14 +168,15 @@ class Conversations:
     def _history(self, context_id: str) -> list[AgentMessage]:
         """The leading messages of a new task: the context's latest task's transcript."""
         previous = self._last_of_context.get(context_id)
-        store = self.sessions
         agent = self._agents.get(previous) if previous is not None else None
         if agent is not None:
             return list(agent.state.messages)
-        if context_id in self._transcripts:
-            return list(self._transcripts[context_id])
-        if store is not None:
-            earlier = [s for s in store.list() if s.metadata.get(CONTEXT_KEY) == context_id]
-            if earlier:
-                return store.load(earlier[-1].id).messages
+        store = self.sessions
+        if store is None:
+            return list(self._transcripts.get(context_id, self._leading))
+        if previous is not None and store.exists(session_id_for(previous)):
+            return store.load(session_id_for(previous)).messages
+        earlier = [s for s in store.list() if s.metadata.get(CONTEXT_KEY) == context_id]
+        if earlier:  # a context of an earlier server on this store
+            return store.load(earlier[-1].id).messages
         return list(self._leading)
