@@ -319,3 +319,24 @@ async def test_data_parts_and_images_reach_the_model() -> None:
     text, image = prompt.content  # type: ignore[misc]
     assert text.text == 'Describe this\n{"size": 3}'
     assert (image.mime_type, image.data) == ("image/png", "iVBORyBmYWtl")
+
+
+async def test_a_failed_run_is_a_failed_task_and_a2a_tool_names_it() -> None:
+    from agentcore import AbortController
+    from agentcore.a2a import a2a_tool
+    from agentcore.testing import faux_error
+
+    faux = FauxProvider([faux_error("the model fell over"), faux_error("the model fell over")])
+    async with served(new_agent(faux.model, [], max_retries=0)) as url:
+        async with sdk_client(url) as client:
+            events = await collect(client.send_message(user_message("hi")))
+        result = await a2a_tool(url, name="shaky", description="x").execute(
+            "c1", {"task": "hi"}, AbortController().signal, lambda _u: None
+        )
+    assert states(events)[-1] == "TASK_STATE_FAILED"
+    message = events[-1]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+    assert message == "the agent failed: the model fell over"
+    assert result.is_error
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        f"The A2A agent 'shaky' at {url} failed: the agent failed: the model fell over"
+    )
