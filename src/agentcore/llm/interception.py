@@ -21,6 +21,7 @@ from typing import Any, Protocol
 __all__ = [
     "Interceptor",
     "active",
+    "current",
     "install",
     "intercept_botocore",
     "intercept_http",
@@ -67,6 +68,11 @@ def uninstall(interceptor: Interceptor, token: Token[Interceptor | None]) -> Non
         _current.reset(token)
     except ValueError:  # left in another context than it was entered in
         _current.set(None)
+
+
+def current() -> Interceptor | None:
+    """The interceptor installed in this context (not one inherited process-wide), or None."""
+    return _current.get()
 
 
 def active() -> Interceptor | None:

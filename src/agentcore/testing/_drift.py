@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = ["describe_drift", "match_key", "nearest"]
 
-_DIFF_LINES = 24  # lines of unified diff shown at most
-_VALUE_CHARS = 120  # characters of a differing scalar shown
+_DIFF_LINES = 16  # lines of unified diff shown at most
+_VALUE_CHARS = 120  # characters of a differing value shown
+_MODEL_PATH = re.compile(
+    r"/models?/([^/:]+)"
+)  # Gemini's `models/<id>:...`, Bedrock's `model/<id>/`
+_MISSING: Any = object()
 
 
 def _target(request: Mapping[str, Any]) -> str:
@@ -67,16 +72,35 @@ def _short(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
-def _field_difference(name: str, recorded: Any, sent: Any) -> str:
-    if isinstance(recorded, list) and isinstance(sent, list):
-        for index, (a, b) in enumerate(zip(recorded, sent, strict=False)):
-            if a != b:
-                return f"{name}[{index}] differs"
-        return f"{name} has {len(sent)} items, the recording {len(recorded)}"
+def _first_difference(path: str, recorded: Any, sent: Any) -> tuple[str, Any, Any]:
+    """The path of the first place two JSON values differ, and the values there."""
     if isinstance(recorded, dict) and isinstance(sent, dict):
-        keys = sorted(k for k in {*recorded, *sent} if recorded.get(k) != sent.get(k))
-        return f"{name} differs in {', '.join(keys[:6])}"
-    return f"{name}: recorded {_short(recorded)}, sent {_short(sent)}"
+        for key in sorted({*recorded, *sent}):
+            if recorded.get(key, _MISSING) != sent.get(key, _MISSING):
+                return _first_difference(
+                    f"{path}.{key}", recorded.get(key, _MISSING), sent.get(key, _MISSING)
+                )
+    if isinstance(recorded, list) and isinstance(sent, list) and len(recorded) == len(sent):
+        for index, (a, b) in enumerate(zip(recorded, sent, strict=True)):
+            if a != b:
+                return _first_difference(f"{path}[{index}]", a, b)
+    return path, recorded, sent
+
+
+def _field_difference(name: str, recorded: Any, sent: Any) -> str:
+    if isinstance(recorded, list) and isinstance(sent, list) and len(recorded) != len(sent):
+        return f"{name} has {len(sent)} items, the recording {len(recorded)}"
+    where, a, b = _first_difference(name, recorded, sent)
+    if a is _MISSING:
+        return f"{where}: not in the recording, sent {_short(b)}"
+    if b is _MISSING:
+        return f"{where}: recorded {_short(a)}, not sent"
+    return f"{where}: recorded {_short(a)}, sent {_short(b)}"
+
+
+def _model_in_path(request: Mapping[str, Any]) -> str | None:
+    match = _MODEL_PATH.search(urlsplit(str(request.get("url", ""))).path)
+    return match.group(1) if match else None
 
 
 def _differences(recorded: Mapping[str, Any], sent: Mapping[str, Any]) -> list[str]:
@@ -84,7 +108,11 @@ def _differences(recorded: Mapping[str, Any], sent: Mapping[str, Any]) -> list[s
     if recorded.get("method") != sent.get("method"):
         found.append(f"method: recorded {recorded.get('method')}, sent {sent.get('method')}")
     if _target(recorded) != _target(sent):
-        found.append(f"path: recorded {_target(recorded)}, sent {_target(sent)}")
+        a_model, b_model = _model_in_path(recorded), _model_in_path(sent)
+        if a_model != b_model:  # Gemini and Bedrock name the model in the path
+            found.append(f"model: recorded {_short(a_model)}, sent {_short(b_model)}")
+        else:
+            found.append(f"path: recorded {_target(recorded)}, sent {_target(sent)}")
     a, b = _payload(recorded), _payload(sent)
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted({*a, *b}):

@@ -112,9 +112,10 @@ class Recording:
     def __enter__(self) -> Recording:
         if self._token is not None:
             raise RecordingError(f"the recording {self.path} is already active")
-        if _intercept.active() is not None:
+        if _intercept.current() is not None:
             raise RecordingError(
-                f"cannot start the recording {self.path}: another recording is active here"
+                f"cannot start the recording {self.path}: another recording is active here "
+                "(recordings do not nest)"
             )
         if self.mode != "rerecord" and (self.mode == "replay" or self.path.exists()):
             self._recorded = load_recording(self.path)
