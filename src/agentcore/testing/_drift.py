@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["describe_drift", "match_key", "nearest"]
 
@@ -100,7 +100,7 @@ def _field_difference(name: str, recorded: Any, sent: Any) -> str:
 
 def _model_in_path(request: Mapping[str, Any]) -> str | None:
     match = _MODEL_PATH.search(urlsplit(str(request.get("url", ""))).path)
-    return match.group(1) if match else None
+    return unquote(match.group(1)) if match else None
 
 
 def _differences(recorded: Mapping[str, Any], sent: Mapping[str, Any]) -> list[str]:
