@@ -58,6 +58,15 @@ def set_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SESSION_TOKEN", SESSION_TOKEN)
 
 
+class Nowhere:
+    """Stands in for a server where `Wire.model` wants one: a host that does not exist."""
+
+    url = UNREACHABLE
+
+    def base_url(self, prefix: str = "/v1") -> str:
+        return UNREACHABLE + prefix
+
+
 def offline(model: Model) -> Model:
     """The same model at a host that does not exist."""
     path = "/" + model.base_url.split("://", 1)[-1].partition("/")[2] if model.base_url else ""

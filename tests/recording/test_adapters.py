@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
-from agentcore.llm import complete
+from agentcore.errors import MissingApiKeyError
+from agentcore.llm import check_model, complete
 from agentcore.llm.model import Model
 from agentcore.llm.types import Context, StreamOptions
 from agentcore.messages import AssistantMessage, ToolResultMessage, UserMessage
 from agentcore.testing import Recording, recorded
 from llm.fault_server import API_KEY, Call, FaultResponse, FaultServer, Wire
-from recording.conftest import ALL_WIRES, offline, set_aws_credentials
+from recording.conftest import ALL_WIRES, Nowhere, offline, set_aws_credentials
 
 pytestmark = pytest.mark.anyio
 
@@ -206,3 +207,16 @@ def test_recording_is_a_context_manager_for_sync_and_async_code(tmp_path: Path) 
     with recording as entered:
         assert entered is recording
     assert not (tmp_path / "x.json").exists()  # nothing recorded, nothing written
+
+
+def test_a_replay_needs_no_credentials_to_pass_the_model_check(tmp_path: Path) -> None:
+    """`check_model` (what the command runs before sending) accepts a Bedrock or OpenAI model
+    with no credentials while a recording replays, and refuses it otherwise."""
+    (tmp_path / "r.json").write_text('{"exchanges": [], "version": 1}')
+    bedrock = ALL_WIRES["bedrock-converse-stream"].model(Nowhere())  # type: ignore[arg-type]
+    openai = offline(ALL_WIRES["openai-completions"].model(Nowhere()))  # type: ignore[arg-type]
+    for model in (bedrock, openai):
+        with pytest.raises(MissingApiKeyError):
+            check_model(model)
+        with recorded(tmp_path / "r.json"):
+            check_model(model)

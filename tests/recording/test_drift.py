@@ -218,3 +218,23 @@ def test_recordings_do_not_nest(tmp_path: Path) -> None:
         pytest.raises(RecordingError, match="another recording is active"),
     ):
         inner.__enter__()
+
+
+async def test_missing_mode_keeps_what_it_did_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that stops early in `missing` mode loses no recorded exchange."""
+    path = tmp_path / "r.json"
+    await record(path, "openai-completions", context("one"), context("two"))
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    with FaultServer() as server:
+        server.enqueue(COMPLETIONS.sse(COMPLETIONS.answer(["New."]).events))
+        with recorded(path, mode="missing") as recording:
+            await complete(COMPLETIONS.model(server), context("three"), StreamOptions())
+    assert recording.unused == [1, 2]  # not an error in this mode
+    exchanges = json.loads(path.read_text())["exchanges"]
+    assert [e["request"]["body"]["messages"][0]["content"] for e in exchanges] == [
+        "one",
+        "two",
+        "three",
+    ]

@@ -17,7 +17,7 @@ from agentcore.llm.model import Model
 from agentcore.messages import AssistantMessage, UserMessage
 from agentcore.testing import Recording
 from llm.fault_server import API_KEY, Call, FaultServer
-from recording.conftest import ALL_WIRES, UNREACHABLE, set_aws_credentials
+from recording.conftest import ALL_WIRES, Nowhere, set_aws_credentials
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ def live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
 def model_for(api: str, live: FaultServer | None) -> Model:
     wire = ALL_WIRES[api]
     if live is None:
-        return wire.model(_Nowhere())  # type: ignore[arg-type]
+        return wire.model(Nowhere())  # type: ignore[arg-type]
     call = Call("call_7", "add", ['{"a": 2', ', "b": 3}'])
     live.enqueue(
         wire.sse(wire.answer(["Adding."], call).events),
@@ -69,15 +69,6 @@ async def test_a_marked_test_replays_its_recording(
     assert recorded_traffic.requests == 2
     assert recorded_traffic.path.parent.name == "test_marker"
     assert recorded_traffic.path.name == f"test_a_marked_test_replays_its_recording[{api}].json"
-
-
-class _Nowhere:
-    """Stands in for the server when replaying: a host that does not exist."""
-
-    url = UNREACHABLE
-
-    def base_url(self, prefix: str = "/v1") -> str:
-        return UNREACHABLE + prefix
 
 
 def _ignore(event: Any) -> None:

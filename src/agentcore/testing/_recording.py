@@ -100,7 +100,7 @@ class Recording:
         self._recorded: list[dict[str, Any]] = []
         self._keys: list[str] = []
         self._used: list[bool] = []
-        self._log: list[int | Pending] = []
+        self._new: list[Pending] = []  # exchanges being recorded, in request order
         self._problems: list[str] = []
         self._secrets: set[str] = set()
         self._token: Token[Any] | None = None
@@ -248,7 +248,6 @@ class Recording:
                 for index, recorded_key in enumerate(self._keys):
                     if not self._used[index] and recorded_key == key:
                         self._used[index] = True
-                        self._log.append(index)
                         return Outcome(response=self._recorded[index]["response"])
             if self.mode == "replay" or not has_credentials:
                 text = self._drift_text(number, request)
@@ -257,7 +256,7 @@ class Recording:
                 self._problems.append(text)
                 return Outcome(response=drift_response(text))
             pending = Pending(self.lock, request, secrets)
-            self._log.append(pending)
+            self._new.append(pending)
             return Outcome(pending=pending)
 
     def _drift_text(self, number: int, request: dict[str, Any]) -> str:
@@ -268,18 +267,13 @@ class Recording:
 
     def _write(self) -> None:
         with self.lock:
-            exchanges: list[dict[str, Any]] = []
-            new = 0
-            for entry in self._log:
-                if isinstance(entry, int):
-                    exchanges.append(self._recorded[entry])
-                    continue
-                exchange = entry.exchange()
-                if exchange is not None:
-                    exchanges.append(exchange)
-                    new += 1
-            if self.mode == "missing" and new == 0 and not self.unused:
-                return  # nothing changed: the file stays as it is
+            new = [e for e in (pending.exchange() for pending in self._new) if e is not None]
+            if self.mode == "missing":
+                if not new:
+                    return  # nothing recorded: the file stays as it is
+                exchanges = [*self._recorded, *new]  # what was there, then what is new
+            else:
+                exchanges = new
             text = dump_recording(scrub(exchanges, self._secrets))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + ".tmp")
