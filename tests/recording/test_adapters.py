@@ -10,16 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from agentcore import AgentContext, AgentLoopConfig, run_agent_loop, tool
+from agentcore import AgentContext, AgentLoopConfig, agent_loop, run_agent_loop, tool
 from agentcore.errors import MissingApiKeyError
 from agentcore.llm import check_model, complete
 from agentcore.llm.model import Model
 from agentcore.llm.types import Context, StreamOptions
 from agentcore.messages import AssistantMessage, ToolResultMessage, UserMessage
 from agentcore.testing import Recording, recorded
-from llm.fault_server import API_KEY, Call, FaultResponse, FaultServer, Wire
+from llm.fault_server import API_KEY, CREDENTIALS, WIRES, Call, FaultResponse, FaultServer, Wire
 from recording.conftest import ALL_WIRES, Nowhere, offline, set_aws_credentials
 
 pytestmark = pytest.mark.anyio
@@ -220,3 +221,76 @@ def test_a_replay_needs_no_credentials_to_pass_the_model_check(tmp_path: Path) -
             check_model(model)
         with recorded(tmp_path / "r.json"):
             check_model(model)
+
+
+@pytest.mark.parametrize("api", list(WIRES))
+async def test_a_key_the_server_quotes_back_is_not_written(
+    api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fault server echoes the credential header into an error body, as careless gateways
+    do: the recording keeps the error, with the key redacted."""
+    wire = ALL_WIRES[api]
+    set_key(monkeypatch, wire)
+    path = tmp_path / "echo.json"
+    with FaultServer() as server:
+        server.enqueue(wire.error(400, f"bad request from {CREDENTIALS.decode()}"))
+        with recorded(path, mode="rerecord"):
+            live = await run(wire.model(server), "hi")
+    text = path.read_text()
+    assert API_KEY not in text and "<redacted>" in text
+    assert live[-1].stop_reason == "error" and API_KEY not in (live[-1].error_message or "")
+    monkeypatch.delenv(KEYS[wire.provider])
+    with recorded(path):
+        replayed = await run(offline(wire.model(server)), "hi")
+    assert replayed[-1].stop_reason == "error"
+    assert "bad request from" in (replayed[-1].error_message or "")
+
+
+async def test_two_tasks_replay_two_recordings_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording belongs to the task that entered it (a context variable)."""
+    wire = ALL_WIRES["openai-completions"]
+    set_key(monkeypatch, wire)
+    with FaultServer() as server:
+        model = wire.model(server)
+        for name in ("a", "b"):
+            server.enqueue(wire.sse(wire.answer([f"Answer {name}."]).events))
+            with recorded(tmp_path / f"{name}.json", mode="rerecord"):
+                await run(model, f"question {name}")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    answers: dict[str, str] = {}
+
+    async def replay(name: str) -> None:
+        with recorded(tmp_path / f"{name}.json") as recording:
+            await anyio.sleep(0.01)  # both recordings are active at once
+            messages = await run(offline(model), f"question {name}")
+        assert recording.replayed == 1
+        answers[name] = messages[-1].text
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(replay, "a")
+        group.start_soon(replay, "b")
+    assert answers == {"a": "Answer a.", "b": "Answer b."}
+
+
+def test_the_synchronous_facade_replays_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentcore.agent_loop` called from plain code runs on a thread of its own, which sees the
+    one recording active in the process."""
+    wire = ALL_WIRES["anthropic-messages"]
+    set_key(monkeypatch, wire)
+    path = tmp_path / "sync.json"
+    with FaultServer() as server:
+        model = wire.model(server)
+        server.enqueue(wire.sse(wire.answer(["Hello ", "from a thread."]).events))
+        config = AgentLoopConfig(model=model, max_retries=0)
+        with recorded(path, mode="rerecord"):
+            list(agent_loop([UserMessage(content="hi")], AgentContext(messages=[]), config))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    config = AgentLoopConfig(model=offline(model), max_retries=0)
+    with recorded(path) as recording:
+        events = list(agent_loop([UserMessage(content="hi")], AgentContext(messages=[]), config))
+    assert recording.replayed == 1
+    assert events[-1].messages[-1].text == "Hello from a thread."
