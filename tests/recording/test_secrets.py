@@ -1,6 +1,6 @@
-"""Every recorded file in the test suite is reviewed for secrets: API keys, bearer tokens,
-credential headers, AWS access key ids, signatures and session tokens. A recording is any JSON
-file under `tests/` with a `"version"` and a list of `"exchanges"`."""
+"""Every recorded file in the test suite (and the examples') is reviewed for secrets: API keys,
+bearer tokens, credential headers, AWS access key ids, signatures and session tokens. A recording
+is any JSON file under `tests/` or `examples/` with a `"version"` and a list of `"exchanges"`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from llm.fault_server import API_KEY
 from recording.conftest import ACCESS_KEY, SECRET_KEY, SESSION_TOKEN
 
 TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
 
 _PATTERNS = {
     "an OpenAI-style key": re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"),
@@ -38,7 +39,7 @@ _KNOWN = (API_KEY, ACCESS_KEY, SECRET_KEY, SESSION_TOKEN)
 
 def recordings() -> list[Path]:
     found = []
-    for path in sorted(TESTS.rglob("*.json")):
+    for path in sorted([*TESTS.rglob("*.json"), *(ROOT / "examples").rglob("*.json")]):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
@@ -67,10 +68,12 @@ def secrets_in(path: Path) -> list[str]:
 
 
 def test_the_suite_has_recordings_to_review() -> None:
-    assert len(recordings()) >= 5  # test_marker's, one per adapter
+    found = recordings()
+    assert len(found) >= 6  # test_marker's (one per adapter) and the docs' example
+    assert ROOT / "examples" / "recordings" / "weather.json" in found
 
 
-@pytest.mark.parametrize("path", recordings(), ids=lambda p: str(p.relative_to(TESTS)))
+@pytest.mark.parametrize("path", recordings(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_recording_holds_a_secret(path: Path) -> None:
     assert secrets_in(path) == [], f"{path} holds secrets"
 
