@@ -61,7 +61,7 @@ class _TeeRaw:
     def __init__(self, inner: Any, pending: Pending) -> None:
         self._inner = inner
         self._pending = pending
-        self._body = bytearray()
+        self._body = pending.body
         self._lock = threading.Lock()
 
     @property

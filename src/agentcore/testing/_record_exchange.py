@@ -50,6 +50,7 @@ class Pending:
         self.status: int | None = None
         self.headers: list[tuple[str, str]] = []
         self.response: dict[str, Any] | None = None
+        self.body = bytearray()  # what has been read of the response body so far
         self.failed: str | None = None
 
     def start(self, status: int, headers: list[tuple[str, str]]) -> None:
@@ -75,6 +76,10 @@ class Pending:
         self.failed = text
 
     def exchange(self) -> dict[str, Any] | None:
+        """The exchange as the file keeps it; a body nobody finished or closed is kept as far
+        as it was read. None when no response came."""
+        if self.response is None and self.status is not None:
+            self.finish_body(bytes(self.body), closed_early=True)
         if self.response is None:
             return None
         exchange: dict[str, Any] = scrub(

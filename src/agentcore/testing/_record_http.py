@@ -55,7 +55,7 @@ def _stream_classes(module: ModuleType) -> tuple[type[Any], type[Any]]:
         def __init__(self, inner: Any, pending: Pending, decode: str) -> None:
             self.inner = inner
             self.pending = pending
-            self.body = bytearray()
+            self.body = pending.body
             self.decoder = _decoder(decode)
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
