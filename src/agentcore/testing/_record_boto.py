@@ -90,7 +90,7 @@ class _TeeRaw:
         return bytes(data)
 
     def close(self) -> None:
-        self._pending.finish_body(bytes(self._body), closed_early=True)
+        self._pending.finish_body(bytes(self._body))
         self._inner.close()
 
 

@@ -57,9 +57,7 @@ class Pending:
         """The response's status and headers arrived."""
         self.status, self.headers = status, headers
 
-    def finish_body(
-        self, body: bytes, *, cut: str | None = None, closed_early: bool = False
-    ) -> None:
+    def finish_body(self, body: bytes, *, cut: str | None = None) -> None:
         """The body has been read (to its end, to a failure `cut`, or until the reader left)."""
         with self.lock:
             if self.response is not None or self.status is None:
@@ -67,8 +65,8 @@ class Pending:
             record = response_record(self.status, self.headers, body)
             if cut is not None:
                 record["cut"] = cut
-            elif closed_early:
-                record["cut"] = "the client stopped reading here when this was recorded"
+            # a body the client closed early (it had what it needed) ends where reading stopped:
+            # a replay reads no further either, and nothing timing-dependent is written
             self.response = record
 
     def fail(self, text: str) -> None:
@@ -79,7 +77,7 @@ class Pending:
         """The exchange as the file keeps it; a body nobody finished or closed is kept as far
         as it was read. None when no response came."""
         if self.response is None and self.status is not None:
-            self.finish_body(bytes(self.body), closed_early=True)
+            self.finish_body(bytes(self.body))
         if self.response is None:
             return None
         exchange: dict[str, Any] = scrub(

@@ -69,7 +69,7 @@ def _stream_classes(module: ModuleType) -> tuple[type[Any], type[Any]]:
             self.pending.finish_body(bytes(self.body))
 
         async def aclose(self) -> None:
-            self.pending.finish_body(bytes(self.body), closed_early=True)  # no-op when finished
+            self.pending.finish_body(bytes(self.body))  # no-op when finished
             await self.inner.aclose()
 
     _classes[module.__name__] = (ReplayStream, TeeStream)
