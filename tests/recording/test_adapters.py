@@ -22,6 +22,7 @@ from agentcore.messages import AssistantMessage, ToolResultMessage, UserMessage
 from agentcore.testing import Recording, recorded
 from llm.fault_server import API_KEY, CREDENTIALS, WIRES, Call, FaultResponse, FaultServer, Wire
 from recording.conftest import ALL_WIRES, Nowhere, offline, set_aws_credentials
+from support import BACKENDS
 
 pytestmark = pytest.mark.anyio
 
@@ -294,3 +295,21 @@ def test_the_synchronous_facade_replays_too(
         events = list(agent_loop([UserMessage(content="hi")], AgentContext(messages=[]), config))
     assert recording.replayed == 1
     assert events[-1].messages[-1].text == "Hello from a thread."
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_recording_and_replaying_under_each_backend(
+    anyio_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wire = ALL_WIRES["anthropic-messages"]
+    set_key(monkeypatch, wire)
+    path = tmp_path / "r.json"
+    with FaultServer() as server:
+        model = wire.model(server)
+        script_weather(server, wire)
+        with recorded(path, mode="rerecord"):
+            live = await run(model)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with recorded(path):
+        replayed = await run(offline(model))
+    assert outcome(replayed) == outcome(live)
