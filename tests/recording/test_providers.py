@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcore.llm import complete, get_model
-from agentcore.llm.model import AzureOpenAI, Model, ModelCost
+from agentcore.llm.model import AzureOpenAI, Model, ModelCost, VertexAI
 from agentcore.llm.types import Context, StreamOptions, Tool
 from agentcore.messages import UserMessage
 from agentcore.testing import recorded
 from llm.fault_server import WIRES, Call, FaultServer
-from recording.conftest import offline
+from recording.conftest import UNREACHABLE, offline
 
 pytestmark = pytest.mark.anyio
 
@@ -80,3 +81,62 @@ async def test_recorded_and_replayed_offline_without_a_key(
         live.usage,
         live.stop_reason,
     )
+
+
+PROJECT = "my-project"
+
+
+def vertex_gemini(server: FaultServer, token: str | None) -> Model:
+    return Model(
+        id="gemini-2.5-flash",
+        api="google-generative-ai",
+        provider="google-vertex",
+        base_url=server.url if token else UNREACHABLE,
+        cost=ModelCost(input=0.3, output=2.5),
+        cloud=VertexAI(project=PROJECT, location="us-central1", token_provider=_tokens(token)),
+    )
+
+
+def vertex_claude(server: FaultServer, token: str | None) -> Model:
+    return Model(
+        id="claude-sonnet-4-5@20250929",
+        api="anthropic-messages",
+        provider="google-vertex-anthropic",
+        base_url=(server.base_url("/v1") if token else UNREACHABLE + "/v1"),
+        cost=ModelCost(input=3.0, output=15.0),
+        cloud=VertexAI(project=PROJECT, location="us-east5", token_provider=_tokens(token)),
+    )
+
+
+def _tokens(token: str | None) -> Any:
+    def provide() -> str:
+        if token is None:
+            raise AssertionError("a replay fetched a Vertex access token")
+        return token
+
+    return provide
+
+
+@pytest.mark.parametrize(
+    ("make", "api"),
+    [(vertex_gemini, "google-generative-ai"), (vertex_claude, "anthropic-messages")],
+    ids=["gemini", "claude"],
+)
+async def test_vertex_replays_fetch_no_token(make: Any, api: str, tmp_path: Path) -> None:
+    """Vertex AI authenticates with an access token fetched before the request; a replay sends
+    nothing, so it fetches none."""
+    wire = WIRES[api]
+    path = tmp_path / "vertex.json"
+    context = Context(messages=[UserMessage(content="Hi")])
+    with FaultServer() as server:
+        server.enqueue(wire.sse(wire.answer(["Hello."]).events))
+        with recorded(path, mode="rerecord"):
+            live = await complete(make(server, KEY), context, StreamOptions())
+        assert live.stop_reason == "stop", live.error_message
+        assert f"/projects/{PROJECT}/locations/" in server.requests[0].path
+        offline_model = make(server, None)
+    assert KEY not in path.read_text()
+    with recorded(path) as replay:
+        replayed = await complete(offline_model, context, StreamOptions())
+    assert replay.replayed == 1, replayed.error_message
+    assert replayed.content == live.content and replayed.stop_reason == "stop"

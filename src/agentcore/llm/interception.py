@@ -27,6 +27,7 @@ __all__ = [
     "intercept_http",
     "made_up_id",
     "replay_key",
+    "replay_token",
     "uninstall",
 ]
 
@@ -42,6 +43,9 @@ class Interceptor(Protocol):
 
     def stand_in_key(self) -> str | None:
         """The key to use when a request has none (replaying needs no key), or None."""
+
+    def replays_only(self) -> bool:
+        """Whether every request is answered from the recording (nothing can be sent)."""
 
     def next_id(self) -> int:
         """A number for an id the adapter makes up (so that a replay makes up the same)."""
@@ -104,6 +108,15 @@ def replay_key() -> str | None:
     """A stand-in API key while a recording that can replay is active, else None."""
     interceptor = active()
     return interceptor.stand_in_key() if interceptor is not None else None
+
+
+def replay_token() -> str | None:
+    """A stand-in access token while a recording answers every request (so a cloud's token is
+    not fetched for a request that is never sent), else None."""
+    interceptor = active()
+    if interceptor is None or not interceptor.replays_only():
+        return None
+    return interceptor.stand_in_key()
 
 
 def made_up_id(prefix: str, random_hex: Callable[[], str]) -> str:

@@ -221,6 +221,10 @@ class Recording:
         """A key for requests that have none: replays need no key (None in rerecord mode)."""
         return None if self.mode == "rerecord" else self.stand_in
 
+    def replays_only(self) -> bool:
+        """Whether every request is answered from the file (replay mode)."""
+        return self.mode == "replay"
+
     def next_id(self) -> int:
         """The next number for an id an adapter makes up (1, 2, ... within this recording)."""
         with self.lock:
