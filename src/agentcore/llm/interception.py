@@ -3,8 +3,9 @@ an adapter builds is shown to the active interceptor, if there is one, before it
 
 The model layer knows nothing of recordings (they live in `agentcore.testing`); it only calls
 `intercept_http` on each httpx (or httpx2) client it hands to an SDK, `intercept_botocore` on
-each boto3 client, and asks `replay_key` for a stand-in when a request has no API key. With no
-interceptor installed these are a context-variable read and nothing more.
+each boto3 client, asks `replay_key` for a stand-in when a request has no API key (and
+`replay_token` before fetching a cloud access token), and `made_up_id` for ids it invents. With
+no interceptor installed each of these is a context-variable read and nothing more.
 
 An interceptor is found in the current context first (so concurrent tasks may each replay their
 own recording); a thread that did not inherit the context (the sync facade of `agent_loop`) sees
@@ -82,7 +83,7 @@ def current() -> Interceptor | None:
 def active() -> Interceptor | None:
     """The interceptor requests made here go through, or None."""
     current = _current.get()
-    if current is not None:
+    if current is not None or not _installed:
         return current
     with _lock:
         return _installed[0] if len(_installed) == 1 else None
