@@ -10,8 +10,7 @@ agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (doc
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
 `run --output-schema FILE` asks for a validated JSON answer (see `_output.py`); `--record FILE`
-and `--replay FILE` record a chat's or run's model traffic, or answer it from a recording
-(`agentcore.testing.Recording`, docs/recording.md).
+and `--replay FILE` record or replay the model traffic (see `_traffic.py`).
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
@@ -40,7 +39,6 @@ from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
     CommandError,
@@ -58,6 +56,7 @@ from ._serve import serve_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
+from ._traffic import recorded_traffic
 
 __all__ = ["main"]
 
@@ -158,42 +157,6 @@ async def _main(
             stdout,
             make_styler(stderr),
         )
-    if parsed.record is not None or parsed.replay is not None:
-        return await _recorded(parsed, stream_fn, stdin, stdout, stderr)
-    return await _command(parsed, stream_fn, stdin, stdout, stderr)
-
-
-async def _recorded(
-    parsed: Parsed,
-    stream_fn: StreamFn | None,
-    stdin: TextIO | None,
-    stdout: GuardedOutput,
-    stderr: TextIO,
-) -> int:
-    """The command with its model traffic recorded (`--record`) or replayed (`--replay`)."""
-    from ..testing import Recording, RecordingDriftError, RecordingError
-
-    path = parsed.record if parsed.record is not None else parsed.replay
-    assert path is not None
-    try:
-        recording = Recording(path, mode="rerecord" if parsed.record is not None else "replay")
-        with recording:
-            code = await _command(parsed, stream_fn, stdin, stdout, stderr)
-    except RecordingDriftError as exc:
-        write_error(stderr, str(exc))
-        return EXIT_FAILED
-    except RecordingError as exc:
-        raise CommandError(str(exc)) from None
-    return code
-
-
-async def _command(
-    parsed: Parsed,
-    stream_fn: StreamFn | None,
-    stdin: TextIO | None,
-    stdout: GuardedOutput,
-    stderr: TextIO,
-) -> int:
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
@@ -254,7 +217,8 @@ def main(
     if isinstance(parsed, int):
         return parsed
     try:
-        code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
+        with recorded_traffic(parsed):
+            code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
     except CommandError as exc:
         write_error(err, str(exc))
         return exc.exit_code
