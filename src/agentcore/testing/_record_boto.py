@@ -126,7 +126,7 @@ def wrap_botocore_client(recording: Router, client: Any) -> None:
             has_credentials=any(k.lower() == "authorization" for k, _ in headers),
         )
         if outcome.pending is None:
-            status, response_headers, chunks, cut = outcome.response_parts(aws=True)
+            status, response_headers, chunks, cut = outcome.response_parts()
             return response_class(request.url, status, response_headers, _ReplayRaw(chunks, cut))
         try:
             response = client._endpoint.http_session.send(request)

@@ -93,9 +93,7 @@ class Outcome:
     response: dict[str, Any] | None = None
     pending: Pending | None = None
 
-    def response_parts(
-        self, *, aws: bool = False
-    ) -> tuple[int, dict[str, str], list[bytes], str | None]:
+    def response_parts(self) -> tuple[int, dict[str, str], list[bytes], str | None]:
         """Status, headers, body chunks and the failure that cut it, of the response to give."""
         record = self.response or {}
         headers = {str(k): str(v) for k, v in (record.get("headers") or {}).items()}
