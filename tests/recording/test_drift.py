@@ -238,3 +238,43 @@ async def test_missing_mode_keeps_what_it_did_not_use(
         "two",
         "three",
     ]
+
+
+async def test_bedrock_missing_mode_replays_unsigned_and_records_signed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without AWS credentials, `missing` mode still replays what is recorded (unsigned) and
+    names what it cannot record; with them, it signs and records the rest."""
+    path = tmp_path / "r.json"
+    set_aws_credentials(monkeypatch)
+    model = await record(path, "bedrock-converse-stream", context("one"))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    with pytest.raises(RecordingDriftError) as raised, recorded(path, mode="missing"):
+        one = await complete(model, context("one"), StreamOptions())
+        two = await complete(model, context("two"), StreamOptions())
+    assert one.stop_reason == "stop" and two.stop_reason == "error"
+    assert "no API key or credentials" in str(raised.value)
+
+    set_aws_credentials(monkeypatch)
+    wire = ALL_WIRES["bedrock-converse-stream"]
+    with FaultServer() as server:
+        server.enqueue(wire.sse(wire.answer(["Two."]).events))
+        live = wire.model(server)
+        with recorded(path, mode="missing") as recording:
+            await complete(live, context("one"), StreamOptions())
+            two = await complete(live, context("two"), StreamOptions())
+        assert len(server.requests) == 1 and two.text == "Two."
+        assert server.requests[0].headers.get("authorization", "").startswith("AWS4-HMAC-SHA256")
+    assert recording.replayed == 1
+    assert "SECRET" not in path.read_text()
+
+
+async def test_a_recording_entered_again_starts_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    model = await record(path, "openai-completions", context())
+    recording = Recording(path)
+    for _ in range(2):
+        with recording:
+            message = await complete(model, context(), StreamOptions())
+        assert message.text == "Answer 0." and recording.requests == recording.replayed == 1

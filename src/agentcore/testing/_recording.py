@@ -117,8 +117,9 @@ class Recording:
                 f"cannot start the recording {self.path}: another recording is active here "
                 "(recordings do not nest)"
             )
-        if self.mode != "rerecord" and (self.mode == "replay" or self.path.exists()):
-            self._recorded = load_recording(self.path)
+        loaded = self.mode != "rerecord" and (self.mode == "replay" or self.path.exists())
+        self._recorded = load_recording(self.path) if loaded else []
+        self._new, self._problems, self._requests, self._ids = [], [], 0, 0  # entered anew
         self._keys = [match_key(e["request"]) for e in self._recorded]
         self._used = [False] * len(self._recorded)
         self._secrets = environment_secrets()
