@@ -80,7 +80,7 @@ def test_the_plugin_in_a_project_of_its_own(tmp_path: Path) -> None:
             "-m",
             "pytest",
             "-p",
-            "agentcore.testing.pytest_plugin",
+            "agentcore.testing._pytest_plugin",
             "-p",
             "no:cacheprovider",
             "--rootdir",

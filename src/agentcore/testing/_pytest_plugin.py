@@ -1,7 +1,8 @@
 """The pytest plugin for recorded model traffic: the `recorded` marker, the `recorded_traffic`
 fixture and the `--agentcore-record` option.
 
-Installed with agentcore (a `pytest11` entry point), so nothing needs registering:
+Installed with agentcore (a `pytest11` entry point), so nothing needs registering. Private: only
+pytest loads it (never `import agentcore`), so it may import pytest at module level.
 
 ```python
 import pytest
