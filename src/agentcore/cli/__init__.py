@@ -9,7 +9,8 @@ agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (doc
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
-`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`).
+`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`); `--record FILE`
+and `--replay FILE` record or replay the model traffic (see `_traffic.py`).
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
@@ -56,6 +57,7 @@ from ._serve_a2a import serve_a2a_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
+from ._traffic import recorded_traffic
 
 __all__ = ["main"]
 
@@ -229,7 +231,8 @@ def main(
     if isinstance(parsed, int):
         return parsed
     try:
-        code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
+        with recorded_traffic(parsed):
+            code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
     except CommandError as exc:
         write_error(err, str(exc))
         return exc.exit_code
