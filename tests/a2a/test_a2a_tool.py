@@ -49,6 +49,9 @@ class Echo(AgentExecutor):
         if text == "wait":
             self.started.set()
             await anyio.sleep(60)
+        await updater.update_status(  # a progress note, not the answer
+            TaskState.TASK_STATE_WORKING, message=updater.new_agent_message([Part(text="hmm...")])
+        )
         for i, word in enumerate(["echo:", " ", text]):
             await updater.add_artifact([Part(text=word)], artifact_id="out", append=i > 0)
         await updater.complete()
@@ -78,6 +81,7 @@ async def test_their_agent_streams_into_tool_updates_and_answers() -> None:
     assert not result.is_error
     assert result.content[0].text == "echo: hello"  # type: ignore[union-attr]
     texts = [u.content[0].text for u in updates if u.content]  # type: ignore[union-attr]
+    assert "hmm..." in texts  # progress shows while no answer came
     assert "echo:" in texts and "echo: hello" in texts  # the answer grew as it streamed
     assert all("a2a" in u.details for u in updates)
     assert result.details["state"] == "TASK_STATE_COMPLETED"

@@ -88,13 +88,18 @@ class _Call:
         self.context_id: str | None = None
         self.state: str = "TASK_STATE_SUBMITTED"
         self.artifacts: dict[str, str] = {}
-        self.status_text = ""
+        self.status_text = ""  # the latest status message
+        self.final_text = ""  # the message of a final or interrupted status
         self.metadata: dict[str, Any] = {}
 
     def text(self) -> str:
-        if self.status_text:
-            return self.status_text
-        return list(self.artifacts.values())[-1] if self.artifacts else ""
+        """The answer: a final status's message, else the latest artifact, else the latest
+        status message (a remote agent's progress notes count only while nothing else came)."""
+        if self.final_text:
+            return self.final_text
+        if self.artifacts:
+            return list(self.artifacts.values())[-1]
+        return self.status_text
 
     def take(self, event: Any, fmt: Any) -> dict[str, Any]:
         """Fold one `StreamResponse` in; returns it as JSON."""
@@ -120,18 +125,31 @@ class _Call:
             self.artifacts[key] = (self.artifacts.get(key, "") if update.append else "") + chunk
         elif kind == "message":
             self.state = "TASK_STATE_COMPLETED"  # a direct answer, without a task
-            self.status_text = _text(event.message.parts)
+            self.final_text = _text(event.message.parts)
         return data
 
     def _status(self, status: Any, fmt: Any) -> None:
         self.state = fmt.MessageToDict(status).get("state", self.state)
         if status.HasField("message"):
             self.status_text = _text(status.message.parts)
+            if self.state in _STOPPED:
+                self.final_text = self.status_text
 
 
 def _text(parts: Any) -> str:
     return "".join(part.text for part in parts if part.WhichOneof("content") == "text")
 
+
+_STOPPED = frozenset(
+    {
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_AUTH_REQUIRED",
+    }
+)
 
 _FAILED = {
     "TASK_STATE_FAILED": "failed",
