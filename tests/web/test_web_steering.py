@@ -216,24 +216,41 @@ def test_a_message_sent_while_a_run_is_stopped_starts_the_next_run(served: Serve
 
 def test_steering_a_run_that_ends_on_an_error_runs_it_right_after(served: Served) -> None:
     gate = Gate(served, then=faux_error("the model failed"))
-    with served.client() as watcher, served.client() as sender:
+    started: list[dict[str, Any]] = []  # an AG-UI client started the run and reads it
+    with served.client() as watcher, served.client() as sender, served.client() as agui:
         sid = _new(sender)
         with open_events(watcher, sid) as reader:
             reader.until("STATE_SNAPSHOT")
-            first = _send(sender, sid, "steer", "hello")
+            body = {
+                "threadId": sid,
+                "runId": "run-1",
+                "messages": [{"id": "u1", "role": "user", "content": "hello"}],
+            }
+            runner = threading.Thread(target=lambda: started.extend(_agui(agui, body)))
+            runner.start()
             assert gate.reached.wait(10)
             queued = _send(sender, sid, "steer", "try again")
-            assert queued["became"] == "queued"
+            assert queued == {"became": "queued", "as": "steer", "runId": "run-1"}
             gate.open()
             failed = reader.until("RUN_FINISHED", "RUN_ERROR")
             nxt = reader.until("RUN_FINISHED")
             state = reader.until("STATE_SNAPSHOT")[-1].data["snapshot"]
+            runner.join(30)
     assert failed[-1].type == "RUN_ERROR" and "the model failed" in failed[-1].data["message"]
-    assert next(e.data["runId"] for e in reader.seen if e.type == "RUN_STARTED") == first["runId"]
-    # the queued message was not left in the queue: the next run, at once, took it
+    # the queued message was not left in the queue: the run went on at once, under the id the
+    # answer named, and took it
+    assert [e.data["runId"] for e in reader.seen if e.type == "RUN_STARTED"] == ["run-1"] * 2
     assert _user_texts(nxt) == ["try again"]
     assert state["queued"] == {"steering": [], "followUp": []} and state["running"] is False
     assert _stored_users(served, sid) == ["hello", "try again"]
+    # the AG-UI client's stream followed it on, to its end
+    for event in started:
+        EVENT.validate_python(event)
+    kinds = [e["type"] for e in started]
+    assert kinds.count("RUN_STARTED") == 2 and kinds[-1] == "RUN_FINISHED"
+    assert "You said: *try again*" in "".join(
+        e["delta"] for e in started if e["type"] == "TEXT_MESSAGE_CONTENT"
+    )
 
 
 def test_steers_past_a_turn_limit_are_run_after_it(tmp_path: Path) -> None:

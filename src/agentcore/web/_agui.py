@@ -155,9 +155,10 @@ class AgUiEndpoint:
     async def _run_events(
         chat: Chat, seq: int, run_id: str, delivery: Delivery | None
     ) -> AsyncIterator[str]:
-        """The events of the run `run_id` (from the log after `seq`); other events of the
-        session (state snapshots, a run being stopped before it) are left out."""
-        started = False
+        """The events of the run `run_id` (from the log after `seq`), including its going on
+        under the same id when messages were queued as it ended; other events of the session
+        (state snapshots, a run being stopped before it) are left out."""
+        started = finished = False
         while True:
             entries = chat.log.after(seq)
             if not entries:
@@ -165,22 +166,28 @@ class AgUiEndpoint:
                     error = ag_ui.RunErrorEvent(message="the run ended before it started")
                     yield f"data: {event_json(error)}\n\n"
                     return
+                if finished and (not chat.running or chat.run_id != run_id):
+                    return  # ended, and did not go on
                 await chat.log.wait(15.0)
                 continue
             for seq, data in entries:  # noqa: B007 - seq is where the next read starts
                 event = json.loads(data)
                 kind = event.get("type")
+                if kind == "STATE_SNAPSHOT":
+                    continue
                 if not started:  # what comes before it (a run being stopped) is not this run's
                     started = kind == "RUN_STARTED" and event.get("runId") == run_id
                     if not started:
                         continue
                     if delivery is not None:
                         data += "\n\ndata: " + _delivery_json(delivery)
-                if kind == "STATE_SNAPSHOT":
-                    continue
+                elif finished:  # it goes on under its id, or the stream is over
+                    if kind != "RUN_STARTED" or event.get("runId") != run_id:
+                        return
+                    finished = False
                 yield f"data: {data}\n\n"
                 if kind in ("RUN_FINISHED", "RUN_ERROR") and event.get("runId", run_id) == run_id:
-                    return
+                    finished = True
 
     @staticmethod
     async def _joined_events(

@@ -170,7 +170,7 @@ class Chat:
             return None
         run, run_id = chosen
         self.log.trim()  # the run that ended is kept like any ended run
-        self._begin(run_id)
+        self._begin(run_id or self.run_id)  # from the queue: the run goes on, under its id
         return run
 
     @property

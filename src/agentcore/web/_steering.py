@@ -9,9 +9,9 @@ happens.
   its next turn, or when it would stop) or, if it arrives while the run is closing, goes on
   with it instead of going idle (`Agent._settle`: the check and going idle are one step under
   the queues' lock). If the run ends for another reason before taking it (a model error, a
-  turn or usage limit), the chat starts the next run from the queue at once, in the same task
-  (`next_run`); if it pauses for an approval, the run that continues after the decision takes
-  it.
+  turn or usage limit), the chat runs on from the queue at once, in the same task and under
+  the same AG-UI run id (`next_run`); if it pauses for an approval, the run that continues
+  after the decision takes it. Either way the message shows up in the run the answer named.
 - `started`: no run is going; the message starts one, as a prompt. While a run is being
   stopped (an abort was asked), a new message cannot be taken by it: it is held and starts the
   next run as soon as the stopped one has ended (the answer carries that run's id already).
@@ -98,7 +98,7 @@ def next_run(
     agent: Agent, held: HeldMessages, *, stopped: bool
 ) -> tuple[Callable[[], Awaitable[Any]], str | None] | None:
     """The run to start right after one ended (called with no await since it ended), and its
-    run id (None: a fresh one), or None to go idle.
+    run id (None: the ended run's, which goes on), or None to go idle.
 
     Held messages start it as a prompt. Otherwise, unless the run was stopped (an abort keeps
     queued messages for the next run: they are not run against the user's stop) or waits for
