@@ -13,7 +13,8 @@ call is run again, not resumed: a tool must be safe to re-run up to the point wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,9 +26,11 @@ __all__ = [
     "CANCEL_REASON",
     "InputAnswer",
     "InputRequired",
+    "answering_inputs",
     "answers_of",
     "current_answers",
     "input_answer",
+    "input_answers",
 ]
 
 CANCEL_REASON = "cancel"
@@ -75,6 +78,25 @@ def input_answer(tool_call_id: str, key: str) -> InputAnswer | None:
     if answers is None:
         return None
     return answers.get(tool_call_id, {}).get(key)
+
+
+def input_answers(tool_call_id: str) -> dict[str, InputAnswer]:
+    """Every answer given so far to the questions of call `tool_call_id` (key -> answer), while
+    the call runs again after a decision; else empty. For a host that runs the tool elsewhere
+    (a durable run's worker) and hands them over with `answering_inputs`."""
+    answers = current_answers.get()
+    return dict(answers.get(tool_call_id, {})) if answers is not None else {}
+
+
+@contextmanager
+def answering_inputs(tool_call_id: str, answers: Mapping[str, InputAnswer]) -> Iterator[None]:
+    """Within the block, `input_answer(tool_call_id, key)` returns `answers[key]` (the answers a
+    host received with the call, e.g. a durable run's worker)."""
+    token = current_answers.set({tool_call_id: dict(answers)})
+    try:
+        yield
+    finally:
+        current_answers.reset(token)
 
 
 def _answer(decision: ApprovalDecision) -> InputAnswer:
