@@ -60,8 +60,8 @@ from .config import (
     default_convert_to_llm,
 )
 from .errors import AgentBusyError, ConfigError, MessageFormatError
-from .guardrails import Guardrail
 from .events import AgentEvent, MessageEndEvent
+from .guardrails import Guardrail
 from .limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..abort import AbortController, cancel_on_abort
-from ..guardrails._trip import GuardrailTrip
+from ..guardrails._trip import GuardrailKind, GuardrailTrip
 from ..guardrails._values import (
     PASS,
     Block,
@@ -93,7 +93,7 @@ async def verdict(guard: Guardrail, ctx: Any) -> tuple[GuardrailResult, bool]:
 
 
 def trip_of(guard: Guardrail, result: Block, failed: bool) -> GuardrailTrip:
-    kind = "input" if guard.kind == "input" else "output"
+    kind: GuardrailKind = "input" if guard.kind == "input" else "output"
     trip = GuardrailTrip(guardrail=guard.name, kind=kind, reason=result.reason, failed=failed)
     _log.warning("the run ended: %s", trip)
     return trip

@@ -69,6 +69,7 @@ from ..events import (
     TurnStartEvent,
     message_update,
 )
+from ..guardrails._trip import GuardrailTrip
 from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
@@ -77,10 +78,9 @@ from . import decided_calls, instrumentation, tool_execution
 from .bounds import Bounds
 from .checks import check_prompts
 from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
-from ..guardrails._trip import GuardrailTrip
 from .emit import Emitter, SinkError, call_hook, error_text
-from .guardrail_checks import RunGuards, blocked_answer
 from .event_stream import RunEnding
+from .guardrail_checks import RunGuards, blocked_answer
 from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
 from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome

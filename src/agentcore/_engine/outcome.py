@@ -2,8 +2,8 @@
 
 Every stage of the loop that can end the run returns one of these instead of setting a field of
 the run: the loop reads the value and decides what comes next, and `agent_end` (its `limit`,
-`output`, `pending_approvals` and `guardrail`, and the same on the `EventStream`) is built from the run's
-final `Stopped` value alone.
+`output`, `pending_approvals` and `guardrail`, and the same on the `EventStream`) is built from
+the run's final `Stopped` value alone.
 
 To add a stop reason: add a member to `StopCause` below (its name and the `agent_end` field its
 data fills, or None), and return `Stopped(StopCause.X, data)` from the stage that finds it. Nothing

@@ -8,8 +8,9 @@ Every failure along the way (invalid JSON, unknown tool, invalid arguments, a bl
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
 The stages return values (`ToolBatch.prepare`: the call's stage, `Prepared` with its tool and
 arguments, `Immediate` with the result it ends with, or `Waiting` with its approval request;
-`execute`: the result, under the tool guardrails (`guardrail_tools`) if the run has any; `end` keeps it and publishes it), and one driver (`run_calls`) takes a
-batch through them, also the batch of approval decisions (`decided_calls`). The run is
+`execute`: the result, under the tool guardrails (`guardrail_tools`) if the run has any; `end`
+keeps it and publishes it), and one driver (`run_calls`) takes a batch through them, also the batch
+of approval decisions (`decided_calls`). The run is
 reached only through `run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:

@@ -161,7 +161,7 @@ class ToolResultGuardrailContext:
 
 
 GuardrailCheck: TypeAlias = Callable[
-    [Any], "GuardrailResult | None | Awaitable[GuardrailResult | None]"
+    [Any], "GuardrailResult | Awaitable[GuardrailResult | None] | None"
 ]
 """A check: a function or coroutine function taking its kind's context."""
 
