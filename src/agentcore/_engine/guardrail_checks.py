@@ -67,24 +67,30 @@ def failed_text(value: Any) -> str:
     return f"it returned {type(value).__name__}; expected Pass, Block, Rewrite or None"
 
 
-async def verdict(guard: Guardrail, ctx: Any) -> tuple[GuardrailResult, bool]:
+async def verdict(
+    guard: Guardrail, ctx: Any, signal: AbortSignal | None = None
+) -> tuple[GuardrailResult, bool]:
     """The guardrail's result on `ctx`, and whether it failed (raised, timed out, returned
-    something else: then a `Block` saying so). Never raises, outer cancellation aside."""
-    try:
-        if guard.timeout is None:
-            value = guard.check(ctx)
-            if inspect.isawaitable(value):
-                value = await value
-        else:
-            with anyio.fail_after(guard.timeout):
+    something else, or the run's `signal` fired while it ran: then a `Block` saying so). Never
+    raises, outer cancellation aside."""
+    with cancel_on_abort(signal) as aborted:
+        try:
+            if guard.timeout is None:
                 value = guard.check(ctx)
                 if inspect.isawaitable(value):
                     value = await value
-    except TimeoutError:
-        return Block(f"it did not answer within {guard.timeout:g} s"), True
-    except Exception as exc:
-        text = str(exc)
-        return Block(f"it raised {type(exc).__name__}" + (f": {text}" if text else "")), True
+            else:
+                with anyio.fail_after(guard.timeout):
+                    value = guard.check(ctx)
+                    if inspect.isawaitable(value):
+                        value = await value
+        except TimeoutError:
+            return Block(f"it did not answer within {guard.timeout:g} s"), True
+        except Exception as exc:
+            text = str(exc)
+            return Block(f"it raised {type(exc).__name__}" + (f": {text}" if text else "")), True
+    if aborted.cancelled_caught:
+        return Block("the run was aborted while it ran"), True
     if value is None or isinstance(value, Pass):
         return PASS, False
     if isinstance(value, Block | Rewrite):
@@ -222,6 +228,10 @@ class RunGuards:
             abort_signal=abort_signal,
         )
 
+    def aborted(self) -> bool:
+        """Whether the run's signal fired (then a guardrail cut short is no trip)."""
+        return self.abort_signal is not None and self.abort_signal.aborted
+
     @property
     def for_tools(self) -> bool:
         """Whether a tool call is checked while or after it runs."""
@@ -242,7 +252,7 @@ class RunGuards:
                 messages=context.messages, system_prompt=context.system_prompt, model=model
             )
             for guard in self.input_before:
-                result, failed = await verdict(guard, ctx)
+                result, failed = await verdict(guard, ctx, self.abort_signal)
                 if isinstance(result, Rewrite):
                     messages = _rewritten_input(result.value, ctx.messages)
                     if messages is None:
@@ -257,6 +267,8 @@ class RunGuards:
                         ctx = replace(ctx, messages=messages)
                         continue
                 if isinstance(result, Block):
+                    if signal.aborted:  # the abort answers the request, not the guardrail
+                        return None
                     return trip_of(guard, result, failed)
             if ctx.messages is not context.messages:
                 context = replace(context, messages=ctx.messages)
@@ -280,11 +292,12 @@ class RunGuards:
         try:
             with pending.checks, cancel_on_abort(self.abort_signal):
                 for guard in self.input_alongside:
-                    result, failed = await verdict(guard, ctx)
+                    result, failed = await verdict(guard, ctx, self.abort_signal)
                     if isinstance(result, Rewrite):
                         result, failed = _no_rewrite(guard), True
                     if isinstance(result, Block):
-                        pending.tripped(trip_of(guard, result, failed))
+                        if not self.aborted():
+                            pending.tripped(trip_of(guard, result, failed))
                         return
         finally:
             pending.done.set()
@@ -329,11 +342,12 @@ class RunGuards:
                     text="".join(pending.chunks), message=partial, final=False, model=model
                 )
                 for guard in self.output_alongside:
-                    result, failed = await verdict(guard, ctx)
+                    result, failed = await verdict(guard, ctx, self.abort_signal)
                     if isinstance(result, Rewrite):
                         result, failed = _no_rewrite(guard), True
                     if isinstance(result, Block):
-                        pending.tripped(trip_of(guard, result, failed))
+                        if not self.aborted():
+                            pending.tripped(trip_of(guard, result, failed))
                         return
 
     async def settle(self, final: AssistantMessage, model: Model) -> AssistantMessage:
@@ -354,7 +368,7 @@ class RunGuards:
                 text=_answer_text(final), message=final, final=True, model=model
             )
             for guard in self.output:
-                result, failed = await verdict(guard, ctx)
+                result, failed = await verdict(guard, ctx, self.abort_signal)
                 if isinstance(result, Rewrite):
                     if not isinstance(result.value, str):
                         result = Block(
@@ -368,6 +382,8 @@ class RunGuards:
                         ctx = replace(ctx, text=result.value, message=final)
                         continue
                 if isinstance(result, Block):
+                    if self.aborted():
+                        return final
                     self.trip = trip_of(guard, result, failed)
                     return withheld(final, self.trip)
         return final

@@ -53,7 +53,9 @@ async def check_call(
     for guard in guards.tool_call_before:
         if not guard.applies_to(call.name):
             continue
-        result, failed = await verdict(guard, ToolCallGuardrailContext(tool_call=call, args=args))
+        result, failed = await verdict(
+            guard, ToolCallGuardrailContext(tool_call=call, args=args), guards.abort_signal
+        )
         if isinstance(result, Rewrite):
             if not isinstance(result.value, dict):
                 result, failed = (
@@ -90,7 +92,7 @@ async def _alongside(
         async def check() -> None:
             nonlocal blocked
             for guard in applying:
-                verdict_, failed = await verdict(guard, ctx)
+                verdict_, failed = await verdict(guard, ctx, guards.abort_signal)
                 if isinstance(verdict_, Rewrite):
                     verdict_, failed = (
                         Block("it returned Rewrite in mode 'alongside' (the call was running)"),
@@ -126,7 +128,7 @@ async def check_result(
         if not guard.applies_to(call.name):
             continue
         ctx = ToolResultGuardrailContext(tool_call=call, args=args, result=result)
-        checked, failed = await verdict(guard, ctx)
+        checked, failed = await verdict(guard, ctx, guards.abort_signal)
         if isinstance(checked, Rewrite):
             content = _content(checked.value)
             if content is None:
