@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, UserMessage, run_agent_loop, tool
@@ -18,6 +19,7 @@ from agentcore.guardrails import (
     redact_pii,
     tool_result_marker,
 )
+from agentcore.llm import get_model
 from agentcore.llm.providers.faux import FauxCall
 from agentcore.messages import AssistantMessage, ToolResultMessage
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
@@ -115,11 +117,22 @@ async def test_model_check_output_alongside_and_its_timeout() -> None:
     assert end.guardrail.failed and end.guardrail.reason == "it did not answer within 0.1 s"
 
 
-@pytest.mark.local_llm
-async def test_model_check_on_the_local_model() -> None:
-    from support.servers import local_model  # type: ignore[attr-defined]
+def _local_model_skip_reason() -> str | None:
+    try:
+        if httpx.get("http://127.0.0.1:18080/health", timeout=1).status_code == 200:
+            return None
+    except httpx.HTTPError:
+        pass
+    return "local model server not running (scripts/local-model start)"
 
-    model = local_model()
+
+@pytest.mark.local_llm
+@pytest.mark.timeout(180)
+async def test_model_check_on_the_local_model() -> None:
+    reason = _local_model_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    model = get_model("local", "qwen2.5-coder-1.5b")
     check = model_check(
         model,
         "The text must not ask how to make explosives.",

@@ -239,8 +239,13 @@ class LoopRun:
             raise
         finally:
             end = self.end
+            stopped = end if isinstance(end, Stopped) else None
             end_observing(
-                observer, self.new_messages, end.limit if isinstance(end, Stopped) else None, error
+                observer,
+                self.new_messages,
+                stopped.limit if stopped is not None else None,
+                error,
+                stopped.guardrail if stopped is not None else None,
             )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
