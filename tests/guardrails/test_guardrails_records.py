@@ -69,3 +69,16 @@ async def test_a_session_stores_the_withheld_answer_naming_the_guardrail(tmp_pat
         assert "1234" not in store.path(session.id).read_text()  # never written
     finally:
         store.close()
+
+
+def test_agent_end_keeps_its_trip_across_the_durable_event_codec() -> None:
+    pytest.importorskip("temporalio")
+    from agentcore.events import AgentEndEvent
+    from agentcore.guardrails import GuardrailTrip
+    from agentcore.temporal._codec import event_from_json, event_to_json
+
+    trip = GuardrailTrip(guardrail="pii", kind="output", reason="r", failed=True)
+    back = event_from_json(event_to_json(AgentEndEvent(messages=[], guardrail=trip)))
+    assert isinstance(back, AgentEndEvent) and back.guardrail == trip
+    plain = event_from_json(event_to_json(AgentEndEvent(messages=[])))
+    assert isinstance(plain, AgentEndEvent) and plain.guardrail is None
