@@ -10,7 +10,6 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, UserMessage, run_agent_loop, tool
 from agentcore.guardrails import (
-    Block,
     Guardrail,
     luhn_valid,
     max_input_size,
