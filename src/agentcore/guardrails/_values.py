@@ -28,6 +28,7 @@ __all__ = [
     "Rewrite",
     "ToolCallGuardrailContext",
     "ToolResultGuardrailContext",
+    "check_guardrails",
     "input_guardrail",
     "output_guardrail",
     "tool_guardrail",
