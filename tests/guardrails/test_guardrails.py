@@ -433,3 +433,34 @@ def test_bad_values_are_config_errors() -> None:
         Block("")
     with pytest.raises(ConfigError, match="timeout"):
         input_guardrail(timeout=-1)(lambda c: None)
+
+
+async def test_an_approved_call_goes_through_the_tool_guardrails_with_its_edited_arguments() -> (
+    None
+):
+    from agentcore import Agent
+    from support import delete_and_look
+
+    @tool_guardrail(tools=["delete"])
+    def no_root(ctx: Any) -> Any:
+        return Block("the root is protected") if ctx.tool_call.arguments["path"] == "/" else None
+
+    ran: list[Any] = []
+    delete, look = delete_and_look(ran)
+    calls = faux_message(
+        ToolCall(id="a", name="delete", arguments={"path": "tmp"}),
+        ToolCall(id="b", name="delete", arguments={"path": "/"}),
+    )
+    faux = FauxProvider([calls, faux_text("done")])
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [delete, look]}, guardrails=[no_root]
+    )
+    await agent.prompt("clean")
+    # the blocked call never waits for approval: only the other one does
+    assert [r.tool_call_id for r in agent.state.pending_approvals] == ["a"]
+    agent.approve("a", arguments={"path": "/"})  # edited to something the guardrail refuses
+    await agent.continue_()
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    assert all(r.is_error for r in results) and ran == []
+    assert "the root is protected" in results[-1].content[-1].text  # type: ignore[union-attr]
+    assert agent.state.guardrail is None and agent.state.messages[-1].text == "done"
