@@ -42,7 +42,21 @@ def test_redact_pii_cards_need_the_checksum() -> None:
     # 16 digits failing the checksum are no card (they still look like a phone number)
     assert "[card]" not in redact_pii("ref 4111 1111 1111 1112")
     assert redact_pii("no data here, 42 apples") == "no data here, 42 apples"
+    plain = "on 2026-12-04 at 12:30, version 10.15.7, order 12345"
+    assert redact_pii(plain) == plain  # dates, times, versions, short numbers stay
+    assert redact_pii("020 7946 0958 or 5551234567") == "[phone] or [phone]"
     assert redact_pii("a@b.io", ["phone"]) == "a@b.io"
+
+
+def test_redact_pii_is_linear_on_hostile_text() -> None:
+    """Runs of what the patterns start with, with nothing to find: no quadratic backtracking
+    (each took seconds at 20,000 characters with unbounded patterns)."""
+    import time
+
+    started = time.perf_counter()
+    for unit in ("a", "1", "1 ", "a.", "a@", "+1 ", "(1) "):
+        redact_pii(unit * 100_000)
+    assert time.perf_counter() - started < 10  # about 0.5 s; generous for a loaded machine
 
 
 async def test_max_input_size_blocks_a_long_prompt() -> None:

@@ -60,12 +60,21 @@ def max_input_size(max_chars: int, *, name: str = "max_input_size") -> Guardrail
 
 PII_KINDS = ("email", "card", "phone")
 """What `redact_pii` finds: email addresses, payment card numbers (13-19 digits passing the Luhn
-checksum), phone numbers (7-15 digits, optionally with +, spaces, dots, dashes, parentheses)."""
+checksum), phone numbers (a country code, an area code in parentheses or not, then groups of 3-4
+digits; or one run of 10-15 digits). Dates, times and version numbers are left alone."""
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Every pattern starts only where a run of its characters starts (a lookbehind) and has bounded
+# repeats, so that redacting is linear in the text, whatever the text (no quadratic backtracking).
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}"
+    r"(?![A-Za-z0-9-])"
+)
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 _PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d(?:[ .-]?\d){6,14}(?!\w)"
+    r"(?<![\w+])(?:"
+    r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]?\d{3,4}"  # grouped
+    r"|\+?\d{10,15}"  # one run of digits
+    r")(?!\w)"
 )
 
 
