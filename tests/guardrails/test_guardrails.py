@@ -383,6 +383,19 @@ async def test_a_hanging_guardrail_is_bounded_by_its_timeout(mode: str) -> None:
     assert end.guardrail.reason == "it did not answer within 0.05 s"
 
 
+async def test_a_hanging_sync_guardrail_is_bounded_too() -> None:
+    import time
+
+    @output_guardrail(timeout=0.05)
+    def stuck(ctx: Any) -> Any:
+        time.sleep(1)  # in a worker thread: the run does not wait for it
+
+    started = time.perf_counter()
+    _, _, end = await run(FauxProvider([faux_text("hi")]), [stuck])
+    assert time.perf_counter() - started < 0.9
+    assert end.guardrail is not None and end.guardrail.reason == "it did not answer within 0.05 s"
+
+
 async def test_a_raising_tool_guardrail_gives_an_error_result() -> None:
     @tool_guardrail(on="result")
     def broken(ctx: Any) -> Any:

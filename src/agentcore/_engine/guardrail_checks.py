@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 
 from ..abort import AbortController, cancel_on_abort
 from ..guardrails._trip import GuardrailKind, GuardrailTrip
@@ -73,15 +74,19 @@ async def verdict(
     """The guardrail's result on `ctx`, and whether it failed (raised, timed out, returned
     something else, or the run's `signal` fired while it ran: then a `Block` saying so). Never
     raises, outer cancellation aside."""
+    check = guard.check
     with cancel_on_abort(signal) as aborted:
         try:
-            if guard.timeout is None:
-                value = guard.check(ctx)
+            if guard.timeout is None:  # on the event loop (the built-ins: quick and bounded)
+                value = check(ctx)
                 if inspect.isawaitable(value):
                     value = await value
             else:
                 with anyio.fail_after(guard.timeout):
-                    value = guard.check(ctx)
+                    if _is_async(check):
+                        value = check(ctx)
+                    else:  # in a worker thread, so that the timeout holds (abandoned then)
+                        value = await anyio.to_thread.run_sync(check, ctx, abandon_on_cancel=True)
                     if inspect.isawaitable(value):
                         value = await value
         except TimeoutError:
@@ -96,6 +101,12 @@ async def verdict(
     if isinstance(value, Block | Rewrite):
         return value, False
     return Block(failed_text(value)), True
+
+
+def _is_async(check: Any) -> bool:
+    """A coroutine function, or an object whose `__call__` is one."""
+    call = type(check).__call__ if not inspect.isroutine(check) else None
+    return inspect.iscoroutinefunction(check) or inspect.iscoroutinefunction(call)
 
 
 def trip_of(guard: Guardrail, result: Block, failed: bool) -> GuardrailTrip:

@@ -175,7 +175,9 @@ class Guardrail:
     `tool_guardrail`.
 
     A check that raises, returns something else, or takes longer than `timeout` blocks (fails
-    closed), naming what went wrong. A sync check runs on the event loop: make a slow one async.
+    closed), naming what went wrong. A sync check with a timeout runs in a worker thread (so that
+    the timeout holds; the thread is abandoned when it passes), one with `timeout=None` on the
+    event loop (the built-ins: quick and linear in their input).
 
     Attributes:
         check: the function, given its kind's context (`InputGuardrailContext`, ...).
