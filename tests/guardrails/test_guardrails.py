@@ -352,6 +352,24 @@ async def test_input_guardrail_under_abort_ends_promptly(mode: str) -> None:
     assert end.guardrail is None  # the abort ended it, not the guardrail
 
 
+@pytest.mark.parametrize("mode", ["before", "alongside"])
+async def test_output_guardrail_under_abort_ends_promptly(mode: str) -> None:
+    controller = AbortController()
+
+    @output_guardrail(mode=mode)  # type: ignore[call-overload]
+    async def hang(ctx: Any) -> Any:
+        controller.abort("stop")
+        await anyio.sleep(10)
+
+    faux = FauxProvider([faux_text("word " * 400)], chunk_chars=5, tokens_per_second=4000)
+    with anyio.fail_after(5):
+        messages, _, end = await run(faux, [hang], signal=controller.signal)
+    assert end.guardrail is None  # the abort ended it, not the guardrail
+    answer = messages[-1]
+    assert answer.role == "assistant" and answer.stop_reason == "aborted"
+    assert answer.content == []  # never checked, so withheld
+
+
 # -- guardrails that fail -------------------------------------------------------------------
 
 

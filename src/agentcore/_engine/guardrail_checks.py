@@ -152,6 +152,17 @@ def withheld(message: AssistantMessage, trip: GuardrailTrip) -> AssistantMessage
     return replace(message, content=[], stop_reason="error", error_message=str(trip))
 
 
+def _unchecked(message: AssistantMessage, guardrail: str) -> AssistantMessage:
+    """An answer whose output check the run's abort cut short: withheld, as aborted."""
+    return replace(
+        message,
+        content=[],
+        stop_reason="aborted",
+        error_message=f"the run was aborted before output guardrail {guardrail!r} had checked "
+        "the answer",
+    )
+
+
 def blocked_answer(model: Model, trip: GuardrailTrip) -> AssistantMessage:
     """The answer of a request an input guardrail blocked before it was sent."""
     return AssistantMessage(
@@ -175,6 +186,7 @@ class _Pending:
     """The guardrails running alongside one request."""
 
     __slots__ = (
+        "checking",
         "checks",
         "chunks",
         "controller",
@@ -194,6 +206,7 @@ class _Pending:
         self.scope = anyio.CancelScope()  # the watcher of the streamed text
         self.checks = anyio.CancelScope()  # the alongside input checks
         self.chunks: list[str] = []
+        self.checking: str | None = None  # the output guardrail checking streamed text now
         self.partial: AssistantMessage | None = None
         self.wake = anyio.Event()
 
@@ -353,6 +366,7 @@ class RunGuards:
                     text="".join(pending.chunks), message=partial, final=False, model=model
                 )
                 for guard in self.output_alongside:
+                    pending.checking = guard.name  # (left set when the abort cuts it short)
                     result, failed = await verdict(guard, ctx, self.abort_signal)
                     if isinstance(result, Rewrite):
                         result, failed = _no_rewrite(guard), True
@@ -360,6 +374,7 @@ class RunGuards:
                         if not self.aborted():
                             pending.tripped(trip_of(guard, result, failed))
                         return
+                    pending.checking = None
 
     async def settle(self, final: AssistantMessage, model: Model) -> AssistantMessage:
         """The answer as it joins the transcript: withheld when a guardrail blocked it (the
@@ -374,6 +389,8 @@ class RunGuards:
             if pending.trip is not None:
                 self.trip = pending.trip
                 return withheld(final, pending.trip)
+            if pending.checking is not None and self.aborted():
+                return _unchecked(final, pending.checking)
         if self.output and _is_final(final):
             ctx = OutputGuardrailContext(
                 text=_answer_text(final), message=final, final=True, model=model
@@ -393,8 +410,8 @@ class RunGuards:
                         ctx = replace(ctx, text=result.value, message=final)
                         continue
                 if isinstance(result, Block):
-                    if self.aborted():
-                        return final
+                    if self.aborted():  # unchecked: withheld all the same, as aborted
+                        return _unchecked(final, guard.name)
                     self.trip = trip_of(guard, result, failed)
                     return withheld(final, self.trip)
         return final
