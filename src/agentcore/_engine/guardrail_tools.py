@@ -46,10 +46,11 @@ def blocked_result(guard: Guardrail, block: Block, failed: bool) -> AgentToolRes
 
 
 async def check_call(
-    guards: RunGuards, call: ToolCall, tool: AgentTool, args: Any
-) -> Any | AgentToolResult:
-    """The arguments to run the call with after the `"before"` tool-call guardrails, or the
-    error result of one that blocked it. A rewrite is validated against the schema again."""
+    guards: RunGuards, call: ToolCall, tool: AgentTool, raw: Any, args: Any
+) -> tuple[Any, Any] | AgentToolResult:
+    """The arguments to run the call with after the `"before"` tool-call guardrails, raw and
+    validated, or the error result of one that blocked it. A rewrite is validated against the
+    schema again."""
     for guard in guards.tool_call_before:
         if not guard.applies_to(call.name):
             continue
@@ -66,11 +67,12 @@ async def check_call(
                     True,
                 )
             else:
-                args = tool.validator.validate(result.value)  # invalid: the call's error result
+                raw = result.value
+                args = tool.validator.validate(raw)  # invalid: the call's error result
                 continue
         if isinstance(result, Block):
             return blocked_result(guard, result, failed)
-    return args
+    return raw, args
 
 
 async def _alongside(

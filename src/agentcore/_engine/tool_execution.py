@@ -9,9 +9,9 @@ hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes
 The stages return values (`ToolBatch.prepare`: the call's stage, `Prepared` with its tool and
 arguments, `Immediate` with the result it ends with, or `Waiting` with its approval request;
 `execute`: the result, under the tool guardrails (`guardrail_tools`) if the run has any; `end`
-keeps it and publishes it), and one driver (`run_calls`) takes a batch through them, also the batch
-of approval decisions (`decided_calls`). The run is
-reached only through `run_types.ToolRun`.
+keeps it and publishes it), and one driver (`run_calls`) takes a batch through them, also the
+batch of approval decisions (`decided_calls`). The run is reached only through
+`run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -279,10 +279,10 @@ class ToolBatch:
                 raw = prepared
             args = tool.validator.validate(raw)
             if inputs.guards is not None and inputs.guards.tool_call_before:
-                checked = await check_call(inputs.guards, call, tool, args)
+                checked = await check_call(inputs.guards, call, tool, raw, args)
                 if isinstance(checked, AgentToolResult):
                     return Immediate(checked)
-                args = checked
+                raw, args = checked  # (a rewrite is what an approval request shows)
             hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
