@@ -13,6 +13,14 @@ releases the lock at once: the session can be opened again. Every write checks, 
 transaction and with the session's row locked, that this store still holds the lease, so a store
 that lost it (its lock connection dropped and another store took the session over) gets
 `SessionLockedError` for its next write instead of interleaving records with the new holder.
+The lease connection has TCP keepalives on both ends, so a holder whose host vanishes (no FIN,
+no RST) loses its locks in about `LEASE_DEAD_AFTER` seconds.
+
+A run in progress can say so (`checkpoint`): how many messages were stored, and the answer it is
+streaming. If its process dies before the run ends (the lease row is still there when another
+store takes the session), the store that takes over closes the run in the same transaction: the
+partial answer is stored as an `aborted` assistant message (its text and thinking; tool calls
+that never finished streaming are left out), so the transcript can be sent to a model again.
 
 Damage is reported, never passed on: a checksum that does not match or a missing message raise
 `SessionCorruptError` naming the session (and the message); other database failures raise
@@ -22,6 +30,7 @@ Damage is reported, never passed on: a checksum that does not match or a missing
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import socket
 import threading
@@ -32,7 +41,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_sdk
-from ..messages import AgentMessage, now_ms
+from ..messages import AgentMessage, AssistantMessage, ToolCall, now_ms, to_json
 from ._base import (
     SessionCorruptError,
     SessionError,
@@ -40,6 +49,9 @@ from ._base import (
     SessionLockedError,
     SessionNotFoundError,
     SessionState,
+    encode_json,
+    load_json,
+    message_from_json,
 )
 from ._postgres_schema import check_schema_name, migrate
 from ._sql_records import (
@@ -58,7 +70,26 @@ if TYPE_CHECKING:
     import psycopg
     import psycopg_pool
 
-__all__ = ["PostgresSessionStore"]
+__all__ = ["LEASE_DEAD_AFTER", "PostgresSessionStore"]
+
+_log = logging.getLogger("agentcore.sessions")
+
+LEASE_DEAD_AFTER = 25
+"""Seconds after which the server drops the lease connection of a holder that stopped answering
+(its host gone): TCP keepalives every 5 s after 10 s idle, 3 missed (client and server side)."""
+
+_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+
+INTERRUPTED_RUN = (
+    "interrupted: the process running this session (pid {pid} on {host}) stopped before the run "
+    "ended; the answer so far is kept"
+)
+"""The `error_message` of the aborted assistant message that closes a run whose process died."""
 
 
 def _blob(value: str) -> bytes:
@@ -291,11 +322,7 @@ class PostgresSessionStore(SessionStore):
                     session_info(sid, created, updated, parent_id, index, metadata_bytes, where)
                 )
             except (SessionCorruptError, ValueError) as exc:
-                import logging
-
-                logging.getLogger("agentcore.sessions").warning(
-                    "skipping unreadable session %r: %s", sid, exc
-                )
+                _log.warning("skipping unreadable session %r: %s", sid, exc)
         return out
 
     # -- the write lease -------------------------------------------------------------------
@@ -306,7 +333,14 @@ class PostgresSessionStore(SessionStore):
         conn = self._lease_conn
         if conn is None or conn.closed or conn.broken:
             # named after this process, so an operator can see who holds which lease
-            args = {**self._connect_args, "application_name": f"agentcore-lease-{os.getpid()}"}
+            args = {
+                **self._connect_args,
+                **_KEEPALIVES,
+                "application_name": f"agentcore-lease-{os.getpid()}",
+                "options": self._connect_args["options"]
+                + " -c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5"
+                " -c tcp_keepalives_count=3",
+            }
             conn = self._psycopg.Connection.connect(self.url, autocommit=True, **args)
             self._lease_conn = conn
         return conn
@@ -349,17 +383,109 @@ class PostgresSessionStore(SessionStore):
                     ).fetchone()
                     if found is None:
                         raise self._not_found(session_id)
+                    self._close_dangling_run(conn, session_id)
                     conn.execute(
                         "INSERT INTO writers (session_id, token, pid, host, since) "
                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
                         "token=EXCLUDED.token, pid=EXCLUDED.pid, host=EXCLUDED.host, "
-                        "since=EXCLUDED.since",
+                        "since=EXCLUDED.since, run_at=NULL, partial=NULL",
                         (session_id, self._token, os.getpid(), self._host, now_ms()),
                     )
             except BaseException:
                 self._unlock(session_id)
                 raise
         self._held.add(session_id)
+
+    def _close_dangling_run(self, conn: psycopg.Connection[Any], session_id: str) -> None:
+        """In the takeover's transaction: a run that said it was going (`checkpoint`) in a
+        store that no longer holds the lease ended without closing; close it."""
+        row = conn.execute(
+            "SELECT w.pid, w.host, w.run_at, w.partial, s.message_count FROM writers w "
+            "JOIN sessions s ON s.id = w.session_id WHERE w.session_id=%s AND w.token<>%s "
+            "AND w.run_at IS NOT NULL",
+            (session_id, self._token),
+        ).fetchone()
+        if row is None:
+            return
+        pid, host, run_at, partial_text, count = row
+        where = self._where(session_id)
+        partial: AssistantMessage | None = None
+        if partial_text is not None and run_at == count:  # the answer was not stored
+            try:
+                decoded = message_from_json(load_json(partial_text.encode()), f"{where} partial")
+            except SessionCorruptError as exc:
+                _log.warning(
+                    "%s: the interrupted run's partial answer is unreadable: %s", where, exc
+                )
+            else:
+                if isinstance(decoded, AssistantMessage):
+                    partial = decoded
+        if partial is None:
+            last = conn.execute(
+                "SELECT data FROM messages WHERE session_id=%s AND seq=%s",
+                (session_id, count - 1),
+            ).fetchone()
+            role = None
+            if last is not None:
+                try:
+                    role = load_json(last[0].encode()).get("role")
+                except (ValueError, AttributeError):
+                    role = None
+            if role not in ("user", "tool_result"):
+                return  # the run had ended with an answer: nothing is missing
+        closing = AssistantMessage(
+            content=[
+                b for b in (partial.content if partial else []) if not isinstance(b, ToolCall)
+            ],
+            api=partial.api if partial else "",
+            provider=partial.provider if partial else "",
+            model=partial.model if partial else "",
+            usage=partial.usage if partial else AssistantMessage().usage,
+            stop_reason="aborted",
+            error_message=INTERRUPTED_RUN.format(pid=pid, host=host),
+        )
+        ((data, crc),) = encode_messages([closing])
+        conn.execute(
+            "INSERT INTO messages (session_id, seq, data, crc) VALUES (%s, %s, %s, %s)",
+            (session_id, count, data, crc),
+        )
+        conn.execute(
+            "UPDATE sessions SET message_count=%s, updated_at=%s WHERE id=%s",
+            (count + 1, now_ms(), session_id),
+        )
+        _log.warning(
+            "%s: closed the run interrupted in pid %s on %s (%s answer kept as aborted)",
+            where,
+            pid,
+            host,
+            "its partial" if partial else "no",
+        )
+
+    def checkpoint(self, session_id: str, at: int, partial: AssistantMessage | None = None) -> None:
+        """Say that a run is writing the session: `at` messages are stored, and `partial` is the
+        answer streaming now (None: none yet). If this process dies before the run ends (its
+        lease is taken over with this still recorded), the store taking over stores `partial`
+        (or an empty answer, after a prompt or tool results) as an `aborted` assistant message.
+        The lease's `release` forgets it. Needs the session's write lease (`open`).
+
+        Raises:
+            SessionLockedError: this store does not hold the session's lease.
+            SessionError: the database failed.
+        """
+        partial_text = None
+        if partial is not None:
+            partial_text = encode_json(to_json(partial))[0]
+        with self._errors(f"checkpointing session {session_id!r}"), self._transaction() as conn:
+            updated = conn.execute(
+                "UPDATE writers SET run_at=%s, partial=%s WHERE session_id=%s AND token=%s",
+                (at, partial_text, session_id, self._token),
+            ).rowcount
+        if not updated:
+            self._held.discard(session_id)
+            raise SessionLockedError(
+                f"session {session_id!r} in {self._shown} (schema {self.schema}): this store "
+                "does not hold its write lease (open the session first)"
+            )
 
     def _try_lock(self, session_id: str) -> bool:
         with self._lease_lock:
