@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..messages import valid_text
-from ..sessions import SessionNotFoundError
+from ..sessions import SessionLockedError, SessionNotFoundError
 from ._chat import Chat
 from ._convert import block_text
 from ._decisions import Decision, DecisionError, apply_decisions, check_decision
@@ -100,13 +100,17 @@ class AgUiEndpoint:
         if chat.running:
             raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
         group = self.hub.task_group()
-        start = chat.log.seq
-        if run.resume:
-            _decide(chat, list(run.resume))
-            chat.start(group, chat.agent.continue_, run_id=run.run_id)
-        else:
-            text = _prompt_text(run)
-            chat.start(group, lambda: chat.agent.prompt(text), run_id=run.run_id)
+        try:
+            async with self.hub.leases.writing(chat):
+                start = chat.log.seq
+                if run.resume:
+                    _decide(chat, list(run.resume))
+                    chat.start(group, chat.agent.continue_, run_id=run.run_id)
+                else:
+                    text = _prompt_text(run)
+                    chat.start(group, lambda: chat.agent.prompt(text), run_id=run.run_id)
+        except SessionLockedError as exc:
+            raise AgUiError(409, str(exc)) from None
         return responses.StreamingResponse(
             self._events(chat, start, run.run_id),
             media_type="text/event-stream",

@@ -218,6 +218,7 @@ class _Api:
 
     async def show(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
+        await self.hub.leases.refresh(chat)
         _seq, events = chat.snapshot()
         return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
 
@@ -239,6 +240,7 @@ class _Api:
     async def _stream(self, chat: Chat, last: str | None) -> AsyncIterator[str]:
         epoch = self.hub_epoch
         chat = await self.hub.get(chat.id)  # the open one (an idle one may have been closed)
+        await self.hub.leases.refresh(chat)
         seq: int | None = None
         if last:  # anything else than an event id of ours starts a fresh stream
             given_epoch, _, number = last.partition(".")
@@ -273,7 +275,9 @@ class _Api:
         if not text.strip():
             raise _Problem(400, "the prompt is empty")
         chat = await self._chat(request)
-        return _ok({"status": chat.prompt(self.hub.task_group(), text)}, 202)
+        async with self.hub.leases.writing(chat):
+            status = chat.prompt(self.hub.task_group(), text)
+        return _ok({"status": status}, 202)
 
     async def abort(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
@@ -284,11 +288,12 @@ class _Api:
         body = await _body(request)
         model = self._model(body.get("model"))
         chat = await self._chat(request)
-        if chat.running:
-            raise _Problem(409, "a run is going: switch the model when it has ended")
-        chat.agent.state.model = model
-        await anyio.to_thread.run_sync(_store_model, chat, model)
-        chat.publish_state()
+        async with self.hub.leases.writing(chat):
+            if chat.running:
+                raise _Problem(409, "a run is going: switch the model when it has ended")
+            chat.agent.state.model = model
+            await anyio.to_thread.run_sync(_store_model, chat, model)
+            chat.publish_state()
         return _ok({"model": model_ref(model)})
 
     async def branch(self, request: requests.Request) -> responses.Response:
@@ -305,10 +310,14 @@ class _Api:
         body = await _body(request)
         approved = _field(body, "approved", bool)
         chat = await self._chat(request)
+        async with self.hub.leases.writing(chat):
+            self._decide(chat, body, approved, str(request.path_params["tool_call_id"]))
+        return _ok({"running": chat.running})
+
+    def _decide(self, chat: Chat, body: Mapping[str, Any], approved: bool, call_id: str) -> None:
         agent = chat.agent
         if chat.running:
             raise _Problem(409, "a run is going: decide when it has ended")
-        call_id = str(request.path_params["tool_call_id"])
         arguments = _field(body, "arguments", dict, required=False) if approved else None
         reason = None if approved else _field(body, "reason", str, required=False)
         try:
@@ -319,7 +328,6 @@ class _Api:
         chat.publish_transcript()
         if not agent.state.pending_approvals:
             chat.start(self.hub.task_group(), agent.continue_)
-        return _ok({"running": chat.running})
 
 
 def _store_model(chat: Chat, model: Model) -> None:

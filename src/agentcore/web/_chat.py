@@ -55,7 +55,19 @@ class Chat:
         self._run_start_messages: list[Any] = []
         self._idle = anyio.Event()
         self._idle.set()
-        agent.subscribe(self._on_event)
+        self.on_idle: Callable[[Chat], None] | None = None  # the hub's: a run has ended
+        # set by the relay (`_relay`): a run on another replica, whose events this log holds
+        # from the number after this one
+        self.remote_start: int | None = None
+        self._unsubscribe = agent.subscribe(self._on_event)
+
+    def rebind(self, agent: Agent, session: Session) -> None:
+        """Follow another agent (the session reloaded from the store: another replica may have
+        changed it); the chat must be idle."""
+        self._unsubscribe()
+        self.agent = agent
+        self.session = session
+        self._unsubscribe = agent.subscribe(self._on_event)
 
     # -- what a new reader is sent first ------------------------------------------------------
 
@@ -85,6 +97,8 @@ class Chat:
         """The events that bring a new reader up to the log's event number returned with them:
         the transcript as of the start of the run in progress (or all of it when idle), and the
         state. The reader then follows the log from that number."""
+        if self.remote_start is not None and not self.running:
+            return self.remote_start, []  # the log holds the run's own snapshot
         if self.running:
             seq, messages = self._run_start_seq, self._run_start_messages
         else:
@@ -145,6 +159,8 @@ class Chat:
             self.log.trim()
             self.publish_state()
             self._idle.set()
+            if self.on_idle is not None:
+                self.on_idle(self)
 
     def prompt(self, group: anyio.abc.TaskGroup, text: str) -> str:
         """Run `text` as a prompt, or steer the running run with it. Returns `"started"` or
