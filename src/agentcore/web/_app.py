@@ -40,6 +40,7 @@ from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
+from ._relay import relay_for
 
 __all__ = ["create_app"]
 
@@ -411,6 +412,7 @@ def create_app(
     )
     hub = Hub(store, settings)
     api = _Api(hub, model, stream_fn, max_readers)
+    relay = relay_for(store, hub)  # replicas on one PostgreSQL database see each other's runs
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -418,12 +420,17 @@ def create_app(
             hub.group = group
             group.start_soon(hub.sweep)
             group.start_soon(api.read_models)  # the picker's first request finds it ready
+            if relay is not None:
+                group.start_soon(relay.publish)
+                group.start_soon(relay.receive)
             try:
                 yield
             finally:
                 hub.group = None
                 await hub.close()
                 group.cancel_scope.cancel()
+                if relay is not None:
+                    relay.stop()
 
     def route(path: str, fn: Handler, method: str = "GET") -> routing.Route:
         return routing.Route(path, _handled(fn), methods=[method])

@@ -162,6 +162,10 @@ class Hub:
         """Note that `chat` was used now (it stays open `close_idle_after` seconds more)."""
         self._used[chat.id] = anyio.current_time()
 
+    def opened(self, session_id: str) -> Chat | None:
+        """The conversation if it is open here (None if not)."""
+        return self._chats.get(session_id)
+
     async def get(self, session_id: str) -> Chat:
         """The open conversation, opened from the store if needed.
 
