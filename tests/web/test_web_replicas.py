@@ -30,7 +30,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 class Replica:
-    """`agentcore serve --store postgresql://...` (the faux model of faux_serve.py) on a free port."""
+    """`agentcore serve --store postgresql://...` (faux_serve.py's faux model) on a free port."""
 
     def __init__(self, store: str) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), *sys.path])}
@@ -180,8 +180,10 @@ def test_a_runs_live_events_reach_a_reader_on_the_other_replica(
         assert first.type == "MESSAGES_SNAPSHOT"
         said = [m.get("content") for m in first.data["messages"]]
         assert "relayed" in said and "long" not in said  # the transcript as the run began
-        events = read_until(late, lambda e: "word0 word1" in text_of([e]) or False, 30)
-        assert any(e.type == "TEXT_MESSAGE_START" for e in events)
+        events: list[object] = []
+        while "word0 word1 word2" not in text_of(events):
+            events += read_until(late, lambda e: e.type == "TEXT_MESSAGE_CONTENT", 30)
+        assert any(e.type == "TEXT_MESSAGE_START" for e in events)  # type: ignore[attr-defined]
     assert a.client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
 
 
