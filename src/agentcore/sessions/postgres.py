@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_sdk
-from ..messages import AgentMessage, AssistantMessage, ToolCall, now_ms, to_json
+from ..messages import AgentMessage, AssistantMessage, now_ms, to_json
 from ._base import (
     SessionCorruptError,
     SessionError,
@@ -50,9 +50,8 @@ from ._base import (
     SessionNotFoundError,
     SessionState,
     encode_json,
-    load_json,
-    message_from_json,
 )
+from ._postgres_runs import INTERRUPTED_RUN, close_interrupted_run
 from ._postgres_schema import check_schema_name, migrate
 from ._sql_records import (
     check_header,
@@ -70,7 +69,7 @@ if TYPE_CHECKING:
     import psycopg
     import psycopg_pool
 
-__all__ = ["LEASE_DEAD_AFTER", "PostgresSessionStore"]
+__all__ = ["INTERRUPTED_RUN", "LEASE_DEAD_AFTER", "PostgresSessionStore"]
 
 _log = logging.getLogger("agentcore.sessions")
 
@@ -84,12 +83,6 @@ _KEEPALIVES = {
     "keepalives_interval": 5,
     "keepalives_count": 3,
 }
-
-INTERRUPTED_RUN = (
-    "interrupted: the process running this session (pid {pid} on {host}) stopped before the run "
-    "ended; the answer so far is kept"
-)
-"""The `error_message` of the aborted assistant message that closes a run whose process died."""
 
 
 def _blob(value: str) -> bytes:
@@ -397,69 +390,8 @@ class PostgresSessionStore(SessionStore):
         self._held.add(session_id)
 
     def _close_dangling_run(self, conn: psycopg.Connection[Any], session_id: str) -> None:
-        """In the takeover's transaction: a run that said it was going (`checkpoint`) in a
-        store that no longer holds the lease ended without closing; close it."""
-        row = conn.execute(
-            "SELECT w.pid, w.host, w.run_at, w.partial, s.message_count FROM writers w "
-            "JOIN sessions s ON s.id = w.session_id WHERE w.session_id=%s AND w.token<>%s "
-            "AND w.run_at IS NOT NULL",
-            (session_id, self._token),
-        ).fetchone()
-        if row is None:
-            return
-        pid, host, run_at, partial_text, count = row
-        where = self._where(session_id)
-        partial: AssistantMessage | None = None
-        if partial_text is not None and run_at == count:  # the answer was not stored
-            try:
-                decoded = message_from_json(load_json(partial_text.encode()), f"{where} partial")
-            except SessionCorruptError as exc:
-                _log.warning(
-                    "%s: the interrupted run's partial answer is unreadable: %s", where, exc
-                )
-            else:
-                if isinstance(decoded, AssistantMessage):
-                    partial = decoded
-        if partial is None:
-            last = conn.execute(
-                "SELECT data FROM messages WHERE session_id=%s AND seq=%s",
-                (session_id, count - 1),
-            ).fetchone()
-            role = None
-            if last is not None:
-                try:
-                    role = load_json(last[0].encode()).get("role")
-                except (ValueError, AttributeError):
-                    role = None
-            if role not in ("user", "tool_result"):
-                return  # the run had ended with an answer: nothing is missing
-        closing = AssistantMessage(
-            content=[
-                b for b in (partial.content if partial else []) if not isinstance(b, ToolCall)
-            ],
-            api=partial.api if partial else "",
-            provider=partial.provider if partial else "",
-            model=partial.model if partial else "",
-            usage=partial.usage if partial else AssistantMessage().usage,
-            stop_reason="aborted",
-            error_message=INTERRUPTED_RUN.format(pid=pid, host=host),
-        )
-        ((data, crc),) = encode_messages([closing])
-        conn.execute(
-            "INSERT INTO messages (session_id, seq, data, crc) VALUES (%s, %s, %s, %s)",
-            (session_id, count, data, crc),
-        )
-        conn.execute(
-            "UPDATE sessions SET message_count=%s, updated_at=%s WHERE id=%s",
-            (count + 1, now_ms(), session_id),
-        )
-        _log.warning(
-            "%s: closed the run interrupted in pid %s on %s (%s answer kept as aborted)",
-            where,
-            pid,
-            host,
-            "its partial" if partial else "no",
-        )
+        """In the takeover's transaction: close a run whose process died (`_postgres_runs`)."""
+        close_interrupted_run(conn, session_id, self._token, self._where(session_id))
 
     def checkpoint(self, session_id: str, at: int, partial: AssistantMessage | None = None) -> None:
         """Say that a run is writing the session: `at` messages are stored, and `partial` is the
