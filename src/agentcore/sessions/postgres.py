@@ -412,8 +412,7 @@ class PostgresSessionStore(SessionStore):
                 "UPDATE writers SET run_at=%s, partial=%s WHERE session_id=%s AND token=%s",
                 (at, partial_text, session_id, self._token),
             ).rowcount
-        if not updated:
-            self._held.discard(session_id)
+        if not updated:  # (an advisory lock this store may hold is left to `release`)
             raise SessionLockedError(
                 f"session {session_id!r} in {self._shown} (schema {self.schema}): this store "
                 "does not hold its write lease (open the session first)"

@@ -127,13 +127,17 @@ class Hub:
     def _evict(self) -> None:
         while len(self._chats) > self.settings.max_open:
             victim = next(
-                (c for c in self._chats.values() if not c.running and c.readers == 0), None
+                (
+                    c
+                    for c in self._chats.values()
+                    if not c.running and c.readers == 0 and not self.leases.busy(c)
+                ),
+                None,
             )
             if victim is None:
                 return
             del self._chats[victim.id]
             self._used.pop(victim.id, None)
-            self.leases.forget(victim)
             victim.close()
 
     async def sweep(self) -> None:
@@ -150,9 +154,10 @@ class Hub:
         for chat in list(self._chats.values()):
             if chat.running or chat.readers or now - self._used.get(chat.id, now) < limit:
                 continue
+            if self.leases.busy(chat):
+                continue
             del self._chats[chat.id]
             self._used.pop(chat.id, None)
-            self.leases.forget(chat)
             try:
                 chat.close()
             except Exception:

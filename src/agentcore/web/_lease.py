@@ -17,7 +17,9 @@ the session next stores that partial answer as an `aborted` assistant message.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -64,19 +66,25 @@ class Leases:
         self.store = store
         self._reload = reload
         self._group = group
-        self._leases: dict[str, _Lease] = {}
+        # by chat, not by id: a chat closed and opened again is another one
+        self._leases: weakref.WeakKeyDictionary[Chat, _Lease] = weakref.WeakKeyDictionary()
         self._checkpoint = getattr(store, "checkpoint", None)
 
     def _of(self, chat: Chat) -> _Lease:
-        lease = self._leases.get(chat.id)
+        lease = self._leases.get(chat)
         if lease is None:
-            lease = self._leases[chat.id] = _Lease()
+            lease = self._leases[chat] = _Lease()
         return lease
 
     def held(self, chat: Chat) -> bool:
         """Whether this server holds the chat's write lease."""
-        lease = self._leases.get(chat.id)
+        lease = self._leases.get(chat)
         return lease is not None and lease.held
+
+    def busy(self, chat: Chat) -> bool:
+        """Whether the chat holds its lease or is taking it (it must not be closed now)."""
+        lease = self._leases.get(chat)
+        return lease is not None and (lease.held or lease.lock.locked())
 
     def adopt(self, chat: Chat) -> None:
         """Note that the chat's session was opened for writing (created, branched here)."""
@@ -133,6 +141,10 @@ class Leases:
                 return
             group.start_soon(self.release, chat)
 
+    async def _release_after(self, writer: _Checkpointer, chat: Chat) -> None:
+        await writer.finished.wait()
+        await self.release(chat)
+
     async def release(self, chat: Chat) -> None:
         """Give the chat's lease back if no run holds it."""
         lease = self._of(chat)
@@ -149,10 +161,6 @@ class Leases:
         except Exception:
             _log.exception("giving back the write lease of session %s", chat.id)
 
-    def forget(self, chat: Chat) -> None:
-        """The chat was closed (its lease given back with it)."""
-        self._leases.pop(chat.id, None)
-
     # -- checkpoints ---------------------------------------------------------------------------
 
     def _started(self, chat: Chat) -> None:
@@ -166,7 +174,10 @@ class Leases:
             done.on_idle = self.ended
             unsubscribe()
             writer.stop()
-            self.ended(done)
+            if self.held(done):  # once no checkpoint is being written: none outlives the lease
+                # (shutting down, there is no group: closing the chat gives the lease back)
+                with contextlib.suppress(RuntimeError):
+                    self._group().start_soon(self._release_after, writer, done)
 
         chat.on_idle = stop
         self._group().start_soon(writer.run)
@@ -183,6 +194,7 @@ class _Checkpointer:
         self.wake = anyio.Event()
         self.stopped = False
         self.last_partial = 0.0
+        self.finished = anyio.Event()
 
     def on_event(self, event: AgentEvent) -> None:
         messages = self.chat.agent.state.messages
@@ -204,13 +216,16 @@ class _Checkpointer:
         self.wake.set()
 
     async def run(self) -> None:
-        while not self.stopped:
-            await self.wake.wait()
-            self.wake = anyio.Event()
-            value, self.pending = self.pending, None
-            if value is None or self.stopped:
-                continue
-            try:
-                await anyio.to_thread.run_sync(self.checkpoint, self.chat.id, *value)
-            except Exception as exc:  # a checkpoint is a precaution: the run goes on
-                _log.warning("checkpointing session %s: %s", self.chat.id, exc)
+        try:
+            while not self.stopped:
+                await self.wake.wait()
+                self.wake = anyio.Event()
+                value, self.pending = self.pending, None
+                if value is None or self.stopped:
+                    continue
+                try:
+                    await anyio.to_thread.run_sync(self.checkpoint, self.chat.id, *value)
+                except Exception as exc:  # a checkpoint is a precaution: the run goes on
+                    _log.warning("checkpointing session %s: %s", self.chat.id, exc)
+        finally:
+            self.finished.set()
