@@ -127,7 +127,12 @@ async def one_session(
                     pass
             except TimeoutError:
                 where = "local" if side == reader_side else "relayed"
-                stats.errors.append(f"no RUN_FINISHED in 60 s ({where}, turn {turn}, {sid})")
+                shown = (await clients[reader_side].get(f"/api/sessions/{sid}")).json()["events"]
+                running = shown[-1]["snapshot"]["running"]
+                stats.errors.append(
+                    f"no RUN_FINISHED in 60 s ({where}, turn {turn}, {sid}; the reader's replica "
+                    f"shows {len(shown[0]['messages'])} messages, running={running})"
+                )
                 return
             if kind != "RUN_FINISHED":
                 stats.errors.append(kind)
@@ -162,6 +167,8 @@ async def drive(urls: list[str], sessions: int, turns: int, deadline: float) -> 
         f"p95 {pct(stats.post, 0.95) * ms:.0f} ms"
     )
     for name, values in (("local", stats.local), ("relayed", stats.relayed)):
+        if not values:
+            continue
         print(
             f"  turn to RUN_FINISHED at the reader, {name} events: median "
             f"{statistics.median(values) * ms:.0f} ms, p95 {pct(values, 0.95) * ms:.0f} ms "
@@ -178,6 +185,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--tokens-per-second", type=float, default=200.0)
     parser.add_argument("--deadline", type=float, default=600.0)
+    parser.add_argument("--keep", action="store_true", help="keep the schema (to look at it)")
     args = parser.parse_args()
     schema = "bench_" + uuid.uuid4().hex[:8]
     store = f"{args.postgres}?schema={schema}"
@@ -192,8 +200,11 @@ def main() -> None:
                 process.wait(20)
             except subprocess.TimeoutExpired:
                 process.kill()
-        with psycopg.connect(args.postgres, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        if args.keep:
+            print(f"  schema kept: {schema}")
+        else:
+            with psycopg.connect(args.postgres, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 if __name__ == "__main__":

@@ -241,16 +241,16 @@ class _Api:
     async def _stream(self, chat: Chat, last: str | None) -> AsyncIterator[str]:
         epoch = self.hub_epoch
         chat = await self.hub.get(chat.id)  # the open one (an idle one may have been closed)
-        await self.hub.leases.refresh(chat)
         seq: int | None = None
         if last:  # anything else than an event id of ours starts a fresh stream
             given_epoch, _, number = last.partition(".")
             plain = number.isascii() and number.isdigit() and len(number) <= 18
             if given_epoch == epoch and plain and chat.log.covers(int(number)):
                 seq = int(number)
-        chat.readers += 1
+        chat.readers += 1  # before any wait: a chat with readers stays open
         self.readers += 1
         try:
+            await self.hub.leases.refresh(chat)
             yield "retry: 1000\n\n"
             while True:
                 if seq is None or not chat.log.covers(seq):  # new, or fell behind a trim

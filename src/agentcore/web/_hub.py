@@ -110,7 +110,7 @@ class Hub:
             chat.parent = {"sessionId": info.parent.session_id, "index": info.parent.index}
         self._chats[chat.id] = chat
         self.touch(chat)
-        self._evict()
+        self._evict(keep=chat)
         for hook in self.on_open:
             await hook(chat)
         return chat
@@ -124,13 +124,18 @@ class Hub:
         if agent.state.messages != before:
             chat.publish_transcript()
 
-    def _evict(self) -> None:
+    def _evict(self, keep: Chat) -> None:
+        """Close idle chats beyond `max_open`, never `keep` (the one just opened: its caller
+        uses it; when every other one is in use, there are more than `max_open` for a while)."""
         while len(self._chats) > self.settings.max_open:
             victim = next(
                 (
                     c
                     for c in self._chats.values()
-                    if not c.running and c.readers == 0 and not self.leases.busy(c)
+                    if c is not keep
+                    and not c.running
+                    and c.readers == 0
+                    and not self.leases.busy(c)
                 ),
                 None,
             )
