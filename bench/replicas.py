@@ -119,7 +119,9 @@ async def one_session(
                 stats.conflicts += 1
                 await asyncio.sleep(0.02)
             if answer.status_code != 202:
-                stats.errors.append(f"{answer.status_code} {answer.text[-300:]} turn {turn} side {side} home {home}")
+                stats.errors.append(
+                    f"{answer.status_code} {answer.text[-300:]} turn {turn} side {side} home {home}"
+                )
                 return
             stats.post.append(time.perf_counter() - t0)
             try:

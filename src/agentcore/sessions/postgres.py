@@ -51,7 +51,7 @@ from ._base import (
     SessionState,
     encode_json,
 )
-from ._postgres_runs import INTERRUPTED_RUN, close_interrupted_run
+from ._postgres_runs import close_interrupted_run
 from ._postgres_schema import check_schema_name, migrate
 from ._sql_records import (
     check_header,
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     import psycopg
     import psycopg_pool
 
-__all__ = ["INTERRUPTED_RUN", "LEASE_DEAD_AFTER", "PostgresSessionStore"]
+__all__ = ["PostgresSessionStore"]
 
 _log = logging.getLogger("agentcore.sessions")
 

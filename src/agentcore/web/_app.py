@@ -365,7 +365,9 @@ def create_app(
     Each session runs its own `Agent`, whose transcript is stored in `store` as it happens.
 
     Args:
-        store: where sessions live (`JsonlSessionStore`, `SqliteSessionStore`, your own).
+        store: where sessions live (`JsonlSessionStore`, `SqliteSessionStore`, your own). With a
+            `PostgresSessionStore`, several servers can share it: runs' live events reach the
+            readers of every one (docs/concepts/sessions.md, "Several replicas").
         model: the model of new sessions (a session keeps its own once chosen).
         tools: the tools every agent gets.
         system_prompt: the system prompt of new sessions.
@@ -381,8 +383,10 @@ def create_app(
         event_log_size: events each session keeps for reconnecting clients between runs (the
             run in progress is always kept whole).
         max_open_sessions: sessions kept open in memory; idle ones beyond are closed.
-        close_idle_after: seconds after which a session no run, page or request uses is closed,
-            giving its store write lock back (to `agentcore chat --continue`, for one).
+        close_idle_after: seconds after which a session no run, page or request uses is closed
+            (dropped from memory). Its store write lock is held only while a run, a decision or
+            a model switch writes it, so `agentcore chat --continue`, or another replica, can
+            continue an idle session at any time (a change here meanwhile is a 409).
         max_body_bytes: the largest request body accepted; a larger one is answered 413.
         max_readers: event streams open at once over all sessions (each costs a little work
             per event, and keeps its session open); one more is answered 503.
