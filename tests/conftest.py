@@ -17,6 +17,9 @@ from agentcore.llm import Model, get_models, get_providers, register_model, unre
 from support.markers import EXTERNAL, SLOW, matcher
 from support.servers import make_run_dir, stop_servers
 
+# installed as a pytest11 entry point; named here too for a checkout whose install predates it
+pytest_plugins = ["agentcore.testing._pytest_plugin"]
+
 _RUN_DIR = pytest.StashKey[Path]()
 _SHARED_SCOPES = ("session", "package", "module")
 

@@ -17,6 +17,7 @@ import sys
 # validation (jsonschema, pydantic), the provider SDKs and the optional integrations. (`ssl`
 # is not on the list: asyncio itself imports it.)
 HEAVY = (
+    "a2a",
     "anthropic",
     "boto3",
     "click",

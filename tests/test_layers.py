@@ -35,7 +35,13 @@ SHARED = ("agentcore.messages", "agentcore.errors", "agentcore.abort")
 MODEL = "agentcore.llm"
 CLI = "agentcore.cli"
 OPTIONAL = "agentcore._optional"  # the one private module the integrations share
-INTEGRATIONS = ("agentcore.mcp", "agentcore.temporal", "agentcore.tracing", "agentcore.web")
+INTEGRATIONS = (
+    "agentcore.a2a",
+    "agentcore.mcp",
+    "agentcore.temporal",
+    "agentcore.tracing",
+    "agentcore.web",
+)
 
 SHARED_SEAMS = {
     "agentcore.abort._eventloop": "the current event loop's reference, running a callback on it "

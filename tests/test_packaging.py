@@ -66,6 +66,12 @@ IMPORTED_WHEN_RUNNING = {
 }
 """Undeclared modules imported inside a function where they are known to be installed."""
 
+PYTEST_PLUGINS = {
+    "src/agentcore/testing/_pytest_plugin.py": "loaded by pytest through its pytest11 entry "
+    "point, never by `import agentcore`, so pytest is installed whenever it runs",
+}
+"""Modules only pytest loads: their module-level `import pytest` needs no declared dependency."""
+
 
 # --- the declared dependencies ---------------------------------------------------------------
 
@@ -194,6 +200,8 @@ def test_every_module_imported_at_module_level_is_a_base_dependency() -> None:
     for imp in _third_party_imports():
         if imp.runs != "on import":
             continue
+        if imp.where.split(":")[0] in PYTEST_PLUGINS and imp.module.split(".")[0] == "pytest":
+            continue
         providers = _providers(imp.module)
         if not providers & base:
             who = ", ".join(sorted(providers)) or "no installed distribution"
@@ -203,6 +211,15 @@ def test_every_module_imported_at_module_level_is_a_base_dependency() -> None:
                 "it there, or import it lazily behind import_sdk(module, extra)"
             )
     assert not problems, "\n".join(problems)
+
+
+def test_pytest_plugins_are_loaded_by_pytest_only() -> None:
+    """What `PYTEST_PLUGINS` lets through holds: no module of agentcore imports them."""
+    for path in sorted(SRC.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for plugin in PYTEST_PLUGINS:
+            name = plugin.removeprefix("src/").removesuffix(".py").replace("/", ".")
+            assert name not in text or path.relative_to(ROOT).as_posix() == plugin, path
 
 
 def test_every_deferred_import_is_declared_and_has_a_fallback() -> None:

@@ -14,6 +14,8 @@ AgentCoreError
 │   └── MissingExtraError (ImportError) the provider SDK extra is not installed
 ├── ToolError                           raised by a tool to report a failure to the model
 ├── OutputValidationError (ValueError)  a typed answer does not match its type
+├── RecordingError (agentcore.testing)  a recording of model traffic cannot be used
+│   └── RecordingDriftError (AssertionError)  the requests differ from the recording
 └── SessionError (agentcore.sessions)   a stored session cannot be used
     ├── SessionNotFoundError (LookupError)
     ├── SessionLockedError              another process is writing the session

@@ -86,6 +86,9 @@ SLOW = [
     "tests/test_examples.py::test_web_agent_example_serves_and_answers_over_http",
     "tests/test_readme.py::test_example_runs[docs/mcp.md:*",
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",
+    # recorded traffic: the command line and a pytest run of their own, as processes
+    "tests/recording/test_cli.py",
+    "tests/recording/test_plugin.py",
     # MCP servers in subprocesses, the web server's command line, node
     "tests/mcp/test_mcp_cli.py",
     "tests/mcp/test_mcp_client.py::test_a_stdio_server_through_the_loop",

@@ -159,8 +159,12 @@ def parse_answer_text(text: str) -> Any:
 def parse_partial_answer(text: str) -> Any:
     """What can be read of a native answer that is still streaming (None: nothing yet)."""
     match = re.match(r"^\s*```[A-Za-z0-9_-]*\s*\n", text)
-    body = text[match.end() :] if match is not None else text
-    body = body.split("```", 1)[0].strip()
+    if match is None:
+        body = text.strip()
+    else:
+        # The closing fence starts a line: JSON strings hold no raw newline, so a "```" inside
+        # a string value is never taken for it.
+        body = re.split(r"\n\s*```", text[match.end() :], maxsplit=1)[0].strip()
     if not body:
         return None
     try:

@@ -9,7 +9,8 @@ agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (doc
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
-`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`).
+`run --output-schema FILE` asks for a validated JSON answer (see `_output.py`); `--record FILE`
+and `--replay FILE` record or replay the model traffic (see `_traffic.py`).
 
 `main(argv)` is the entry point; its keyword-only arguments (a stream function, the standard
 streams) let tests and embedding applications drive it in-process, e.g. with the faux provider.
@@ -52,9 +53,11 @@ from ._run import (
     write_notice,
 )
 from ._serve import serve_command
+from ._serve_a2a import serve_a2a_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
+from ._traffic import recorded_traffic
 
 __all__ = ["main"]
 
@@ -158,6 +161,19 @@ async def _main(
     settings = _settings(parsed, stream_fn)
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
+            if parsed.command == "serve" and parsed.a2a:
+                return await serve_a2a_command(
+                    settings,
+                    host=parsed.host,
+                    port=parsed.port,
+                    token=parsed.token,
+                    no_token=parsed.no_token,
+                    sessions_dir=parsed.sessions_dir,
+                    store_url=parsed.store,
+                    name=parsed.a2a_name,
+                    stdout=stdout,
+                    stderr=stderr,
+                )
             if parsed.command == "serve":
                 return await serve_command(
                     settings,
@@ -215,7 +231,8 @@ def main(
     if isinstance(parsed, int):
         return parsed
     try:
-        code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
+        with recorded_traffic(parsed):
+            code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
     except CommandError as exc:
         write_error(err, str(exc))
         return exc.exit_code

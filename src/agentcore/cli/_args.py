@@ -88,6 +88,10 @@ class Parsed:
     no_token: bool = False
     header_timeout: float = 60.0
     max_connections: int = 1000
+    a2a: bool = False  # serve --a2a
+    a2a_name: str | None = None
+    record: str | None = None  # chat/run --record FILE
+    replay: str | None = None  # chat/run --replay FILE
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -231,6 +235,22 @@ def _temperature(text: str) -> float:
     return value
 
 
+def _add_recording(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("recorded model traffic (see docs/recording.md)")
+    either = group.add_mutually_exclusive_group()
+    either.add_argument(
+        "--record",
+        metavar="FILE",
+        help="record the model traffic to FILE (written anew; keys and secret headers never are)",
+    )
+    either.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="answer every model request from FILE: no server, no API key; a request that "
+        "differs from the recording is an error that names the difference",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("model and run options")
@@ -306,6 +326,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="add a shell tool: runs a command in --root once you /approve it (docs/approvals.md)",
     )
     add_session_options(chat)
+    _add_recording(chat)
     run = commands.add_parser(
         "run",
         parents=[common],
@@ -321,6 +342,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="a JSON Schema file: the answer must be JSON that validates against it; only the "
         "validated value is printed on stdout (see docs/typed-answers.md)",
     )
+    _add_recording(run)
     serve = commands.add_parser(
         "serve",
         parents=[common],
@@ -389,4 +411,8 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         no_token=getattr(ns, "no_token", False),
         header_timeout=getattr(ns, "header_timeout", 60.0),
         max_connections=getattr(ns, "max_connections", 1000),
+        a2a=getattr(ns, "a2a", False),
+        a2a_name=getattr(ns, "a2a_name", None),
+        record=getattr(ns, "record", None),
+        replay=getattr(ns, "replay", None),
     )

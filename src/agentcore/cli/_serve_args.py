@@ -53,6 +53,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "closed (default: 1000)",
     )
     group.add_argument(
+        "--a2a",
+        action="store_true",
+        help="serve the agent to other agents over A2A (JSON-RPC and HTTP+JSON, agent card at "
+        "/.well-known/agent-card.json) instead of the web chat; needs the 'a2a' extra",
+    )
+    group.add_argument(
+        "--a2a-name",
+        metavar="NAME",
+        help="the name in the A2A agent card (default: 'agentcore agent')",
+    )
+    group.add_argument(
         "--sessions-dir",
         metavar="DIR",
         help="the session store directory (default: $AGENTCORE_HOME/sessions, else "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import MissingApiKeyError, MissingExtraError
 from ._env import resolve_api_key
+from .interception import replay_key
 from .model import Model
 from .registry import get_api_provider
 from .types import StreamOptions
@@ -93,7 +94,7 @@ def check_model(model: Model, *, api_key: str | None = None) -> None:
         )
     if model.api != _AWS_API:
         resolve_api_key(model, StreamOptions(api_key=api_key))
-    elif not _aws_credentials_found():
+    elif not _aws_credentials_found() and replay_key() is None:
         raise MissingApiKeyError(
             f"no AWS credentials for provider {model.provider!r} (model {model.id!r}): set "
             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or AWS_BEARER_TOKEN_BEDROCK, "

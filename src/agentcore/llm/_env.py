@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import MissingApiKeyError
 from ._profiles import on_local_server
+from .interception import replay_key
 
 if TYPE_CHECKING:
     from .model import Model
@@ -73,6 +74,9 @@ def resolve_api_key(model: Model, options: StreamOptions) -> str:
         return key
     if _needs_no_key(model):
         return NO_KEY_PLACEHOLDER
+    stand_in = replay_key()  # a recording replays: no key needed
+    if stand_in is not None:
+        return stand_in
     variable = ENV_KEYS.get(model.provider)
     if variable:  # the one fix every entry point has (the CLI, a script, a server)
         fallbacks = _FALLBACK_KEYS.get(model.provider)

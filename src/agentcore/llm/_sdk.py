@@ -18,6 +18,7 @@ from ..errors import MissingExtraError
 from ._adapter import connection_text, exception_text
 from ._http import is_timeout, is_transport_error, ssl_context
 from ._retry import RetryInfo, is_retryable_status, parse_retry_after
+from .interception import intercept_http
 
 __all__ = [
     "api_error_text",
@@ -65,7 +66,7 @@ async def sdk_client(
         base_url: the endpoint; empty for the SDK's default.
         headers: sent with every request.
     """
-    http_client = sdk.DefaultAsyncHttpxClient(verify=await ssl_context())
+    http_client = intercept_http(sdk.DefaultAsyncHttpxClient(verify=await ssl_context()))
     return client_class(
         api_key=api_key,
         base_url=base_url or None,

@@ -1,4 +1,5 @@
-"""Test helpers: the scripted `faux` provider, message builders, and event-sequence checks.
+"""Test helpers: the scripted `faux` provider, message builders, event-sequence checks, and
+recorded model traffic (`recorded`: real SDK requests replayed from a file, see docs/recording.md).
 
 ```python
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
@@ -20,11 +21,20 @@ from ._helpers import faux_message as faux_message
 from ._helpers import faux_text as faux_text
 from ._helpers import faux_thinking as faux_thinking
 from ._helpers import faux_tool_call as faux_tool_call
+from ._record_format import RecordingError as RecordingError
+from ._recording import Recording as Recording
+from ._recording import RecordingDriftError as RecordingDriftError
+from ._recording import RecordMode as RecordMode
+from ._recording import recorded as recorded
 
 __all__ = [
     "FauxCall",
     "FauxProvider",
     "FauxResponse",
+    "RecordMode",
+    "Recording",
+    "RecordingDriftError",
+    "RecordingError",
     "check_well_formed",
     "event_types",
     "faux_error",
@@ -32,4 +42,5 @@ __all__ = [
     "faux_text",
     "faux_thinking",
     "faux_tool_call",
+    "recorded",
 ]

@@ -9,6 +9,8 @@ POST /api/sessions            {model?}  a new session -> {id}
 GET  /api/sessions/{id}                 {messages, state}: the AG-UI snapshot as JSON
 GET  /api/sessions/{id}/events          the AG-UI event stream (SSE; honours Last-Event-ID)
 POST /api/sessions/{id}/prompt {text}   start a run, or steer the running one
+POST /api/sessions/{id}/steer {text}    steer the running run, or start one -> {became, runId}
+POST /api/sessions/{id}/follow-up {text} a follow-up of the running run, or start one (same)
 POST /api/sessions/{id}/abort           stop the running run
 POST /api/sessions/{id}/model {model}   switch the model (between runs)
 POST /api/sessions/{id}/branch {index}  a new session with the first `index` messages -> {id}
@@ -22,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any
@@ -41,6 +42,7 @@ from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
 from ._relay import relay_for
+from ._steering import MessageKind
 
 __all__ = ["create_app"]
 
@@ -145,8 +147,7 @@ class _Api:
         self.readers = 0  # event streams open, over all sessions
         self.default_model = default_model
         self.stream_fn = stream_fn
-        self.hub_epoch = secrets.token_hex(4)
-        self._models: list[dict[str, Any]] | None = None  # SSE ids from another process are foreign
+        self._models: list[dict[str, Any]] | None = None
 
     def _model(self, ref: Any) -> Model:
         if not isinstance(ref, str) or "/" not in ref:
@@ -239,8 +240,8 @@ class _Api:
         )
 
     async def _stream(self, chat: Chat, last: str | None) -> AsyncIterator[str]:
-        epoch = self.hub_epoch
         chat = await self.hub.get(chat.id)  # the open one (an idle one may have been closed)
+        epoch = chat.log.epoch  # ids of an earlier log of this session are foreign
         seq: int | None = None
         if last:  # anything else than an event id of ours starts a fresh stream
             given_epoch, _, number = last.partition(".")
@@ -280,9 +281,25 @@ class _Api:
             status = chat.prompt(self.hub.task_group(), text)
         return _ok({"status": status}, 202)
 
+    async def steer(self, request: requests.Request) -> responses.Response:
+        return await self._send(request, "steer")
+
+    async def follow_up(self, request: requests.Request) -> responses.Response:
+        return await self._send(request, "follow_up")
+
+    async def _send(self, request: requests.Request, kind: MessageKind) -> responses.Response:
+        body = await _body(request)
+        text = _field(body, "text", str)
+        if not text.strip():
+            raise _Problem(400, "the message is empty")
+        chat = await self._chat(request)
+        async with self.hub.leases.writing(chat):
+            delivery = chat.send(self.hub.task_group(), kind, text)
+        return _ok(delivery.json(), 202)
+
     async def abort(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
-        chat.agent.abort("stopped from the page")
+        chat.abort("stopped from the page")
         return _ok({"running": chat.running})
 
     async def set_model(self, request: requests.Request) -> responses.Response:
@@ -454,6 +471,8 @@ def create_app(
         route(s, api.show),
         route(s + "/events", api.events),
         route(s + "/prompt", api.prompt, "POST"),
+        route(s + "/steer", api.steer, "POST"),
+        route(s + "/follow-up", api.follow_up, "POST"),
         route(s + "/abort", api.abort, "POST"),
         route(s + "/model", api.set_model, "POST"),
         route(s + "/branch", api.branch, "POST"),

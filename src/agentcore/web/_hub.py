@@ -273,7 +273,7 @@ class Hub:
         """Stop every run (an abort: transcripts stay clean) and close every session."""
         chats = list(self._chats.values())
         for chat in chats:
-            chat.agent.abort("the server is shutting down")
+            chat.abort("the server is shutting down")
         with anyio.move_on_after(10):
             for chat in chats:
                 await chat.wait_idle()

@@ -122,7 +122,7 @@ class Relay:
                 self._remote.pop(sid, None)
                 chat.remote_start = None
                 start = ag_ui.MessagesSnapshotEvent(
-                    messages=messages_snapshot(chat._run_start_messages)
+                    messages=messages_snapshot(chat.run_start_messages)
                 )
                 self._starts.add(sid)
                 self._pending.setdefault(sid, []).append(f'["start",{event_json(start)}]')

@@ -24,6 +24,7 @@ import anyio
 from ...errors import MissingApiKeyError
 from .._http import ssl_context
 from .._redact import secret_values
+from ..interception import intercept_http, replay_key
 from ..model import AzureOpenAI
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def azure_api_key(model: Model, options: StreamOptions, settings: AzureOpenAI) -
         return options.api_key
     if settings.token_provider is not None:
         return None
-    key = os.environ.get(_KEY_VARIABLE)
+    key = os.environ.get(_KEY_VARIABLE) or replay_key()
     if key:
         return key
     raise MissingApiKeyError(
@@ -175,7 +176,7 @@ async def azure_client(
         }
     else:
         location = {"azure_endpoint": endpoint, "api_version": _api_version(settings)}
-    http_client = sdk.DefaultAsyncHttpxClient(verify=await ssl_context())
+    http_client = intercept_http(sdk.DefaultAsyncHttpxClient(verify=await ssl_context()))
     return sdk.AsyncAzureOpenAI(
         **auth,
         **location,

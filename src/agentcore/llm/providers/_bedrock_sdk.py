@@ -30,6 +30,7 @@ from ...errors import clip
 from .._adapter import connection_text, exception_text
 from .._retry import RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
+from ..interception import intercept_botocore
 from ..model import Model
 from ._bedrock_request import BedrockOptions
 
@@ -182,6 +183,7 @@ def _client_of(
                 request.headers[name] = value
 
         client.meta.events.register("before-sign.bedrock-runtime.ConverseStream", add_headers)
+    intercept_botocore(client)
     credentials = session.get_credentials()
     if credentials is None:
         return client, ()

@@ -20,6 +20,7 @@ import anyio
 from ...abort import cancel_on_abort
 from .._retry import RequestAborted, RequestTimedOut
 from .._sdk import import_sdk
+from ..interception import replay_token
 from ..model import VertexAI
 from ._azure import add_secret, fetch_token
 
@@ -124,7 +125,7 @@ async def vertex_access(settings: VertexAI, request: Request, *, claude: bool) -
         or _first_env("GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION")
         or DEFAULT_LOCATION
     )
-    token = request.options.api_key or ""
+    token = request.options.api_key or replay_token() or ""  # a replay fetches no token
     credentials: Any = None
     if not token and settings.token_provider is not None:
         token = await fetch_token(settings.token_provider, request, "Vertex AI")

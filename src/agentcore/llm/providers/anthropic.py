@@ -43,6 +43,7 @@ from .._sdk import (
 )
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
+from ..interception import intercept_http
 from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
@@ -243,7 +244,7 @@ async def _vertex_client(
     """An `AsyncAnthropicVertex` client for one request: messages go to
     `<base>/projects/<project>/locations/<location>/publishers/anthropic/models/<id>:streamRawPredict`
     with the access token as a bearer token; the SDK's retries off, the shared TLS context."""
-    http_client = sdk.DefaultAsyncHttpxClient(verify=await ssl_context())
+    http_client = intercept_http(sdk.DefaultAsyncHttpxClient(verify=await ssl_context()))
     return sdk.AsyncAnthropicVertex(
         project_id=access.project,
         region=access.location,

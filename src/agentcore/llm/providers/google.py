@@ -55,6 +55,7 @@ from .._retry import RetryInfo, is_retryable_status, parse_retry_after
 from .._sdk import import_sdk
 from ..builder import MessageBuilder
 from ..events import AssistantMessageEvent
+from ..interception import intercept_http, made_up_id
 from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
@@ -215,7 +216,7 @@ class _Translator:
         call = part.function_call
         call_id = call.id
         if not call_id or call_id in self.call_ids:
-            call_id = f"call_{uuid.uuid4().hex[:24]}"
+            call_id = made_up_id("call_", lambda: uuid.uuid4().hex[:24])
         self.call_ids.add(call_id)
         arguments: dict[str, Any] = dict(call.args) if call.args else {}
         start = self.builder.toolcall_start(
@@ -415,6 +416,7 @@ class _Wire(Wire):
             headers={"accept-encoding": "identity"},
             event_hooks={"response": [_on_response(request)]},
         )
+        intercept_http(self.http)
         if self.vertex is not None:
             access = await fetch_vertex_access(self.vertex, request, claude=False)
             self.client = _vertex_client(genai, model, options, access, self.http, tls)

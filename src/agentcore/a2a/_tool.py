@@ -1,0 +1,353 @@
+"""A remote A2A agent as an `AgentTool`: `a2a_tool(url, ...)`.
+
+The model calls the tool with a `task`; it is sent to the remote agent as a streamed message.
+Each streamed event reaches the calling run as a `tool_execution_update` (`partial_result`: the
+remote answer's text so far; `details`: the A2A event as JSON). The final answer is the result;
+the remote task's usage, when the agent reports it (an agentcore server does), is the result's
+usage. An abort of the calling run cancels the remote task. A remote failure, a refusal, an
+unreachable agent or a task that needs input is an error result naming the agent and what went
+wrong.
+
+Headers (a bearer token, say) are the caller's: given as a mapping or a function returning one
+(called for each call, for tokens that rotate), they are sent with the requests of a call and
+kept nowhere else: not in results, details, events or logs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+
+from .. import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ConfigError,
+    Cost,
+    TextContent,
+    ToolExecutionMode,
+    ToolUpdateCallback,
+    Usage,
+    cancel_on_abort,
+)
+from ._json import plain
+from ._sdk import import_sdk_client
+
+__all__ = ["a2a_tool"]
+
+Headers = Mapping[str, str] | Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
+
+TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {
+            "type": "string",
+            "description": "What the agent should do, with everything it needs to know: it "
+            "does not see this conversation.",
+        }
+    },
+    "required": ["task"],
+}
+
+_CANCEL_TIMEOUT = 10.0
+_ID_WAIT = 5.0  # how long an aborted call waits for the remote task's id, to cancel it
+
+
+def _usage(metadata: Any) -> Usage | None:
+    usage = metadata.get("agentcore", {}).get("usage") if isinstance(metadata, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    try:
+        cost = usage.get("cost") or {}
+        return Usage(
+            input=int(usage.get("input", 0)),
+            output=int(usage.get("output", 0)),
+            cache_read=int(usage.get("cache_read", 0)),
+            cache_write=int(usage.get("cache_write", 0)),
+            cost=Cost(
+                input=float(cost.get("input", 0)),
+                output=float(cost.get("output", 0)),
+                cache_read=float(cost.get("cache_read", 0)),
+                cache_write=float(cost.get("cache_write", 0)),
+            ),
+        )
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+class _Call:
+    """One call's view of the remote task, built from the streamed events."""
+
+    def __init__(self) -> None:
+        self.task_id: str | None = None
+        self.context_id: str | None = None
+        self.state: str = "TASK_STATE_SUBMITTED"
+        self.artifacts: dict[str, str] = {}
+        self.status_text = ""  # the latest status message
+        self.final_text = ""  # the message of a final or interrupted status
+        self.metadata: dict[str, Any] = {}
+
+    def text(self) -> str:
+        """The answer: a final status's message, else the latest artifact, else the latest
+        status message (a remote agent's progress notes count only while nothing else came)."""
+        if self.final_text:
+            return self.final_text
+        if self.artifacts:
+            return list(self.artifacts.values())[-1]
+        return self.status_text
+
+    def take(self, event: Any, fmt: Any) -> dict[str, Any]:
+        """Fold one `StreamResponse` in; returns it as JSON."""
+        data: dict[str, Any] = fmt.MessageToDict(event)
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            task = event.task
+            self.task_id, self.context_id = task.id, task.context_id
+            self._status(task.status, fmt)
+            for artifact in task.artifacts:
+                self.artifacts[artifact.artifact_id] = _text(artifact.parts)
+            self.metadata.update(plain(fmt.MessageToDict(task.metadata)))
+        elif kind == "status_update":
+            update = event.status_update
+            self.task_id, self.context_id = update.task_id, update.context_id
+            self._status(update.status, fmt)
+            self.metadata.update(plain(fmt.MessageToDict(update.metadata)))
+        elif kind == "artifact_update":
+            update = event.artifact_update
+            self.task_id, self.context_id = update.task_id, update.context_id
+            key = update.artifact.artifact_id
+            chunk = _text(update.artifact.parts)
+            self.artifacts[key] = (self.artifacts.get(key, "") if update.append else "") + chunk
+        elif kind == "message":
+            self.state = "TASK_STATE_COMPLETED"  # a direct answer, without a task
+            self.final_text = _text(event.message.parts)
+        return data
+
+    def _status(self, status: Any, fmt: Any) -> None:
+        self.state = fmt.MessageToDict(status).get("state", self.state)
+        if status.HasField("message"):
+            self.status_text = _text(status.message.parts)
+            if self.state in _STOPPED:
+                self.final_text = self.status_text
+
+
+def _text(parts: Any) -> str:
+    return "".join(part.text for part in parts if part.WhichOneof("content") == "text")
+
+
+_STOPPED = frozenset(
+    {
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_AUTH_REQUIRED",
+    }
+)
+
+_FAILED = {
+    "TASK_STATE_FAILED": "failed",
+    "TASK_STATE_REJECTED": "rejected the task",
+    "TASK_STATE_CANCELED": "cancelled the task",
+    "TASK_STATE_INPUT_REQUIRED": "needs input to go on",
+    "TASK_STATE_AUTH_REQUIRED": "needs authentication to go on",
+}
+
+
+def a2a_tool(
+    url: str,
+    *,
+    name: str,
+    description: str,
+    headers: Headers | None = None,
+    label: str | None = None,
+    timeout: float | None = None,
+    execution_mode: ToolExecutionMode | None = None,
+) -> AgentTool:
+    """A remote A2A agent (an A2A 1.0 server at `url`) as a tool another agent can call with a
+    `task` (a string).
+
+    ```python
+    helper = a2a_tool("http://127.0.0.1:8001", name="helper",
+                      description="Knows the build system.",
+                      headers=lambda: {"Authorization": f"Bearer {token_store.current()}"})
+    ```
+
+    Args:
+        url: the agent's base URL (its card is read from `/.well-known/agent-card.json`).
+        name: the tool's name, as for `AgentTool`.
+        description: the tool's description.
+        headers: HTTP headers for the agent's requests (a mapping, or a function, sync or
+            async, returning one, called per call): used for the call's requests only, never
+            stored in results, events or logs.
+        label: the tool's label.
+        timeout: seconds one call may run (then the remote task is cancelled).
+        execution_mode: as for `AgentTool`.
+
+    Raises:
+        ConfigError: `url` is not an http(s) URL, or `headers` is neither a mapping nor a
+            function.
+        MissingExtraError: the `[a2a]` extra is not installed (when the tool is first called).
+    """
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"url must be the agent's http(s) address, got {url!r}")
+    if headers is not None and not (isinstance(headers, Mapping) or callable(headers)):
+        raise ConfigError(
+            "headers must be a mapping of header names to values, or a function returning "
+            f"one, got {type(headers).__name__}"
+        )
+    base = url.rstrip("/")
+    cards: list[Any] = []
+
+    async def resolve_headers() -> dict[str, str]:
+        if headers is None:
+            return {}
+        given = headers() if callable(headers) else headers
+        if inspect.isawaitable(given):
+            given = await given
+        if not isinstance(given, Mapping):
+            raise ConfigError(f"headers() must return a mapping, got {type(given).__name__}")
+        return {str(k): str(v) for k, v in given.items()}
+
+    def failed(what: str, call: _Call | None = None) -> AgentToolResult:
+        details: dict[str, Any] = {"agent": name, "url": base}
+        if call is not None:
+            details.update(task_id=call.task_id, state=call.state)
+        return AgentToolResult(
+            content=[TextContent(text=f"The A2A agent {name!r} at {base} {what}")],
+            details=details,
+            is_error=True,
+        )
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateCallback
+    ) -> AgentToolResult:
+        sdk = import_sdk_client()
+        types, fmt = sdk.a2a_types, sdk.json_format
+        call = _Call()
+        try:
+            sent = await resolve_headers()
+        except Exception as exc:
+            return failed(f"was not called: the headers could not be made: {exc}")
+        # A client per call, so that the headers live only as long as the call; a shared SSL
+        # context keeps that cheap (building one is most of what a new client costs).
+        http = sdk.httpx.AsyncClient(
+            headers=sent, timeout=sdk.httpx.Timeout(30.0, read=None), verify=_ssl_context()
+        )
+        del sent
+        try:
+            config = sdk.client.ClientConfig(streaming=True, httpx_client=http)
+            try:
+                if not cards:  # the card is read once (it holds no secret) and kept
+                    resolver = sdk.client.A2ACardResolver(http, base)
+                    cards.append(await resolver.get_agent_card())
+                client = sdk.client.ClientFactory(config).create(cards[0])
+            except Exception as exc:
+                return failed(f"could not be reached: {_reason(exc)}")
+            request = types.SendMessageRequest(
+                message=types.Message(
+                    role=types.Role.ROLE_USER,
+                    message_id=str(uuid.uuid4()),
+                    parts=[types.Part(text=args["task"])],
+                )
+            )
+            known = anyio.Event()  # the remote task's id arrived
+            finished = anyio.Event()
+            failure: list[Exception] = []
+            aborted = False
+
+            async def consume() -> None:
+                try:
+                    async for event in client.send_message(request):
+                        data = call.take(event, fmt)
+                        if call.task_id:
+                            known.set()
+                        text = call.text()
+                        on_update(
+                            AgentToolResult(
+                                content=[TextContent(text=text)] if text else [],
+                                details={"a2a": data},
+                            )
+                        )
+                except Exception as exc:
+                    failure.append(exc)
+                finally:
+                    finished.set()
+
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(consume)
+                    with cancel_on_abort(signal):
+                        await finished.wait()
+                    if not finished.is_set():  # aborted: cancel the remote task, by its id
+                        aborted = True
+                        with anyio.move_on_after(_ID_WAIT):
+                            await known.wait()
+                        await _cancel_remote(client, call, types)
+                        group.cancel_scope.cancel()
+            except anyio.get_cancelled_exc_class():
+                await _cancel_remote(client, call, types)  # the tool's timeout, or the run's end
+                raise
+            if aborted:
+                return failed("was cancelled: the calling run was aborted", call)
+            if failure:
+                return failed(f"failed: {_reason(failure[0])}", call)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await http.aclose()
+        usage = _usage(call.metadata)
+        details = {
+            "agent": name,
+            "task_id": call.task_id,
+            "context_id": call.context_id,
+            "state": call.state,
+            "metadata": call.metadata,
+        }
+        if call.state != "TASK_STATE_COMPLETED":
+            what = _FAILED.get(call.state, f"ended its task as {call.state}")
+            text = call.text()
+            result = failed(what + (f": {text}" if text else "."), call)
+            result.details.update(details)
+            return result
+        text = call.text()
+        return AgentToolResult(
+            content=[TextContent(text=text)] if text else [],
+            details=details,
+            usage=usage,
+        )
+
+    return AgentTool(
+        name=name,
+        description=description,
+        parameters=TASK_SCHEMA,
+        execute=execute,
+        label=label,
+        timeout=timeout,
+        execution_mode=execution_mode,
+    )
+
+
+async def _cancel_remote(client: Any, call: _Call, types: Any) -> None:
+    if call.task_id is None:
+        return
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_TIMEOUT):
+        try:
+            await client.cancel_task(types.CancelTaskRequest(id=call.task_id))
+        except Exception:  # a task that already ended cannot be cancelled
+            return
+
+
+@functools.cache
+def _ssl_context() -> Any:
+    return import_sdk_client().httpx.create_ssl_context()
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 500 else text[:500] + "…"

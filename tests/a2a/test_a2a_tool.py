@@ -1,0 +1,213 @@
+"""`a2a_tool`: a remote A2A agent as a tool, against the a2a-sdk's own server and an
+`AgentExecutor` written with the SDK (no agentcore on the serving side), over real HTTP on
+127.0.0.1; and against an agentcore server for usage and `input-required`."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import anyio
+import pytest
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Part, Task, TaskState, TaskStatus
+from a2a_support import delete_file, new_agent, sdk_app, served, served_asgi
+
+from agentcore import AbortController, Agent, AgentToolResult, ConfigError, ToolResultMessage
+from agentcore.a2a import a2a_tool
+from agentcore.messages import ToolCall
+from agentcore.testing import FauxProvider, faux_message, faux_text
+
+pytestmark = pytest.mark.anyio
+
+
+class Echo(AgentExecutor):
+    """Their agent: streams the task back in three artifact chunks, then completes; fails on
+    'fail'; waits (until cancelled) on 'wait'."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+        self.started = anyio.Event()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id is not None and context.context_id is not None
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+            )
+        )
+        await updater.start_work()
+        text = context.get_user_input()
+        if text == "fail":
+            await updater.failed(updater.new_agent_message([Part(text="the disk is full")]))
+            return
+        if text == "wait":
+            self.started.set()
+            await anyio.sleep(60)
+        await updater.update_status(  # a progress note, not the answer
+            TaskState.TASK_STATE_WORKING, message=updater.new_agent_message([Part(text="hmm...")])
+        )
+        for i, word in enumerate(["echo:", " ", text]):
+            await updater.add_artifact([Part(text=word)], artifact_id="out", append=i > 0)
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id is not None
+        self.cancelled.append(context.task_id)
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id or "")
+        await updater.cancel()
+
+
+async def call(tool: Any, task: str, signal: Any = None) -> tuple[AgentToolResult, list[Any]]:
+    updates: list[AgentToolResult] = []
+    signal = signal if signal is not None else AbortController().signal
+    result = await tool.execute("call-1", {"task": task}, signal, updates.append)
+    return result, updates
+
+
+async def test_their_agent_streams_into_tool_updates_and_answers() -> None:
+    seen: list[dict[str, str]] = []
+    echo = Echo()
+    async with served_asgi(functools.partial(sdk_app, echo, seen_headers=seen)) as url:
+        tool = a2a_tool(
+            url, name="echo", description="echoes", headers={"Authorization": "Bearer s3cret"}
+        )
+        result, updates = await call(tool, "hello")
+    assert not result.is_error
+    assert result.content[0].text == "echo: hello"  # type: ignore[union-attr]
+    texts = [u.content[0].text for u in updates if u.content]  # type: ignore[union-attr]
+    assert "hmm..." in texts  # progress shows while no answer came
+    assert "echo:" in texts and "echo: hello" in texts  # the answer grew as it streamed
+    assert all("a2a" in u.details for u in updates)
+    assert result.details["state"] == "TASK_STATE_COMPLETED"
+    # the caller's header reached every request, and is kept nowhere in what the tool returned
+    assert seen and all(h.get("authorization") == "Bearer s3cret" for h in seen)
+    assert "s3cret" not in repr(result) + repr(updates)
+
+
+async def test_headers_may_come_from_a_function_per_call() -> None:
+    seen: list[dict[str, str]] = []
+    tokens = iter(["one-token", "two-token"])
+
+    async def headers() -> dict[str, str]:
+        return {"Authorization": f"Bearer {next(tokens)}"}
+
+    async with served_asgi(functools.partial(sdk_app, Echo(), seen_headers=seen)) as url:
+        tool = a2a_tool(url, name="echo", description="echoes", headers=headers)
+        await call(tool, "a")
+        await call(tool, "b")
+    assert {h["authorization"] for h in seen} == {"Bearer one-token", "Bearer two-token"}
+
+
+async def test_a_remote_failure_is_an_error_result_naming_the_agent() -> None:
+    async with served_asgi(functools.partial(sdk_app, Echo())) as url:
+        result, _ = await call(a2a_tool(url, name="echo", description="echoes"), "fail")
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text == f"The A2A agent 'echo' at {url} failed: the disk is full"
+
+
+async def test_an_unreachable_agent_is_an_error_result() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    result, _ = await call(a2a_tool(url, name="ghost", description="nobody"), "hi")
+    assert result.is_error
+    assert result.content[0].text.startswith(f"The A2A agent 'ghost' at {url} could not be reached")  # type: ignore[union-attr]
+
+
+async def test_an_abort_cancels_the_remote_task() -> None:
+    echo = Echo()
+    controller = AbortController()
+    async with served_asgi(functools.partial(sdk_app, echo)) as url:
+        tool = a2a_tool(url, name="echo", description="echoes")
+        async with anyio.create_task_group() as group:
+            outcome: list[AgentToolResult] = []
+
+            async def run() -> None:
+                outcome.append((await call(tool, "wait", controller.signal))[0])
+
+            group.start_soon(run)
+            with anyio.fail_after(10):
+                await echo.started.wait()
+            controller.abort()
+        assert len(echo.cancelled) == 1  # the remote task was cancelled, by its id
+    (result,) = outcome
+    assert (
+        result.is_error and "was cancelled: the calling run was aborted" in result.content[0].text
+    )  # type: ignore[union-attr]
+    assert result.details["task_id"] == echo.cancelled[0]
+
+
+async def test_usage_and_input_required_from_an_agentcore_server() -> None:
+    faux = FauxProvider([faux_text("Four.")])
+    async with served(new_agent(faux.model, [])) as url:
+        result, _ = await call(a2a_tool(url, name="helper", description="helps"), "2+2?")
+    assert not result.is_error and result.content[0].text == "Four."  # type: ignore[union-attr]
+    assert result.usage is not None and result.usage.output > 0
+
+    faux = FauxProvider(
+        [faux_message(ToolCall(id="d1", name="delete_file", arguments={"path": "x"}))]
+    )
+    async with served(new_agent(faux.model, [delete_file])) as url:
+        result, _ = await call(a2a_tool(url, name="janitor", description="cleans"), "clean")
+    assert result.is_error
+    assert "The A2A agent 'janitor'" in result.content[0].text  # type: ignore[union-attr]
+    assert "needs input to go on" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_an_agent_calls_a_remote_agent_as_a_tool() -> None:
+    inner = FauxProvider([faux_text("Paris.")])
+    async with served(new_agent(inner.model, [])) as url:
+        outer = FauxProvider(
+            [
+                faux_message(
+                    ToolCall(id="a1", name="geo", arguments={"task": "Capital of France?"})
+                ),
+                faux_text("It is Paris."),
+            ]
+        )
+        agent = Agent(
+            initial_state={
+                "model": outer.model,
+                "tools": [a2a_tool(url, name="geo", description="geography")],
+            }
+        )
+        events: list[Any] = []
+        agent.subscribe(events.append)
+        await agent.prompt("Where?")
+    result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
+    assert result.content[0].text == "Paris." and not result.is_error  # type: ignore[union-attr]
+    assert any(e.type == "tool_execution_update" for e in events)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ConfigError, match="http"):
+        a2a_tool("ftp://x", name="x", description="x")
+    with pytest.raises(ConfigError, match="headers must be a mapping"):
+        a2a_tool("http://127.0.0.1:1", name="x", description="x", headers="Bearer x")  # type: ignore[arg-type]
+
+
+async def test_the_tools_timeout_cancels_the_remote_task() -> None:
+    echo = Echo()
+    async with served_asgi(functools.partial(sdk_app, echo)) as url:
+        slow = a2a_tool(url, name="echo", description="echoes", timeout=1.0)
+        faux = FauxProvider(
+            [
+                faux_message(ToolCall(id="t1", name="echo", arguments={"task": "wait"})),
+                faux_text("It took too long."),
+            ]
+        )
+        agent = Agent(initial_state={"model": faux.model, "tools": [slow]})
+        with anyio.fail_after(20):
+            await agent.prompt("go")
+    result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error
+    assert len(echo.cancelled) == 1  # cancelled before the call gave its result
