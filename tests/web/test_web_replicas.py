@@ -144,8 +144,14 @@ def test_any_replica_continues_any_idle_session_and_a_running_one_is_a_conflict(
     assert refused.status_code == 409, refused.text
     assert "running on another replica" in refused.json()["error"]
     assert time.monotonic() - t0 < 5
-    assert a.client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
-    a.wait_idle(sid)
+    # the other replica shows it running, and its Stop reaches the replica running it
+    deadline = time.monotonic() + 20
+    while not b.state(sid)["running"]:
+        assert time.monotonic() < deadline, "the other replica never saw the run"
+        time.sleep(0.05)
+    assert b.client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
+    a.wait_idle(sid, 20)
+    b.wait_idle(sid, 20)
     assert b.prompt(sid, "after the abort").status_code == 202
     b.wait_idle(sid)
     assert roles(tmp_path, sid)[-4:] == [

@@ -41,7 +41,7 @@ from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
-from ._relay import relay_for
+from ._relay import relay_for, relayed_snapshot
 from ._steering import MessageKind
 
 __all__ = ["create_app"]
@@ -221,7 +221,9 @@ class _Api:
     async def show(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
         await self.hub.leases.refresh(chat)
-        _seq, events = chat.snapshot()
+        seq, events = chat.snapshot()
+        if not events:  # a run on another replica: its relayed snapshot, and its last state
+            return _ok({"events": relayed_snapshot(chat.log.after(seq))})
         return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
 
     async def events(self, request: requests.Request) -> responses.Response:
@@ -299,6 +301,9 @@ class _Api:
 
     async def abort(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
+        elsewhere = self.hub.abort_elsewhere
+        if elsewhere is not None and elsewhere(chat):  # the run goes on another replica
+            return _ok({"running": True})
         chat.abort("stopped from the page")
         return _ok({"running": chat.running})
 

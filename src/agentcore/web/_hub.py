@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,8 @@ class Hub:
         self._titles: dict[str, tuple[int, str, int]] = {}  # id -> (updated_at, title, count)
         self.leases = Leases(store, self._reload, self.task_group)
         self.on_open: list[Any] = []  # called with each chat opened here (the relay's)
+        # asks the replica running a session to stop its run (the relay's; None: one server)
+        self.abort_elsewhere: Callable[[Chat], bool] | None = None
 
     def task_group(self) -> anyio.abc.TaskGroup:
         """The task group runs go in.

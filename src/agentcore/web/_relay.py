@@ -5,7 +5,8 @@ Publishing: the events of a run going here (`EventLog.tap`) are collected for `f
 then stored as one row per session in the `relay` table, in one transaction that ends with
 `NOTIFY` on the store's channel. A notification carries only the publisher's id (PostgreSQL
 refuses payloads over 8000 bytes; an event can be a whole transcript), so events of any size take
-the same path. A run's first row starts with the transcript as it was when the run began, so a
+the same path. A Stop sent to a replica not running the session goes the same way, to the one
+running it. A run's first row starts with the transcript as it was when the run began, so a
 replica that did not see the run start can show it whole. Rows are kept `keep_seconds` and
 written under a transaction lock, so their ids are committed in order and a reader that has seen
 id N has seen everything before it.
@@ -45,9 +46,11 @@ if TYPE_CHECKING:
     from ..sessions import PostgresSessionStore
     from ._hub import Hub
 
-__all__ = ["Relay", "relay_for"]
+__all__ = ["Relay", "relay_for", "relayed_snapshot"]
 
 _log = logging.getLogger("agentcore.web")
+
+_READ_LIMIT = 2000  # rows read at once
 
 Row = tuple[int, str, str, bool, str]  # id, session_id, origin, run_start, events
 
@@ -136,6 +139,15 @@ class Relay:
             return
         self._wake.set()
 
+    def abort(self, chat: Chat) -> bool:
+        """Ask the replica running `chat`'s session to stop the run (the page's Stop, sent to
+        another replica); False if no run is known to go elsewhere."""
+        if chat.running or chat.remote_start is None:
+            return False
+        self._pending.setdefault(chat.id, []).append('["abort"]')
+        self._wake.set()
+        return True
+
     async def publish(self) -> None:
         """Store and announce what was collected, until cancelled (at least a beat a second)."""
         last_beat = 0.0
@@ -207,6 +219,7 @@ class Relay:
     def _listen(self) -> None:
         last: int | None = None
         conn = None
+        more = False  # the last read was cut at its limit: read again at once
         while not self._stop.is_set():
             try:
                 if conn is None or conn.closed or conn.broken:
@@ -215,13 +228,14 @@ class Relay:
                     if last is None:
                         row = conn.execute("SELECT COALESCE(max(id), 0) FROM relay").fetchone()
                         last = int(row[0]) if row else 0
-                for note in conn.notifies(timeout=self.poll_seconds, stop_after=1):
+                for note in conn.notifies(timeout=0 if more else self.poll_seconds, stop_after=1):
                     self._heard[note.payload] = time.monotonic()
                 rows = conn.execute(
                     "SELECT id, session_id, origin, run_start, events FROM relay "
-                    "WHERE id > %s ORDER BY id LIMIT 2000",
-                    (last,),
+                    "WHERE id > %s ORDER BY id LIMIT %s",
+                    (last, _READ_LIMIT),
                 ).fetchall()
+                more = len(rows) == _READ_LIMIT
                 if rows:
                     last = rows[-1][0]
                     mine = [r for r in rows if r[2] != self.origin]
@@ -249,10 +263,17 @@ class Relay:
             chat = self.hub.opened(sid)
             if chat is not None:
                 self._apply(chat, row)
+            else:  # not open here: nothing to remember of it
+                self._seen.pop(sid, None)
+                self._remote.pop(sid, None)
 
     def _apply(self, chat: Chat, row: Row) -> None:
         row_id, sid, origin, _start, events = row
-        if chat.running or row_id <= self._seen.get(sid, 0):
+        if chat.running:  # ours: only a Stop sent to another replica concerns it
+            if '["abort"]' in events:
+                chat.abort("stopped from the page (on another replica)")
+            return
+        if row_id <= self._seen.get(sid, 0):
             return
         self._seen[sid] = row_id
         self._remote[sid] = (origin, time.monotonic())
@@ -265,6 +286,7 @@ class Relay:
                 chat.log.append_encoded(json.dumps(entry[1], ensure_ascii=False))
             elif kind == "end":
                 self._ended(chat)
+            # "abort": for the replica running the session
 
     def _ended(self, chat: Chat) -> None:
         chat.remote_start = None
@@ -352,4 +374,14 @@ def relay_for(store: object, hub: Hub) -> Relay | None:
         return None
     relay = Relay(store, hub)
     hub.on_open.append(relay.catch_up)
+    hub.abort_elsewhere = relay.abort
     return relay
+
+
+def relayed_snapshot(entries: Sequence[tuple[int, str]]) -> list[Any]:
+    """What `GET /api/sessions/{id}` shows of a run going on another replica: the transcript as
+    the run began, and the last state, from the events relayed so far (a chat's log entries)."""
+    events = [json.loads(data) for _seq, data in entries]
+    first = next((e for e in events if e.get("type") == "MESSAGES_SNAPSHOT"), None)
+    last = next((e for e in reversed(events) if e.get("type") == "STATE_SNAPSHOT"), None)
+    return [e for e in (first, last) if e is not None]
