@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..messages import AgentMessage, ToolCall
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
+    from .guardrail_checks import RunGuards
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
 
@@ -127,6 +128,7 @@ class RunInputs:
     emitter: Emitter  # where the run's events go (the sink, its lock and its failure)
     plain_transcript: bool  # requests take the transcript as it is (no hook, no policy)
     observer: RunObserver | None = None  # the instrumentation's, when one is installed
+    guards: RunGuards | None = None  # the config's guardrails; None: it has none
 
 
 @dataclass(slots=True)

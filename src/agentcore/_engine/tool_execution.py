@@ -8,9 +8,10 @@ Every failure along the way (invalid JSON, unknown tool, invalid arguments, a bl
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
 The stages return values (`ToolBatch.prepare`: the call's stage, `Prepared` with its tool and
 arguments, `Immediate` with the result it ends with, or `Waiting` with its approval request;
-`execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`) takes a
-batch through them, also the batch of approval decisions (`decided_calls`). The run is
-reached only through `run_types.ToolRun`.
+`execute`: the result, under the tool guardrails (`guardrail_tools`) if the run has any; `end`
+keeps it and publishes it), and one driver (`run_calls`) takes a batch through them, also the
+batch of approval decisions (`decided_calls`). The run is reached only through
+`run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -62,6 +63,7 @@ from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessag
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
 from .approval_gate import await_approval
 from .emit import call_hook
+from .guardrail_tools import check_call, execute_guarded
 from .run_types import CallStage, Immediate, PipelineCall, Prepared, Waiting
 
 if TYPE_CHECKING:
@@ -276,6 +278,11 @@ class ToolBatch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
+            if inputs.guards is not None and inputs.guards.tool_call_before:
+                checked = await check_call(inputs.guards, call, tool, raw, args)
+                if isinstance(checked, AgentToolResult):
+                    return Immediate(checked)
+                raw, args = checked  # (a rewrite is what an approval request shows)
             hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
@@ -308,6 +315,14 @@ class ToolBatch:
         return Prepared(tool, args)
 
     async def execute(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
+        """Run a prepared call and its `after_tool_call` (under the tool guardrails, if any):
+        the call's result; never raises."""
+        guards = self.inputs.guards
+        if guards is not None and guards.for_tools:
+            return await execute_guarded(guards, item, prepared, self.execute_call)
+        return await self.execute_call(item, prepared)
+
+    async def execute_call(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
         """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
         inputs = self.inputs

@@ -28,6 +28,7 @@ from agentcore import (
     ToolObserver,
     run_usage,
 )
+from agentcore.guardrails import GuardrailTrip
 from agentcore.llm import Context, Model
 
 from .._optional import import_sdk
@@ -153,6 +154,20 @@ class _SpanRunObserver:
 
     def start_tool(self, call: ToolCall) -> ToolObserver | None:
         return _Tool(self, call)
+
+    def guardrail_tripped(self, trip: GuardrailTrip) -> None:
+        """The run's span records the guardrail that ended it: attributes and an event."""
+        self.span.set_attribute("agentcore.guardrail", trip.guardrail)
+        self.span.set_attribute("agentcore.guardrail.kind", trip.kind)
+        self.span.add_event(
+            "agentcore.guardrail_tripped",
+            {
+                "agentcore.guardrail": trip.guardrail,
+                "agentcore.guardrail.kind": trip.kind,
+                "agentcore.guardrail.reason": trip.reason,
+                "agentcore.guardrail.failed": trip.failed,
+            },
+        )
 
     def end_run(
         self,

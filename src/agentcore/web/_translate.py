@@ -297,6 +297,7 @@ class AgUiTranslator:
                 runId=self.run_id,
                 usage=usage_json(usage),
                 limit=str(limit) if limit is not None else None,
+                guardrail=event.guardrail.to_json() if event.guardrail is not None else None,
             )
         ]
         usages = [token_usage(usage, provider, model)] if provider else None
