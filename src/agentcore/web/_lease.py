@@ -4,8 +4,9 @@ session.
 An open conversation (`Chat`) reads its session without the store's write lease. A request that
 writes (a prompt, a decision, a model switch) takes it first (`Leases.writing`): when another
 process holds it (a run going on another replica, `agentcore chat` in a terminal) the request is
-answered 409 at once, naming the holder, instead of waiting. Taking the lease reloads the agent
-from the store, since another replica may have continued the session while this one was idle.
+answered 409 within `HANDOFF_SECONDS`, naming the holder, instead of waiting for the run.
+Taking the lease reloads the agent from the store, since another replica may have continued the
+session while this one was idle.
 The lease is kept while the run goes and given back as soon as it ends, so the next prompt can
 go to any replica.
 
@@ -34,10 +35,14 @@ from ..messages import AssistantMessage
 from ..sessions import SessionLockedError, SessionStore
 from ._chat import Chat
 
-__all__ = ["CHECKPOINT_SECONDS", "Leases"]
+__all__ = ["CHECKPOINT_SECONDS", "HANDOFF_SECONDS", "Leases"]
 
 CHECKPOINT_SECONDS = 0.5
 """The most often a run's streaming answer is checkpointed to a store that keeps it."""
+
+HANDOFF_SECONDS = 1.0
+"""How long a change waits for the lease before answering 409: a replica whose run just ended
+gives it back within milliseconds of showing the run's end."""
 
 _log = logging.getLogger("agentcore.web")
 
@@ -101,13 +106,7 @@ class Leases:
         lease = self._of(chat)
         async with lease.lock:
             if not lease.held and not chat.running:
-                try:
-                    await anyio.to_thread.run_sync(self.store.open, chat.id)
-                except SessionLockedError as exc:
-                    raise SessionLockedError(
-                        f"session {chat.id!r} is running on another replica or process: try "
-                        f"again when its run has ended ({exc})"
-                    ) from exc
+                await self._take(chat)
                 lease.held = True
                 try:
                     await self._reload(chat)
@@ -123,6 +122,22 @@ class Leases:
                 elif not chat.running:
                     with anyio.CancelScope(shield=True):
                         await self._give_back(chat, lease)
+
+    async def _take(self, chat: Chat) -> None:
+        """Open the chat's session for writing, waiting up to `HANDOFF_SECONDS` for a holder
+        that is giving it back (a run that just ended elsewhere shows idle a moment before)."""
+        deadline = anyio.current_time() + HANDOFF_SECONDS
+        while True:
+            try:
+                await anyio.to_thread.run_sync(self.store.open, chat.id)
+                return
+            except SessionLockedError as exc:
+                if anyio.current_time() >= deadline:
+                    raise SessionLockedError(
+                        f"session {chat.id!r} is running on another replica or process: try "
+                        f"again when its run has ended ({exc})"
+                    ) from exc
+            await anyio.sleep(0.05)
 
     async def refresh(self, chat: Chat) -> None:
         """Reload an idle chat that no run of this server or another writes (what a new reader is
