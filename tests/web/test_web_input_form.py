@@ -156,7 +156,8 @@ def test_an_mcp_servers_question_answered_in_the_page(
     options = [o.text for o in Select(_field(form, "room")).options]
     assert options == ["(choose one)", "garden", "hall"]
     # the first field has the focus: the form is answered from the keyboard
-    assert d.switch_to.active_element == _field(form, "name")
+    first = _field(form, "name")
+    _wait(d, lambda d: d.switch_to.active_element == first, "the focus on the first field")
     d.save_screenshot(str(shots / "1-asked.png"))
 
     # 2. the page's own quick checks: required fields, a bad email, a number out of range

@@ -280,7 +280,8 @@
   // (static/inputform.js), kept as it is while the same question waits (what is typed stays).
   function showQuestion(c, id, info, fresh) {
     const key = JSON.stringify([info.reason, info.inputSchema]);
-    if (c.asking !== key) {
+    const built = c.asking !== key;
+    if (built) {
       c.asking = key;
       c.approval.textContent = "";
       c.approval.classList.add("input-request");
@@ -297,7 +298,7 @@
     }
     c.approval.hidden = false;
     setCard(c, "waiting", "waiting for your answer");
-    if (fresh) bringIntoView(c);
+    if (fresh || built) bringIntoView(c); // also a form drawn again (the transcript redrawn)
   }
 
   // An approval card is always shown, wherever the reader was: the run waits for it. After the
@@ -308,10 +309,11 @@
         c.el.scrollIntoView({ block: "nearest" });
         c.approval.scrollIntoView({ block: "nearest" });
         if (distanceFromBottom() <= 120) toBottom(); // the card ends the transcript: follow again
-        // a question's first field takes the focus, unless the reader is typing elsewhere
-        if (c.focusQuestion && (!document.activeElement || document.activeElement === document.body)) {
-          c.focusQuestion();
-        }
+        // a question's first field takes the focus, unless the reader is typing something
+        const active = document.activeElement;
+        const idle = !active || active === document.body ||
+          ($("composer").contains(active) && !view.prompt.value);
+        if (c.focusQuestion && idle) c.focusQuestion();
       });
     });
   }
