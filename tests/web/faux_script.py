@@ -35,7 +35,9 @@ def answer(call: FauxCall) -> AssistantMessage:
         return AssistantMessage(content=[TextContent(text=f"The calculator says: **{text}**.")])
     lowered = text.lower()
     if "book" in lowered:  # the `book` tool of elicit_server.py (`serve --mcp`), which asks
-        call_block = ToolCall(id=f"call_{call.index}", name="book", arguments={"place": "Chez Nous"})
+        call_block = ToolCall(
+            id=f"call_{call.index}", name="book", arguments={"place": "Chez Nous"}
+        )
         return AssistantMessage(content=[call_block])
     if "tool" in lowered:
         call_block = ToolCall(

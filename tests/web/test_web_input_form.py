@@ -39,11 +39,11 @@ from .test_web_browser import (
 from .web_support import start_server, stop_server
 
 pytest.importorskip("mcp")
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import Select  # noqa: E402
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
-from .elicit_server import HOSTILE_TITLE  # noqa: E402
+from .elicit_server import HOSTILE_TITLE
 
 __all__ = ["browser"]  # the fixture, imported for pytest
 
@@ -164,7 +164,9 @@ def test_an_mcp_servers_question_answered_in_the_page(
     _field(form, "name").send_keys(Keys.ENTER)  # Enter submits the form
     errors = form.find_elements(By.CSS_SELECTOR, ".field-error")
     _wait(d, lambda d: errors[0].text == "required", "the field's message")
-    assert form.find_element(By.CSS_SELECTOR, ".form-error").text == "Check the fields marked above."
+    assert (
+        form.find_element(By.CSS_SELECTOR, ".form-error").text == "Check the fields marked above."
+    )
     assert _field(form, "name").get_attribute("aria-invalid") == "true"
     _field(form, "name").send_keys("Ada Lovelace")
     _field(form, "email").send_keys("not-an-email")
