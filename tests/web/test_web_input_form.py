@@ -13,6 +13,7 @@ an input schema) with a form built from the schema, in a real headless Chromium.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -254,6 +255,25 @@ NESTED_SCHEMA = {
 }
 
 
+_MEMBER_NAMES = """
+const done = arguments[arguments.length - 1];
+const schema = {type: "object", properties: JSON.parse(
+  '{"__proto__": {"type": "string"}, "constructor": {"type": "string"},' +
+  ' "toString": {"type": "boolean"}}'), required: ["__proto__"]};
+const form = window.agentcoreInputForm.build(schema, {
+  submit: function (content) {
+    done(JSON.stringify(content));
+    return Promise.resolve();
+  },
+  decline: function () {}, cancel: function () {},
+});
+document.body.appendChild(form.el);
+const fields = form.el.querySelectorAll("input");
+fields[0].value = "p"; fields[1].value = "c"; fields[2].checked = true;
+form.el.requestSubmit();
+"""
+
+
 def test_the_servers_refusal_and_the_json_fallback(
     browser: Any, tmp_path: Path, shots: Path
 ) -> None:
@@ -307,6 +327,10 @@ def test_the_servers_refusal_and_the_json_fallback(
         _wait(d, lambda d: any("Noted." in t for t in _assistant_texts(d)), "the answer")
         assert _results(d)[-1] == "accept: {'where': {'city': 'Oslo'}}"
         d.save_screenshot(str(shots / "7-json-answered.png"))
+        # field names that are Object members stay ordinary keys of the answer
+        sent = json.loads(d.execute_async_script(_MEMBER_NAMES))  # as `api` sends it
+        assert sent == {"__proto__": "p", "constructor": "c", "toString": True}
+        assert d.execute_script("return Object.keys(Object.prototype).length") == 0
         severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
         # the refused answer's 400 is logged by the browser as a failed request, nothing else
         assert all("400" in e["message"] for e in severe), severe
