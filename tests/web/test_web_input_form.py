@@ -303,7 +303,9 @@ def test_the_servers_refusal_and_the_json_fallback(
         _wait(d, lambda d: "does not match the requested schema" in shown.text, "the 400")
         assert "code" in shown.text and "^[A-Z]{3}$" in shown.text
         assert shown.get_attribute("role") == "alert"
-        assert form.find_element(By.CSS_SELECTOR, ".submit-answer").is_enabled()
+        submit = form.find_element(By.CSS_SELECTOR, ".submit-answer")
+        assert submit.is_enabled()
+        assert d.switch_to.active_element == submit  # the keyboard goes on from there
         d.save_screenshot(str(shots / "6-refused.png"))
         code = _field(form, "code")
         code.clear()

@@ -246,11 +246,16 @@
       for (const b of [submit, decline, cancel]) b.disabled = on;
       form.setAttribute("aria-busy", on ? "true" : "false");
     }
-    async function run(action, arg) {
+    async function run(action, arg, button) {
       error.textContent = "";
       busy(true);
       try { await action(arg); }
-      catch (err) { error.textContent = err.message || String(err); busy(false); }
+      catch (err) {
+        error.textContent = err.message || String(err);
+        busy(false);
+        // the disabled button lost the focus: give it back, to go on from the keyboard
+        if (!document.activeElement || document.activeElement === document.body) button.focus();
+      }
     }
 
     form.addEventListener("submit", function (event) {
@@ -273,10 +278,10 @@
         first.focus();
         return;
       }
-      run(actions.submit, content);
+      run(actions.submit, content, submit);
     });
-    decline.addEventListener("click", function () { run(actions.decline); });
-    cancel.addEventListener("click", function () { run(actions.cancel); });
+    decline.addEventListener("click", function () { run(actions.decline, undefined, decline); });
+    cancel.addEventListener("click", function () { run(actions.cancel, undefined, cancel); });
     return {
       el: form,
       focus: function () { if (fields.length) fields[0].control.focus({ preventScroll: true }); },
