@@ -245,6 +245,14 @@ CODE_SCHEMA = {
             "title": "Cup",
             "oneOf": [{"const": "s", "title": "Small cup"}, {"const": "l", "title": "Large cup"}],
         },
+        "extras": {
+            "type": "array",
+            "title": "Extras",
+            "items": {
+                "anyOf": [{"const": "milk", "title": "Milk"}, {"const": "ice", "title": "Ice"}]
+            },
+            "maxItems": 1,
+        },
     },
     "required": ["code", "size"],
 }
@@ -295,11 +303,25 @@ def test_the_servers_refusal_and_the_json_fallback(
         form = _ask(d, "ask me")
         options = [o.text for o in Select(_field(form, "size")).options]
         assert options == ["(choose one)", "Small cup", "Large cup"]
+        # a multi-select: one checkbox per choice, `maxItems` checked on the page
+        extras = form.find_elements(By.CSS_SELECTOR, "fieldset input[type=checkbox]")
+        assert [e.get_attribute("value") for e in extras] == ["milk", "ice"]
+        assert form.find_element(By.CSS_SELECTOR, "fieldset").text.splitlines() == [
+            "Extras",
+            "Milk",
+            "Ice",
+        ]
+        for box in extras:
+            box.send_keys(Keys.SPACE)
         # a code the page lets through (it does not check `pattern`): the server's 400, shown
         _field(form, "code").send_keys("abc")
         Select(_field(form, "size")).select_by_visible_text("Large cup")
         form.find_element(By.CSS_SELECTOR, ".submit-answer").click()
         shown = form.find_element(By.CSS_SELECTOR, ".form-error")
+        problems = form.find_elements(By.CSS_SELECTOR, ".field-error")
+        _wait(d, lambda d: problems[-1].text == "choose at most 1", "the multi-select's check")
+        extras[1].send_keys(Keys.SPACE)  # ice, no more
+        form.find_element(By.CSS_SELECTOR, ".submit-answer").click()
         _wait(d, lambda d: "does not match the requested schema" in shown.text, "the 400")
         assert "code" in shown.text and "^[A-Z]{3}$" in shown.text
         assert shown.get_attribute("role") == "alert"
@@ -311,7 +333,7 @@ def test_the_servers_refusal_and_the_json_fallback(
         code.clear()
         code.send_keys("ABC", Keys.ENTER)
         _wait(d, lambda d: any("Thanks." in t for t in _assistant_texts(d)), "the answer")
-        assert _results(d)[-1] == "accept: {'code': 'ABC', 'size': 'l'}"
+        assert _results(d)[-1] == "accept: {'code': 'ABC', 'size': 'l', 'extras': ['milk']}"
         _wait(d, _idle, "the run to end")
 
         # a nested object: answered as JSON, the schema shown as text

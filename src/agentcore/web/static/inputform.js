@@ -5,7 +5,8 @@
 //
 // MCP elicitation schemas are flat objects of primitive properties: string (format email, uri,
 // date, date-time; minLength/maxLength; enum, enumNames or oneOf [{const, title}]), number and
-// integer (minimum/maximum), boolean. Any other shape is answered as JSON in a textarea.
+// integer (minimum/maximum), boolean, and a multi-select (an array whose items are such a list
+// of strings; minItems/maxItems). Any other shape is answered as JSON in a textarea.
 // The checks here only give a quick message: the server checks the answer against the schema and
 // its refusal (400) is shown beside the form.
 "use strict";
@@ -41,6 +42,13 @@
     return null;
   }
 
+  // The choices of a multi-select (an array of strings from a list), or null.
+  function multiChoices(prop) {
+    const items = prop.items;
+    if (!isObject(items) || (items.type !== undefined && items.type !== "string")) return null;
+    return choices(items) || null;
+  }
+
   // True when the form can show the schema field by field (else: the JSON textarea).
   function supported(schema) {
     if (!isObject(schema) || (schema.type !== undefined && schema.type !== "object")) return false;
@@ -50,6 +58,7 @@
       const prop = schema.properties[key];
       if (!isObject(prop)) return false;
       if (prop.type === "string") { if (choices(prop) === undefined) return false; }
+      else if (prop.type === "array") { if (!multiChoices(prop)) return false; }
       else if (["number", "integer", "boolean"].indexOf(prop.type) < 0) return false;
     }
     return true;
@@ -59,8 +68,57 @@
 
   function pad(n) { return String(n).padStart(2, "0"); }
 
+  // A multi-select: a group of checkboxes, one per choice (minItems/maxItems checked).
+  function multiField(key, prop, required, ids) {
+    const row = el("fieldset", "field multi");
+    const legend = el("legend", null, str(prop.title) || key);
+    if (required) {
+      const mark = el("span", "required-mark", " *");
+      mark.setAttribute("aria-hidden", "true");
+      legend.appendChild(mark);
+    }
+    row.appendChild(legend);
+    const problem = el("div", "field-error");
+    problem.id = ids + "-e";
+    problem.setAttribute("aria-live", "polite");
+    const hint = el("div", "hint", str(prop.description));
+    hint.id = ids + "-h";
+    row.setAttribute("aria-describedby", (prop.description ? hint.id + " " : "") + problem.id);
+    const preset = Array.isArray(prop.default) ? prop.default : [];
+    const boxes = [];
+    multiChoices(prop).forEach(function (o, i) {
+      const line = el("div", "check");
+      const box = el("input");
+      box.type = "checkbox";
+      box.id = ids + "-" + i;
+      box.name = key;
+      box.value = o.value;
+      box.checked = preset.indexOf(o.value) >= 0;
+      const label = el("label", null, o.label);
+      label.htmlFor = box.id;
+      line.appendChild(box);
+      line.appendChild(label);
+      row.appendChild(line);
+      boxes.push(box);
+    });
+    if (prop.description) row.appendChild(hint);
+    row.appendChild(problem);
+    function read() {
+      const chosen = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
+      if (Number.isInteger(prop.minItems) && chosen.length < prop.minItems) {
+        return { problem: "choose at least " + prop.minItems };
+      }
+      if (Number.isInteger(prop.maxItems) && chosen.length > prop.maxItems) {
+        return { problem: "choose at most " + prop.maxItems };
+      }
+      return { value: chosen, present: required || chosen.length > 0 };
+    }
+    return { row: row, control: boxes[0] || row, problem: problem, read: read };
+  }
+
   // A field: its row, its control, and read() -> {value, present, problem}.
   function field(key, prop, required, ids) {
+    if (prop.type === "array") return multiField(key, prop, required, ids);
     const row = el("div", "field");
     const control = prop.type === "boolean" ? el("input")
       : prop.type === "string" && choices(prop) ? el("select") : el("input");
