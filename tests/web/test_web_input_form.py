@@ -60,7 +60,8 @@ return m.scrollWidth <= m.clientWidth + 1 && r.right <= window.innerWidth + 1;
 
 @pytest.fixture(scope="module")
 def shots() -> Path:
-    folder = ARTIFACTS / "input-form"
+    # beside tests/artifacts/web/, which test_web_browser.py empties when it starts
+    folder = ARTIFACTS.parent / "web-input-form"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
