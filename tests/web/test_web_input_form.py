@@ -266,6 +266,13 @@ NESTED_SCHEMA = {
 
 _MEMBER_NAMES = """
 const done = arguments[arguments.length - 1];
+// values a browser refuses (a negative length) or that are not text (an object description)
+const odd = window.agentcoreInputForm.build({type: "object", properties: {a: {type: "string",
+  maxLength: -1, minLength: -2, description: {html: "<b>x</b>"}}}}, {});
+if (odd.el.querySelectorAll("input").length !== 1 || odd.el.querySelector(".hint")) {
+  done("odd schema: " + odd.el.textContent);
+  return;
+}
 const schema = {type: "object", properties: JSON.parse(
   '{"__proto__": {"type": "string"}, "constructor": {"type": "string"},' +
   ' "toString": {"type": "boolean"}}'), required: ["__proto__"]};

@@ -83,7 +83,7 @@
     problem.setAttribute("aria-live", "polite");
     const hint = el("div", "hint", str(prop.description));
     hint.id = ids + "-h";
-    row.setAttribute("aria-describedby", (prop.description ? hint.id + " " : "") + problem.id);
+    row.setAttribute("aria-describedby", (str(prop.description) ? hint.id + " " : "") + problem.id);
     const preset = Array.isArray(prop.default) ? prop.default : [];
     const boxes = [];
     multiChoices(prop).forEach(function (o, i) {
@@ -101,7 +101,7 @@
       row.appendChild(line);
       boxes.push(box);
     });
-    if (prop.description) row.appendChild(hint);
+    if (str(prop.description)) row.appendChild(hint);
     row.appendChild(problem);
     function read() {
       const chosen = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
@@ -139,7 +139,7 @@
     problem.id = ids + "-e";
     problem.setAttribute("aria-live", "polite");
     const described = [problem.id];
-    if (prop.description) described.unshift(hint.id);
+    if (str(prop.description)) described.unshift(hint.id);
     control.setAttribute("aria-describedby", described.join(" "));
     const options = prop.type === "string" ? choices(prop) : null;
 
@@ -163,9 +163,9 @@
         if (typeof prop.default === "string") control.value = prop.default;
       } else if (prop.type === "string") {
         control.type = INPUT_TYPES[prop.format] || "text";
-        if (Number.isInteger(prop.maxLength)) control.maxLength = prop.maxLength;
-        if (Number.isInteger(prop.minLength)) control.minLength = prop.minLength;
-        if (typeof prop.default === "string" && control.type === "text") control.value = prop.default;
+        // (a negative length would throw: left to the checks below and the server's)
+        if (Number.isInteger(prop.maxLength) && prop.maxLength >= 0) control.maxLength = prop.maxLength;
+        if (Number.isInteger(prop.minLength) && prop.minLength >= 0) control.minLength = prop.minLength;
       } else {
         control.type = "number";
         control.step = prop.type === "integer" ? "1" : "any";
@@ -176,7 +176,7 @@
       row.appendChild(label);
       row.appendChild(control);
     }
-    if (prop.description) row.appendChild(hint);
+    if (str(prop.description)) row.appendChild(hint);
     row.appendChild(problem);
 
     function read() {
@@ -265,20 +265,26 @@
     const ids = "input-form-" + formCount;
     const form = el("form", "input-form");
     form.noValidate = true; // the messages below are the page's own, the same in every browser
-    const structured = supported(schema);
+    let structured = supported(schema);
     const fields = [];
     if (structured) {
-      const required = Array.isArray(schema.required) ? schema.required : [];
-      let i = 0;
-      for (const key of Object.keys(schema.properties)) {
-        i += 1;
-        const f = field(key, schema.properties[key], required.indexOf(key) >= 0, ids + "-" + i);
-        f.key = key;
-        fields.push(f);
-        form.appendChild(f.row);
+      try {
+        const required = Array.isArray(schema.required) ? schema.required : [];
+        let i = 0;
+        for (const key of Object.keys(schema.properties)) {
+          i += 1;
+          const f = field(key, schema.properties[key], required.indexOf(key) >= 0, ids + "-" + i);
+          f.key = key;
+          fields.push(f);
+        }
+        for (const f of fields) form.appendChild(f.row);
+        if (required.length) form.appendChild(el("div", "hint", "* required"));
+      } catch (e) { // a value the browser refuses somewhere in the schema: answer it as JSON
+        structured = false;
+        fields.length = 0;
       }
-      if (required.length) form.appendChild(el("div", "hint", "* required"));
-    } else {
+    }
+    if (!structured) {
       const f = jsonField(schema, ids);
       fields.push(f);
       form.appendChild(f.row);
