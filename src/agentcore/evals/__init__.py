@@ -33,11 +33,12 @@ import typing
 from .._optional import lazy_exports
 
 if typing.TYPE_CHECKING:
-    from ._evaluators import CalledTool, Judge, StoppedWith, WithinUsage
+    from ._evaluators import EVALUATORS, CalledTool, Judge, StoppedWith, WithinUsage
     from ._report import Regression, find_regressions, load_report, save_report
     from ._task import AgentRun, agent_task, run_agent, trace_spans
 
 __all__ = [
+    "EVALUATORS",
     "AgentRun",
     "CalledTool",
     "Judge",
@@ -59,6 +60,7 @@ __getattr__ = lazy_exports(
         "agent_task": "._task",
         "run_agent": "._task",
         "trace_spans": "._task",
+        "EVALUATORS": "._evaluators",
         "CalledTool": "._evaluators",
         "Judge": "._evaluators",
         "StoppedWith": "._evaluators",

@@ -8,7 +8,7 @@ evaluators:
   - CalledTool: calculator
   - CalledTool: {name: calculator, arguments: {expression: "17 * 23"}}
   - WithinUsage: {output_tokens: 2000, turns: 4}
-  - StoppedWith: stop
+  - StoppedWith          # ended with an answer, no bound hit
   - Judge: {rubric: "The answer is polite", model: local/qwen2.5-coder-1.5b}
 ```
 """
@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
-from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
 
 from ..agent import Agent
 from ..llm.model import Model
 from ..llm.models import get_model
 from ..llm.registry import StreamFn
 from ._deps import pydantic_evals  # noqa: F401  (the error naming the extra comes first)
+
+# isort: split
+from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "CalledTool", "Judge", "StoppedWith", "WithinUsage"]
 
@@ -122,12 +124,13 @@ class WithinUsage(Evaluator[Any, Any, Any]):
 
 @dataclass(repr=False)
 class StoppedWith(Evaluator[Any, Any, Any]):
-    """Passes when the run's last answer has the stop reason `reason` (`stop`, `length`,
-    `tool_use`, `error`, `aborted`) and the run ended by the bound `limit` (`max_turns`,
-    `input_tokens`, `output_tokens`, `cost`, `output_retries`), or by none when `limit` is
-    None."""
+    """Passes when the run ended as expected. With no `reason`, when it ended with an answer (a
+    valid typed answer when one was asked for, else an answer that stopped) and no bound ended
+    it; with `reason` (`stop`, `length`, `tool_use`, `error`, `aborted`), when its last answer
+    has that stop reason and the bound `limit` (`max_turns`, `input_tokens`, `output_tokens`,
+    `cost`, `output_retries`) ended it, or none when `limit` is None."""
 
-    reason: str = "stop"
+    reason: str | None = None
     limit: str | None = None
     evaluation_name: str | None = field(default=None)
 
@@ -135,14 +138,17 @@ class StoppedWith(Evaluator[Any, Any, Any]):
         """Compare how the run ended."""
         got_reason = _recorded(ctx, "stop_reason")
         got_limit = ctx.attributes.get("limit")
-        ok = got_reason == self.reason and got_limit == self.limit
+        if self.reason is None:
+            ok = bool(ctx.attributes.get("answered")) and self.limit is None
+        else:
+            ok = got_reason == self.reason and got_limit == self.limit
         said = f"stop reason {got_reason!r}, limit {got_limit!r}"
         error = ctx.attributes.get("error")
         return EvaluationReason(value=ok, reason=said + (f", error: {error}" if error else ""))
 
     def get_default_evaluation_name(self) -> str:
-        """`stopped_with` unless `evaluation_name` is given."""
-        return self.evaluation_name or "stopped_with"
+        """`stopped_with` unless `evaluation_name` is given (`answered` with no `reason`)."""
+        return self.evaluation_name or ("answered" if self.reason is None else "stopped_with")
 
 
 class Grade(BaseModel):

@@ -59,7 +59,10 @@ class AgentRun:
         tool_calls: every tool call the model made, in order (the final-answer tool excluded).
         usage: the sum of the usage of every answer.
         turns: how many answers the model gave.
-        stop_reason: the stop reason of the last answer (None when there was none).
+        stop_reason: the stop reason of the last answer (None when there was none); a typed
+            answer given with the final-answer tool ends on `tool_use`.
+        answered: the run ended with an answer: a valid typed answer when one was asked for,
+            else a last answer that stopped (`stop`), and no bound ended it.
         limit: the bound that ended the run, if one did.
         error_message: the error of a failed or aborted last answer.
     """
@@ -72,17 +75,20 @@ class AgentRun:
     usage: Usage
     turns: int
     stop_reason: StopReason | None
+    answered: bool
     limit: LimitReached | None
     error_message: str | None
 
     def attributes(self) -> dict[str, Any]:
         """The pydantic-evals attributes of the run: `tool_calls` (a list of `{"name",
-        "arguments"}`), `stop_reason`, `limit` (the bound's kind, or None) and `error`."""
+        "arguments"}`), `stop_reason`, `answered`, `limit` (the bound's kind, or None) and
+        `error`."""
         return {
             "tool_calls": [
                 {"name": c.name, "arguments": dict(c.arguments)} for c in self.tool_calls
             ],
             "stop_reason": self.stop_reason,
+            "answered": self.answered,
             "limit": self.limit.kind if self.limit is not None else None,
             "error": self.error_message,
         }
@@ -128,6 +134,8 @@ def _summarise(
         usage=_total(answers),
         turns=len(answers),
         stop_reason=last.stop_reason if last is not None else None,
+        answered=limit is None
+        and (output is not None if typed else last is not None and last.stop_reason == "stop"),
         limit=limit,
         error_message=last.error_message if last is not None else None,
     )

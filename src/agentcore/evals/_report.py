@@ -1,0 +1,135 @@
+"""Reports saved as JSON, loaded back, and compared with a baseline: `find_regressions`.
+
+A report is saved with pydantic-evals' own `EvaluationReportAdapter`, so a saved file loads back
+as an `EvaluationReport` (typed answers become JSON values) that `report.print(baseline=...)`
+can diff against. A regression is a case that got worse than in the baseline: an assertion that
+passed and now fails (or is gone), a score lower by more than the tolerance, a case that ran and
+now fails with an error, or a case of the baseline that was not run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ._deps import pydantic_evals  # noqa: F401  (the error naming the extra comes first)
+
+# isort: split
+from pydantic_evals.reporting import EvaluationReport, EvaluationReportAdapter
+
+__all__ = ["Regression", "find_regressions", "load_report", "save_report"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Regression:
+    """One way a case got worse than in the baseline.
+
+    Attributes:
+        case: the case's name.
+        kind: `assertion` (passed, now fails or is missing), `score` (lower by more than the
+            tolerance), `failure` (the task now raises) or `missing` (the case was not run).
+        name: the assertion's or score's name (empty for `failure` and `missing`).
+        before: the baseline's value.
+        after: the new value (None when there is none).
+    """
+
+    case: str
+    kind: Literal["assertion", "score", "failure", "missing"]
+    name: str = ""
+    before: Any = None
+    after: Any = None
+
+    def __str__(self) -> str:
+        if self.kind == "missing":
+            return f"{self.case}: in the baseline, not run"
+        if self.kind == "failure":
+            return f"{self.case}: the task failed: {self.after}"
+        return f"{self.case}: {self.kind} {self.name}: {self.before!r} -> {self.after!r}"
+
+
+def save_report(report: EvaluationReport[Any, Any, Any], path: str | Path) -> None:
+    """Write `report` to `path` as JSON (pydantic-evals' own report schema)."""
+    data = EvaluationReportAdapter.dump_json(report, indent=2, fallback=repr)
+    Path(path).write_bytes(data + b"\n")
+
+
+def load_report(path: str | Path) -> EvaluationReport[Any, Any, Any]:
+    """Read a report `save_report` (or `agentcore eval --json`) wrote.
+
+    Raises:
+        ValueError: the file cannot be read or is not such a report; the message names the file
+            and what is wrong.
+    """
+    try:
+        text = Path(path).read_text("utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read the report {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the report {str(path)!r} is not JSON: {exc}") from None
+    try:
+        return EvaluationReportAdapter.validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the top level"
+        raise ValueError(
+            f"the report {str(path)!r} is not an evaluation report (as `agentcore eval --json` "
+            f"writes): {where}: {first['msg']}"
+        ) from None
+
+
+def find_regressions(
+    report: EvaluationReport[Any, Any, Any],
+    baseline: EvaluationReport[Any, Any, Any],
+    *,
+    tolerance: float = 0.0,
+) -> list[Regression]:
+    """The ways `report`'s cases got worse than `baseline`'s, case by case (by name).
+
+    Args:
+        report: the new report.
+        baseline: the report to compare with.
+        tolerance: how much lower a score may be before it counts.
+    """
+    now = {case.name: case for case in report.cases}
+    failed = {failure.name: failure for failure in report.failures}
+    found: list[Regression] = []
+    for before in baseline.cases:
+        name = before.name
+        if name in failed:
+            found.append(Regression(case=name, kind="failure", after=failed[name].error_message))
+            continue
+        after = now.get(name)
+        if after is None:
+            found.append(Regression(case=name, kind="missing"))
+            continue
+        for key, result in before.assertions.items():
+            new = after.assertions.get(key)
+            if result.value is True and (new is None or new.value is not True):
+                found.append(
+                    Regression(
+                        case=name,
+                        kind="assertion",
+                        name=key,
+                        before=True,
+                        after=None if new is None else new.value,
+                    )
+                )
+        for key, result in before.scores.items():
+            new_score = after.scores.get(key)
+            if new_score is None or new_score.value < result.value - tolerance:
+                found.append(
+                    Regression(
+                        case=name,
+                        kind="score",
+                        name=key,
+                        before=result.value,
+                        after=None if new_score is None else new_score.value,
+                    )
+                )
+    return found
