@@ -158,7 +158,7 @@ async def _main(
             model_ref=parsed.model,
             model_given="model" in parsed.given,
             stream_fn=stream_fn,
-            stdout=stdout,
+            stdout=stdout.stream,
             stderr=stderr,
         )
     if parsed.command == "sessions":

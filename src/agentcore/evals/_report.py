@@ -120,15 +120,15 @@ def find_regressions(
                         after=None if new is None else new.value,
                     )
                 )
-        for key, result in before.scores.items():
+        for key, score in before.scores.items():
             new_score = after.scores.get(key)
-            if new_score is None or new_score.value < result.value - tolerance:
+            if new_score is None or new_score.value < score.value - tolerance:
                 found.append(
                     Regression(
                         case=name,
                         kind="score",
                         name=key,
-                        before=result.value,
+                        before=score.value,
                         after=None if new_score is None else new_score.value,
                     )
                 )

@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 
 from pydantic import TypeAdapter
 
+from .. import agent_loop
 from ..agent import Agent
 from ..config import AgentContext, AgentLoopConfig
 from ..errors import ConfigError
@@ -180,8 +181,6 @@ async def run_agent(
         and isinstance(target[0], AgentLoopConfig)
         and isinstance(target[1], AgentContext)
     ):
-        from .._engine.entry import agent_loop
-
         config, context = target
         messages: list[AgentMessage] = []
         limit: LimitReached | None = None
@@ -221,10 +220,11 @@ def prompt_of(inputs: Any) -> str:
 async def build_agent(factory: AgentFactory, *, model: Model | None, inputs: Any) -> AgentTarget:
     """Call `factory` with those of `model` and `inputs` its signature names (`model` only when
     one is given)."""
+    names: Mapping[str, Any]
     try:
         names = inspect.signature(factory).parameters
     except (TypeError, ValueError):
-        names = {}  # type: ignore[assignment]
+        names = {}
     kwargs: dict[str, Any] = {}
     if "model" in names and model is not None:
         kwargs["model"] = model
@@ -233,7 +233,7 @@ async def build_agent(factory: AgentFactory, *, model: Model | None, inputs: Any
     built = factory(**kwargs)
     if inspect.isawaitable(built):
         built = await built
-    return built  # type: ignore[return-value]
+    return built
 
 
 def agent_task(
