@@ -77,9 +77,13 @@ def _load_dataset(path: str) -> Any:
         raise CommandError(f"the dataset {path} cannot be used: {_problem(exc)}") from None
 
 
-def _problem(exc: Exception) -> str:
+def _problem(exc: BaseException) -> str:
     from pydantic import ValidationError
 
+    if isinstance(exc, BaseExceptionGroup):  # pydantic-evals gathers evaluator errors
+        return "; ".join(_problem(inner) for inner in exc.exceptions)
+    if isinstance(exc.__cause__, ValidationError):  # pydantic-evals wraps the schema's errors
+        exc = exc.__cause__
     if isinstance(exc, ValidationError):
         lines = []
         for error in exc.errors()[:5]:

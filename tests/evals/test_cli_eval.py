@@ -1,0 +1,146 @@
+"""`agentcore eval` through a subprocess: the gallery dataset on its scripted agent (tool calls,
+a typed answer, OpenTelemetry spans), the JSON report, a baseline regression's exit code, no
+progress bar when stderr is not a terminal, and bad dataset, agent and report files named."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = ROOT / "examples" / "evals" / "arithmetic.yaml"
+SCRIPTED = f"{ROOT / 'examples' / 'eval_agent.py'}:scripted_agent"
+
+
+def agentcore(
+    *args: str, cwd: Path = ROOT, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCORE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    env["COLUMNS"] = "160"
+    return subprocess.run(
+        [sys.executable, "-m", "agentcore.cli", "eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assertions(report: dict[str, object]) -> dict[str, dict[str, bool]]:
+    cases = report["cases"]
+    assert isinstance(cases, list)
+    return {c["name"]: {k: v["value"] for k, v in c["assertions"].items()} for c in cases}
+
+
+def test_the_gallery_dataset_runs_and_writes_a_json_report(tmp_path: Path) -> None:
+    done = agentcore(str(DATASET), "--agent", SCRIPTED, "--json", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    assert "Evaluation Summary" in done.stdout and "product_plus" in done.stdout
+    assert done.stderr == ""  # not a terminal: no progress bar, nothing else
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["failures"] == []
+    everything = {
+        "EqualsExpected": True,
+        "called_calculator": True,
+        "answered": True,
+        "within_usage": True,
+        "calculator_span": True,  # the execute_tool span of agentcore.tracing
+    }
+    assert assertions(report) == {
+        "product": everything,
+        "product_plus": {"calculator_arguments": True, **everything},
+        "power": everything,
+    }
+    outputs = {c["name"]: c["output"] for c in report["cases"]}
+    assert outputs == {"product": 391, "product_plus": 395, "power": 1000}  # typed: ints
+    [case] = [c for c in report["cases"] if c["name"] == "power"]
+    assert case["attributes"]["tool_calls"] == [
+        {"name": "calculator", "arguments": {"expression": "2 ** 10 - 24"}}
+    ]
+
+
+WRONG_AGENT = """
+from agentcore import Agent
+from agentcore.testing import FauxProvider, faux_tool_call
+
+def wrong_agent():
+    faux = FauxProvider([faux_tool_call("final_answer", {"value": 7})])
+    agent = Agent(initial_state={"model": faux.model}, output_type=int)
+    agent.faux = faux
+    return agent
+"""
+
+
+def test_a_baseline_regression_exits_1_and_names_each(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    assert agentcore(str(DATASET), "--agent", SCRIPTED, "--json", str(baseline)).returncode == 0
+    same = agentcore(str(DATASET), "--agent", SCRIPTED, "--baseline", str(baseline))
+    assert same.returncode == 0, same.stderr
+    assert same.stderr == f"no regression against {baseline}\n"
+
+    (tmp_path / "wrong_agents.py").write_text(WRONG_AGENT)
+    worse = agentcore(
+        str(DATASET),
+        "--agent",
+        "wrong_agents:wrong_agent",
+        "--baseline",
+        str(baseline),
+        cwd=tmp_path,
+    )
+    assert worse.returncode == 1, worse.stderr
+    lines = worse.stderr.splitlines()
+    assert "regression: product: assertion EqualsExpected: True -> False" in lines
+    assert "regression: power: assertion called_calculator: True -> False" in lines
+    assert "regression: product_plus: assertion calculator_arguments: True -> False" in lines
+    # EqualsExpected, called_calculator, calculator_span: 3 each; calculator_arguments
+    assert lines[-1] == f"10 regression(s) against {baseline}"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "no such dataset file: {path}"),
+        ("cases: [oops", "the dataset {path} cannot be used: while parsing a flow sequence"),
+        (
+            "name: x\ncases:\n  - name: a\n    inputs: hi\nevaluators:\n  - NoSuchEvaluator\n",
+            "the dataset {path} cannot be used: ",
+        ),
+        (
+            "name: x\ncases: 3\n",
+            "the dataset {path} cannot be used: cases: Input should be a valid list",
+        ),
+    ],
+    ids=["missing", "bad_yaml", "unknown_evaluator", "bad_cases"],
+)
+def test_a_bad_dataset_file_is_named_with_its_problem(
+    tmp_path: Path, content: str | None, problem: str
+) -> None:
+    path = tmp_path / "data.yaml"
+    if content is not None:
+        path.write_text(content)
+    done = agentcore(str(path), "--agent", SCRIPTED)
+    assert done.returncode == 2
+    assert done.stderr.startswith("agentcore: error: " + problem.format(path=path)), done.stderr
+    if "NoSuchEvaluator" in (content or ""):
+        assert "NoSuchEvaluator" in done.stderr
+
+
+def test_a_bad_agent_or_baseline_is_named(tmp_path: Path) -> None:
+    done = agentcore(str(DATASET), "--agent", "no_colon")
+    assert done.returncode == 2
+    assert "--agent: expected MODULE:FACTORY" in done.stderr
+    done = agentcore(str(DATASET), "--agent", "no_such_module_here:make")
+    assert done.returncode == 2 and "--agent: cannot import 'no_such_module_here'" in done.stderr
+    done = agentcore(str(DATASET), "--agent", f"{ROOT / 'examples' / 'eval_agent.py'}:nope")
+    assert done.returncode == 2 and "has no function 'nope'" in done.stderr
+    (tmp_path / "b.json").write_text("[]")
+    done = agentcore(str(DATASET), "--agent", SCRIPTED, "--baseline", str(tmp_path / "b.json"))
+    assert done.returncode == 2 and "--baseline: the report" in done.stderr
