@@ -1,7 +1,11 @@
-"""The agent of the evaluation example: arithmetic with a calculator, answered as a number.
+"""An evaluation dataset run against an agent: arithmetic with a calculator, answered as a number.
 
-    agentcore eval examples/evals/arithmetic.yaml --agent examples/eval_agent.py:scripted_agent
+    python examples/eval_agent.py             # the dataset on the scripted agent
+    python examples/eval_agent.py --local     # on the local model (scripts/local-model)
     agentcore eval examples/evals/arithmetic.yaml --agent examples/eval_agent.py:make_agent
+
+Run as a script, it is `agentcore eval examples/evals/arithmetic.yaml` with this file's agent
+(other options are passed on: `--json FILE`, `--baseline FILE`, ...).
 
 `make_agent(model)` is the agent under test: the `calculator` tool of `agentcore.builtin_tools`
 and a typed answer (`output_type=int`, docs/typed-answers.md), on the model `agentcore eval`
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 from agentcore import Agent, TextContent, ToolResultMessage, UserMessage
 from agentcore.builtin_tools import calculator
@@ -60,3 +66,12 @@ def scripted_agent() -> Agent:
     agent = make_agent(faux.model)
     agent.faux = faux  # type: ignore[attr-defined]  # kept alive as long as the agent
     return agent
+
+
+if __name__ == "__main__":
+    from agentcore.cli import main
+
+    factory = "make_agent" if "--local" in sys.argv else "scripted_agent"
+    dataset = Path(__file__).resolve().parent / "evals" / "arithmetic.yaml"
+    options = [a for a in sys.argv[1:] if a != "--local"]
+    sys.exit(main(["eval", str(dataset), "--agent", f"{__file__}:{factory}", *options]))
