@@ -144,3 +144,36 @@ def test_a_bad_agent_or_baseline_is_named(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text("[]")
     done = agentcore(str(DATASET), "--agent", SCRIPTED, "--baseline", str(tmp_path / "b.json"))
     assert done.returncode == 2 and "--baseline: the report" in done.stderr
+
+
+RECORDING = ROOT / "examples" / "evals" / "arithmetic.recording.json"
+LOCAL = f"{ROOT / 'examples' / 'eval_agent.py'}:make_agent"
+
+
+def test_the_local_model_run_replayed_offline(tmp_path: Path) -> None:
+    # recorded once against the local model (--record, --concurrency 1): no server, no key here
+    done = agentcore(
+        str(DATASET),
+        "--agent",
+        LOCAL,
+        "--replay",
+        str(RECORDING),
+        "--json",
+        str(tmp_path / "r.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {c["name"]: c["output"] for c in report["cases"]} == {
+        "product": 391,
+        "product_plus": 395,
+        "power": 1000,
+    }
+    assert all(all(a.values()) for a in assertions(report).values()), assertions(report)
+
+
+def test_a_replay_that_drifts_exits_1_naming_the_difference(tmp_path: Path) -> None:
+    changed = DATASET.read_text().replace("What is 2 ** 10 - 24?", "What is 2 ** 10 - 25?")
+    (tmp_path / "changed.yaml").write_text(changed)
+    done = agentcore(str(tmp_path / "changed.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
+    assert done.returncode == 1, done.stderr
+    assert "2 ** 10 - 25" in done.stderr and "never requested" in done.stderr, done.stderr
