@@ -62,36 +62,12 @@ def _load_factory(ref: str) -> Callable[..., Any]:
 
 
 def _load_dataset(path: str) -> Any:
-    from pydantic_evals import Dataset
+    from ..evals import load_dataset
 
-    from ..evals import EVALUATORS
-
-    file = Path(path)
-    if not file.is_file():
-        raise CommandError(f"no such dataset file: {path}")
-    if file.suffix.lower() not in (".yaml", ".yml", ".json"):
-        raise CommandError(f"the dataset {path} must be a .yaml, .yml or .json file")
     try:
-        return Dataset[Any, Any, Any].from_file(file, custom_evaluator_types=EVALUATORS)
-    except Exception as exc:  # yaml, JSON, validation and unknown-evaluator errors alike
-        raise CommandError(f"the dataset {path} cannot be used: {_problem(exc)}") from None
-
-
-def _problem(exc: BaseException) -> str:
-    from pydantic import ValidationError
-
-    if isinstance(exc, BaseExceptionGroup):  # pydantic-evals gathers evaluator errors
-        return "; ".join(_problem(inner) for inner in exc.exceptions)
-    if isinstance(exc.__cause__, ValidationError):  # pydantic-evals wraps the schema's errors
-        exc = exc.__cause__
-    if isinstance(exc, ValidationError):
-        lines = []
-        for error in exc.errors()[:5]:
-            where = ".".join(str(p) for p in error["loc"]) or "the top level"
-            lines.append(f"{where}: {error['msg']}")
-        return "; ".join(lines)
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
+        return load_dataset(path)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _timed(
@@ -130,8 +106,13 @@ async def eval_command(
         from ..evals import agent_task, find_regressions, load_report, save_report, trace_spans
     except AgentCoreError as exc:  # the [evals] extra is not installed
         raise CommandError(str(exc)) from None
-    from rich.console import Console
-    from rich.progress import Progress
+    try:
+        from rich.console import Console
+        from rich.progress import Progress
+    except ImportError:
+        raise CommandError(
+            "agentcore eval needs rich, which is not installed: pip install 'agentcore-loop[evals]'"
+        ) from None
 
     dataset = _load_dataset(options.dataset)
     baseline = None

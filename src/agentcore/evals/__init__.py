@@ -34,7 +34,13 @@ from .._optional import lazy_exports
 
 if typing.TYPE_CHECKING:
     from ._evaluators import EVALUATORS, CalledTool, Judge, StoppedWith, WithinUsage
-    from ._report import Regression, find_regressions, load_report, save_report
+    from ._report import (
+        Regression,
+        find_regressions,
+        load_dataset,
+        load_report,
+        save_report,
+    )
     from ._task import AgentRun, agent_task, run_agent, trace_spans
 
 __all__ = [
@@ -47,6 +53,7 @@ __all__ = [
     "WithinUsage",
     "agent_task",
     "find_regressions",
+    "load_dataset",
     "load_report",
     "run_agent",
     "save_report",
@@ -67,6 +74,7 @@ __getattr__ = lazy_exports(
         "WithinUsage": "._evaluators",
         "Regression": "._report",
         "find_regressions": "._report",
+        "load_dataset": "._report",
         "load_report": "._report",
         "save_report": "._report",
     },

@@ -25,10 +25,7 @@ from ..agent import Agent
 from ..llm.model import Model
 from ..llm.models import get_model
 from ..llm.registry import StreamFn
-from ._deps import pydantic_evals  # noqa: F401  (the error naming the extra comes first)
-
-# isort: split
-from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
+from ._deps import EvaluationReason, Evaluator, EvaluatorContext
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "CalledTool", "Judge", "StoppedWith", "WithinUsage"]
 

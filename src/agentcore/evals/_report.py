@@ -16,12 +16,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ._deps import pydantic_evals  # noqa: F401  (the error naming the extra comes first)
+from ._deps import Dataset, EvaluationReport, EvaluationReportAdapter
 
-# isort: split
-from pydantic_evals.reporting import EvaluationReport, EvaluationReportAdapter
-
-__all__ = ["Regression", "find_regressions", "load_report", "save_report"]
+__all__ = ["Regression", "find_regressions", "load_dataset", "load_report", "save_report"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +46,43 @@ class Regression:
         if self.kind == "failure":
             return f"{self.case}: the task failed: {self.after}"
         return f"{self.case}: {self.kind} {self.name}: {self.before!r} -> {self.after!r}"
+
+
+def load_dataset(path: str | Path) -> Dataset[Any, Any, Any]:
+    """Read a pydantic-evals dataset file (`.yaml`, `.yml` or `.json`) with agentcore's
+    evaluators (`EVALUATORS`) known besides pydantic-evals' own.
+
+    Raises:
+        ValueError: the file is missing, is not YAML or JSON, or does not fit the dataset
+            schema; the message names the file and the problem (the YAML error and its line,
+            the failing fields, an unknown evaluator with the known ones).
+    """
+    from ._evaluators import EVALUATORS
+
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"no such dataset file: {path}")
+    if file.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise ValueError(f"the dataset {path} must be a .yaml, .yml or .json file")
+    try:
+        return Dataset[Any, Any, Any].from_file(file, custom_evaluator_types=EVALUATORS)
+    except Exception as exc:  # YAML, JSON, schema and unknown-evaluator errors alike
+        raise ValueError(f"the dataset {path} cannot be used: {_problem(exc)}") from None
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):  # pydantic-evals gathers evaluator errors
+        return "; ".join(_problem(inner) for inner in exc.exceptions)
+    if isinstance(exc.__cause__, ValidationError):  # pydantic-evals wraps the schema's errors
+        exc = exc.__cause__
+    if isinstance(exc, ValidationError):
+        lines = []
+        for error in exc.errors()[:5]:
+            where = ".".join(str(p) for p in error["loc"]) or "the top level"
+            lines.append(f"{where}: {error['msg']}")
+        return "; ".join(lines)
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())
 
 
 def save_report(report: EvaluationReport[Any, Any, Any], path: str | Path) -> None:

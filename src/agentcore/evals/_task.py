@@ -259,7 +259,7 @@ def agent_task(
     """
 
     async def run_case(inputs: Any) -> Any:
-        from pydantic_evals.dataset import increment_eval_metric, set_eval_attribute
+        from ._deps import increment_eval_metric, set_eval_attribute
 
         target = await build_agent(factory, model=model, inputs=inputs)
         run = await run_agent(target, prompt_of(inputs), stream_fn=stream_fn)
