@@ -177,3 +177,40 @@ def test_a_replay_that_drifts_exits_1_naming_the_difference(tmp_path: Path) -> N
     done = agentcore(str(tmp_path / "changed.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
     assert done.returncode == 1, done.stderr
     assert "2 ** 10 - 25" in done.stderr and "never requested" in done.stderr, done.stderr
+
+
+def test_the_progress_bar_on_a_terminal() -> None:
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCORE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    env["COLUMNS"] = "100"
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "agentcore.cli", "eval", str(DATASET), "--agent", SCRIPTED],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+    ) as proc:
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert proc.wait(timeout=60) == 0
+    os.close(leader)
+    text = seen.decode("utf-8", "replace")
+    assert "arithmetic" in text and "100%" in text  # the dataset's bar, finished
+    assert text.endswith("\x1b[2K")  # then cleared: the report alone stays
+
+
+def test_progress_forced_when_stderr_is_not_a_terminal() -> None:
+    done = agentcore(str(DATASET), "--agent", SCRIPTED, "--progress")
+    assert done.returncode == 0
+    assert "arithmetic" in done.stderr and "100%" in done.stderr

@@ -129,7 +129,9 @@ async def eval_command(
 
     show = options.progress if options.progress is not None else stderr.isatty()
     total = len(dataset.cases) * options.repeat
-    progress = Progress(console=Console(file=stderr), transient=True, disable=not show)
+    # --progress on a stream that is not a terminal still draws the bar (rich would not)
+    bar_console = Console(file=stderr, force_terminal=True if options.progress else None)
+    progress = Progress(console=bar_console, transient=True, disable=not show)
     bar = progress.add_task(f"{dataset.name or options.dataset}", total=total)
     with progress:
         report = await dataset.evaluate(
