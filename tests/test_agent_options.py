@@ -13,6 +13,7 @@ from agentcore import Agent, AgentLoopConfig, ToolExecutionMode, UsageLimits
 from agentcore._agent.run import AGENT_DEFAULTS, OPTIONS, RUN_OWN
 from agentcore._engine.request import stream_options
 from agentcore.abort import AbortController
+from agentcore.guardrails import input_guardrail
 from agentcore.limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -93,6 +94,7 @@ def _distinct_values() -> dict[str, Any]:
         "output_retries": 4,
         "compaction": None,
         "fallback_models": (FauxProvider().model,),
+        "guardrails": (input_guardrail(lambda ctx: None),),
     }
     assert list(values) == list(OPTIONS), "a new option needs a value here"
     return values

@@ -32,6 +32,7 @@ def test_each_stop_reason_fills_one_agent_end_field_or_none() -> None:
             "limit": stopped.limit,
             "output": stopped.output,
             "pending_approvals": stopped.pending_approvals,
+            "guardrail": stopped.guardrail,
         }
         assert [name for name, value in read.items() if value is data] == (
             [cause.field] if cause.field is not None else []

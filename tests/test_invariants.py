@@ -14,6 +14,7 @@ Whatever happens:
 - no tool (nor its `before_tool_call`) starts after the abort, an abort during tools asks the
   model nothing more, and at most one request (which then reports `aborted`) follows any abort;
 - every polled steering or follow-up message joins the transcript (none is lost);
+- all of this also under a guardrail of each kind and mode that blocks, rewrites or raises;
 - the run always completes.
 """
 
@@ -48,6 +49,14 @@ from agentcore import (
     agent_loop,
     run_agent_loop,
 )
+from agentcore.guardrails import (
+    Block,
+    Guardrail,
+    InputGuardrailContext,
+    OutputGuardrailContext,
+    Rewrite,
+    ToolCallGuardrailContext,
+)
 from agentcore.testing import FauxProvider, check_well_formed, faux_message
 
 BEHAVIOURS = ["ok", "raise", "is_error", "terminate", "slow", "update", "abort", "hang", "flood"]
@@ -61,6 +70,18 @@ FAILING_HOOKS = [
     "prepare_next_turn",
     "should_stop_after_turn",
 ]
+
+GUARDS = [
+    "input_before",
+    "input_alongside",
+    "output_before",
+    "output_alongside",
+    "tool_before",
+    "tool_alongside",
+    "tool_result",
+    "raise",
+]
+"""Guardrails a script may run under: each blocks some of what it sees (see `build_guards`)."""
 
 SCHEMA = {
     "type": "object",
@@ -102,6 +123,7 @@ class Script:
     sink_raises_at: int | None
     paced: bool
     backend: str
+    guards: str | None = None
 
 
 call_specs = st.builds(
@@ -166,6 +188,7 @@ def scripts(draw: st.DrawFn) -> Script:
         else None,
         paced=draw(st.booleans()),
         backend=draw(st.sampled_from(["asyncio", "asyncio", "trio"])),
+        guards=draw(st.sampled_from([None] * 4 + GUARDS)),
     )
 
 
@@ -303,6 +326,36 @@ def build_tools(world: World) -> list[AgentTool]:
     ]
 
 
+def build_guards(kind: str | None) -> list[Guardrail]:
+    """One guardrail of `kind` that blocks some of what it sees (or raises on it)."""
+    if kind is None:
+        return []
+
+    async def check(ctx: Any) -> Any:
+        await anyio.lowlevel.checkpoint()
+        if kind == "raise":
+            raise RuntimeError("guardrail failed")
+        if isinstance(ctx, InputGuardrailContext):
+            return Block("long") if len(ctx.messages) > 2 else None
+        if isinstance(ctx, OutputGuardrailContext):
+            return Block("longer") if "longer" in ctx.text or ctx.text == "ok" else None
+        if isinstance(ctx, ToolCallGuardrailContext):
+            return Block("odd") if ctx.tool_call.id.endswith("1") else None
+        return Block("raised") if ctx.result.is_error else Rewrite(ctx.text + "!")
+
+    guard_kind, mode = {
+        "input_before": ("input", "before"),
+        "input_alongside": ("input", "alongside"),
+        "output_before": ("output", "before"),
+        "output_alongside": ("output", "alongside"),
+        "tool_before": ("tool_call", "before"),
+        "tool_alongside": ("tool_call", "alongside"),
+        "tool_result": ("tool_result", "before"),
+        "raise": ("input", "before"),
+    }[kind]
+    return [Guardrail(check=check, kind=guard_kind, mode=mode)]  # type: ignore[arg-type]
+
+
 def build_config(world: World, faux: FauxProvider) -> AgentLoopConfig:
     script = world.script
 
@@ -380,6 +433,7 @@ def build_config(world: World, faux: FauxProvider) -> AgentLoopConfig:
         get_follow_up_messages=get_follow_up,
         prepare_next_turn=prepare,
         should_stop_after_turn=should_stop,
+        guardrails=build_guards(script.guards),
     )
 
 
@@ -505,6 +559,7 @@ def test_G6_invariants_hold_for_random_scripts(script: Script) -> None:
     event(f"failing hook planned: {script.failing_hook is not None}")
     event(f"tool executions: {min(sum(e.type == 'tool_execution_start' for e in world.events), 4)}")
     event(f"model calls: {min(world.faux.call_count if world.faux else 0, 4)}")
+    event(f"guardrail: {script.guards} tripped: {world.events[-1].guardrail is not None}")
 
 
 # --- the checker itself must be able to fail -----------------------------------------------

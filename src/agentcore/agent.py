@@ -61,6 +61,7 @@ from .config import (
 )
 from .errors import AgentBusyError, ConfigError, MessageFormatError
 from .events import AgentEvent, MessageEndEvent
+from .guardrails import Guardrail
 from .limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -110,7 +111,8 @@ class Agent(QueueMethods, ApprovalMethods):
     `session_id`, the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
     bounds its runs by default: `max_turns=100`, `tool_timeout=600`, `request_timeout=300`,
     `idle_timeout=300` seconds (None turns one off; see docs/limits.md). `state.limit` tells which
-    bound ended the last run, and `state.output` holds the last run's answer when it had an
+    bound ended the last run, `state.guardrail` which guardrail (see docs/guardrails.md), and
+    `state.output` holds the last run's answer when it had an
     `output_type` (see docs/typed-answers.md).
 
     Raises:
@@ -160,6 +162,7 @@ class Agent(QueueMethods, ApprovalMethods):
         output_retries: int = 2,
         compaction: Compaction | None = None,
         fallback_models: Sequence[Model] = (),
+        guardrails: Sequence[Guardrail] = (),
     ) -> None:
         given = state_fields(initial_state)
         self.stream_fn = stream_fn
@@ -209,6 +212,7 @@ class Agent(QueueMethods, ApprovalMethods):
         self.output_retries = output_retries
         self.compaction = compaction
         self.fallback_models = fallback_models
+        self.guardrails = guardrails
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
 
     def _resume(self, session: Session, given: Mapping[str, Any]) -> None:
@@ -400,6 +404,7 @@ class Agent(QueueMethods, ApprovalMethods):
         self._state._end_run()
         self._state._error_message = None
         self._state._limit = None
+        self._state._guardrail = None
         self._state._output = None
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 from ._compaction.policy import Compaction, check_compaction
 from ._engine.hooks import Hooks
 from .errors import ConfigError, ToolDefinitionError
+from .guardrails._values import Guardrail, check_guardrails
 from .limits import UsageLimits
 from .llm.fallback import check_fallback_models
 from .llm.model import Model
@@ -213,6 +214,9 @@ class AgentLoopConfig(_HooksSlot):
             docs/compaction.md).
         fallback_models: models tried in order when a request fails before its first event
             (see docs/fallback.md).
+        guardrails: `Guardrail`s checking the input, the final answer and tool calls (see
+            `agentcore.guardrails` and docs/guardrails.md); a tripped input or output guardrail
+            ends the run with `agent_end.guardrail` set.
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -254,6 +258,7 @@ class AgentLoopConfig(_HooksSlot):
     output_retries: int = 2
     compaction: Compaction | None = None
     fallback_models: Sequence[Model] = ()
+    guardrails: Sequence[Guardrail] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -316,4 +321,5 @@ class AgentLoopConfig(_HooksSlot):
             )
         check_compaction(self.compaction)
         check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
+        object.__setattr__(self, "guardrails", check_guardrails(self.guardrails))
         object.__setattr__(self, "_hooks", Hooks(self))  # every hook checked, adapted once

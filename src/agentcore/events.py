@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .guardrails._trip import GuardrailTrip
 from .limits import LimitReached
 from .llm.events import AssistantMessageEvent, lazy_snapshot
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
@@ -161,12 +162,14 @@ class AgentEndEvent:
     """The run ended; `messages` are the messages it added, in transcript order. `limit` names
     the bound (`max_turns`, a usage limit) that ended the run, or is None. `output` is the
     validated final answer of a run with an `output_type` (None otherwise, or when it ended
-    without one); `pending_approvals` are the tool calls waiting for a decision."""
+    without one); `pending_approvals` are the tool calls waiting for a decision; `guardrail` is
+    the input or output guardrail that ended the run (a `GuardrailTrip`), or None."""
 
     messages: list[AgentMessage]
     limit: LimitReached | None = None
     output: Any = None
     pending_approvals: tuple[Any, ...] = ()
+    guardrail: GuardrailTrip | None = None
     type: Literal["agent_end"] = "agent_end"
 
 

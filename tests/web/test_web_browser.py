@@ -278,6 +278,59 @@ def test_steering_and_branching_in_the_page(
     d.save_screenshot(str(shots / "7-branch.png"))
 
 
+def test_a_message_typed_during_a_run_is_sent_as_the_chosen_kind(
+    browser: Any, server: tuple[str, Path], shots: Path
+) -> None:
+    address, _sessions = server
+    d = browser
+    d.get(address)
+    _wait(d, _ready, "the page")
+    d.find_element(By.ID, "new-chat").click()
+    _send(d, "a long answer please")
+    _wait(d, lambda d: "word5 " in (_assistant_texts(d) or [""])[-1], "the long answer")
+    prompt, send = d.find_element(By.ID, "prompt"), d.find_element(By.ID, "send")
+    assert prompt.is_enabled() and send.is_enabled()  # typing during a run is never refused
+    delivery = d.find_element(By.ID, "delivery")
+    assert delivery.is_displayed() and send.text == "Steer"
+    # the choice is visible, and the button says what a send will do
+    delivery.find_element(By.CSS_SELECTOR, "option[value='follow-up']").click()
+    _wait(d, lambda d: d.find_element(By.ID, "send").text == "Follow up", "the button's label")
+    _send(d, "then this")
+    delivery.find_element(By.CSS_SELECTOR, "option[value='steer']").click()
+    _send(d, "steer this")
+
+    def queued(d: Any) -> list[tuple[str, str]]:
+        return [
+            (e.get_attribute("data-kind"), e.find_element(By.CSS_SELECTOR, ".body").text)
+            for e in d.find_elements(By.CSS_SELECTOR, ".msg.user.queued")
+        ]
+
+    _wait(d, lambda d: len(queued(d)) == 2, "both messages shown as queued")
+    assert sorted(queued(d)) == [("followUp", "then this"), ("steering", "steer this")]
+    labels = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".msg.user.queued .kind")]
+    assert any("follows up" in t for t in labels) and any("steers" in t for t in labels)
+    d.save_screenshot(str(shots / "6b-follow-up-and-steering-queued.png"))
+    # stopped: both stay queued (an abort loses none); the next message runs them after it
+    d.find_element(By.ID, "stop").click()
+    _wait(d, _idle, "the run to end")
+    assert sorted(queued(d)) == [("followUp", "then this"), ("steering", "steer this")]
+    _send(d, "hello")
+    _wait(
+        d,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.user:not(.queued)")) == 4,
+        "the queued messages to arrive",
+    )
+    _wait(d, _idle, "the run to end")
+    users = [
+        e.find_element(By.CSS_SELECTOR, ".body").text
+        for e in d.find_elements(By.CSS_SELECTOR, ".msg.user:not(.queued)")
+    ]
+    assert users == ["a long answer please", "hello", "steer this", "then this"]
+    assert queued(d) == []
+    errors = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == [], errors
+
+
 @pytest.mark.skipif(not hasattr(Agent, "approve"), reason="this agentcore has no approvals yet")
 def test_approve_and_deny_in_the_page(browser: Any, tmp_path: Path, shots: Path) -> None:
     @tool(requires_approval=True)

@@ -57,7 +57,7 @@ def start_server(
     store = JsonlSessionStore(store_dir)
     options.setdefault("tools", builtin_tools(str(tmp_path)))
     app = create_app(store, model=faux.model, **options)
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # as `serve`
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]

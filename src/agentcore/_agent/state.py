@@ -28,6 +28,7 @@ from ..events import (
     ToolExecutionStartEvent,
     TurnEndEvent,
 )
+from ..guardrails._trip import GuardrailTrip
 from ..limits import LimitReached
 from ..llm.model import Model
 from ..llm.types import ThinkingLevel
@@ -66,12 +67,14 @@ class AgentState:
     The transcript grows only at `message_end` events; `streaming_message` is the message being
     streamed (the partial assistant message), `pending_tool_calls` the ids of running tools,
     `error_message` the error of the last failed or aborted turn, `limit` the bound that ended
-    the last run (both reset when a run starts), `output` the last run's typed answer,
+    the last run (both reset when a run starts), `guardrail` the input or output guardrail that
+    ended the last run, `output` the last run's typed answer,
     `usage` the total of every run so far.
     """
 
     __slots__ = (
         "_error_message",
+        "_guardrail",
         "_is_streaming",
         "_limit",
         "_messages",
@@ -104,6 +107,7 @@ class AgentState:
         self._pending: frozenset[str] = frozenset()
         self._error_message: str | None = None
         self._limit: LimitReached | None = None
+        self._guardrail: GuardrailTrip | None = None
         self._output: Any = None
         self._usage = Usage()
 
@@ -163,6 +167,12 @@ class AgentState:
         return self._limit
 
     @property
+    def guardrail(self) -> GuardrailTrip | None:
+        """The input or output guardrail that ended the last run (a `GuardrailTrip`, from its
+        `agent_end`); None while a run is going, or when none ended the last run."""
+        return self._guardrail
+
+    @property
     def output(self) -> Any:
         """The validated final answer of the last run, when it had an `output_type` (from its
         `agent_end`); None while a run is going, or when the last run ended without one."""
@@ -183,6 +193,7 @@ class AgentState:
         self._error_message = None
         self._limit = None
         self._output = None
+        self._guardrail = None
 
     def _reduce(self, event: AgentEvent, *, keep: bool = True) -> AgentMessage | None:
         """The one place a run's events change the state, called before the listeners see
@@ -212,6 +223,7 @@ class AgentState:
                 self._streaming = None
                 self._limit = event.limit
                 self._output = event.output
+                self._guardrail = event.guardrail
         return None
 
     def _end_run(self) -> None:

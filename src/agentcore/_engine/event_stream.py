@@ -35,6 +35,7 @@ import anyio
 import sniffio
 
 from ..abort._eventloop import EventLoopRef, current_loop, threadsafe_caller
+from ..guardrails._trip import GuardrailTrip
 from ..limits import LimitReached
 from ..messages import Usage
 from .usage import run_usage
@@ -130,10 +131,11 @@ class RunEnding:
     collected (and its run stopped) while the run is still going.
     """
 
-    __slots__ = ("limit", "messages", "output", "pending_approvals")
+    __slots__ = ("guardrail", "limit", "messages", "output", "pending_approvals")
 
     def __init__(self) -> None:
         self.limit: LimitReached | None = None
+        self.guardrail: GuardrailTrip | None = None
         self.messages: list[Any] | None = None  # the run's new messages
         self.output: Any = None  # a typed run's answer
         self.pending_approvals: tuple[Any, ...] = ()
@@ -298,6 +300,12 @@ class EventStream(Generic[E, R]):
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
         return self._ending.limit
+
+    @property
+    def guardrail(self) -> GuardrailTrip | None:
+        """The input or output guardrail that ended the run (a `GuardrailTrip`), as in its
+        `agent_end` event; None while the run is going, or when no guardrail ended it."""
+        return self._ending.guardrail
 
     @property
     def output(self) -> Any:

@@ -17,6 +17,10 @@ calls the hooks in the task where the work happens:
   that call, so a run started inside `execute` sees what it makes current; `end_tool` at
   `tool_execution_end`, in the task that settled the call.
 
+- `guardrail_tripped(trip)`, an optional method of a `RunObserver`: just before `end_run`, when
+  an input or output guardrail ended the run (the `GuardrailTrip`); an observer without it is
+  not called (a tool guardrail's block shows as the call's error result).
+
 With nothing installed the loop's cost is one check per run, request and tool call. Hooks should
 not raise: an exception from `start_run` or `end_run` is logged and ignored, one from the others
 fails the run like a raising config hook.
@@ -28,7 +32,7 @@ import logging
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..abort import AbortSignal
 from ..limits import LimitReached
@@ -162,9 +166,15 @@ def end_observing(
     messages: Sequence[AgentMessage],
     limit: LimitReached | None,
     error: BaseException | None,
+    guardrail: Any = None,
 ) -> None:
-    """`end_run`, a raising one logged and ignored."""
+    """`end_run` (after the optional `guardrail_tripped` when a guardrail ended the run), a
+    raising one logged and ignored."""
     try:
+        if guardrail is not None:
+            tripped = getattr(observer, "guardrail_tripped", None)
+            if tripped is not None:
+                tripped(guardrail)
         observer.end_run(messages, limit, error)
     except Exception:
         _log.exception("the instrumentation's end_run raised")

@@ -69,6 +69,7 @@ from ..events import (
     TurnStartEvent,
     message_update,
 )
+from ..guardrails._trip import GuardrailTrip
 from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn, call_stream_fn
 from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
@@ -79,6 +80,7 @@ from .checks import check_prompts
 from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
 from .emit import Emitter, SinkError, call_hook, error_text
 from .event_stream import RunEnding
+from .guardrail_checks import RunGuards, blocked_answer
 from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
 from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
@@ -135,10 +137,14 @@ class LoopRun:
         sync_sink: bool | None = None,
     ) -> None:
         hooks = config_hooks(config)  # normalised when the config was built
+        guards = RunGuards.of(config, signal)  # None: no guardrails, nothing of them runs
+        run_fn = run_stream_fn(config, stream_fn)
+        if guards is not None and guards.output_alongside:
+            run_fn = guards.watched(run_fn)  # streamed text shown to the output guardrails
         self.inputs = RunInputs(
             config=config,
             hooks=hooks,
-            stream_fn=run_stream_fn(config, stream_fn),
+            stream_fn=run_fn,
             signal=signal if signal is not None else NEVER_ABORTED,  # (shared: never fires)
             abort_signal=signal,
             emitter=Emitter(emit, sync=sync_sink),
@@ -147,6 +153,7 @@ class LoopRun:
                 and hooks.transform_context is None
                 and config.convert_to_llm is default_convert_to_llm
             ),
+            guards=guards,
         )
         # -- the run's state: what its turns change
         self.system_prompt = context.system_prompt
@@ -232,8 +239,13 @@ class LoopRun:
             raise
         finally:
             end = self.end
+            stopped = end if isinstance(end, Stopped) else None
             end_observing(
-                observer, self.new_messages, end.limit if isinstance(end, Stopped) else None, error
+                observer,
+                self.new_messages,
+                stopped.limit if stopped is not None else None,
+                error,
+                stopped.guardrail if stopped is not None else None,
             )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
@@ -253,21 +265,24 @@ class LoopRun:
                     end = await self.fail(exc)
                 self.end = end
                 if end is DONE:
-                    limit, output, waiting = None, None, ()
+                    limit, output, waiting, guardrail = None, None, (), None
                 else:
                     assert isinstance(end, Stopped)
                     limit, output, waiting = end.limit, end.output, end.pending_approvals
+                    guardrail = end.guardrail
                 ending = self.ending
                 if ending is not None:  # readable from the stream as soon as agent_end is
                     ending.limit = limit
                     ending.messages = self.new_messages
                     ending.output = output
                     ending.pending_approvals = waiting
+                    ending.guardrail = guardrail
                 ended = AgentEndEvent(
                     messages=list(self.new_messages),
                     limit=limit,
                     output=output,
                     pending_approvals=waiting,
+                    guardrail=guardrail,
                 )
                 await self.inputs.emitter.emit(ended)
         except BaseExceptionGroup as group:
@@ -317,7 +332,12 @@ class LoopRun:
         """The open first turn of a run whose transcript ends in approval decisions: they are
         carried out (`decided_calls`), then the turn closes as after any batch."""
         message = decided.message
-        results, terminate = await decided_calls.resolve(self, decided)
+        results, terminate, waiting = await decided_calls.resolve(self, decided)
+        if waiting:  # a call run again asked for more input: the run stops again
+            for request in waiting:
+                await self.add_message(request)
+            await self.turn_end(message, results)
+            return Stopped(StopCause.APPROVALS, waiting)
         await self.turn_end(message, results)
         self.inputs.emitter.check()
         if self.inputs.signal.aborted:
@@ -336,11 +356,17 @@ class LoopRun:
         for message in pending:
             await self.add_message(message)
         inputs.emitter.check()
-        message = await self.request(await self.prepare_request())
-        if inputs.config.compaction is not None:
-            compacted = await retry_after_overflow(inputs, self, message)
-            if compacted is not None and await self.keep(compacted):
-                message = await self.request(await self.prepare_request())  # once, after it
+        if inputs.guards is None:
+            message = await self.request(await self.prepare_request())
+            if inputs.config.compaction is not None:
+                compacted = await retry_after_overflow(inputs, self, message)
+                if compacted is not None and await self.keep(compacted):
+                    message = await self.request(await self.prepare_request())  # once, after it
+        else:  # the input guardrails, the answer settled by them
+            answer = await self.guarded_request(inputs.guards)
+            if isinstance(answer, Stopped):
+                return answer
+            message = answer
         if self.bounds is not None:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
@@ -349,6 +375,8 @@ class LoopRun:
             return Stopped(cause, message)
         inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
+        if self.bounds is not None:
+            self.bounds.count_results(results)
         await self.turn_end(message, results)
         if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
             emitter = inputs.emitter
@@ -372,6 +400,37 @@ class LoopRun:
             if limit is not None:
                 return Stopped(StopCause.LIMIT, limit)
         return outcome
+
+    async def guarded_request(self, guards: RunGuards) -> AssistantMessage | Stopped:
+        """A turn's request under the run's guardrails (see `guardrail_checks`): its answer,
+        or, when a guardrail blocked the request or withheld the answer, the run's stop (the
+        turn closed)."""
+        prepared = await guards.before_request(
+            self.model, await self.prepare_request(), self.group, self.inputs.signal
+        )
+        if isinstance(prepared, GuardrailTrip):
+            answer = blocked_answer(self.model, prepared)
+            await self.add_message(answer)
+            await self.turn_end(answer, [])
+            return Stopped(StopCause.GUARDRAIL, prepared)
+        message = await self.request(prepared)
+        if self.inputs.config.compaction is not None and guards.trip is None:
+            compacted = await retry_after_overflow(self.inputs, self, message)
+            if compacted is not None and await self.keep(compacted):
+                prepared = await guards.before_request(
+                    self.model, await self.prepare_request(), self.group, self.inputs.signal
+                )
+                if isinstance(prepared, GuardrailTrip):
+                    guards.trip = prepared
+                else:
+                    message = await self.request(prepared)  # once, after it
+        trip = guards.take_trip()
+        if trip is not None:
+            if self.bounds is not None:
+                self.bounds.count(message)
+            await self.turn_end(message, [])
+            return Stopped(StopCause.GUARDRAIL, trip)
+        return message
 
     async def run_tools(
         self, message: AssistantMessage
@@ -549,6 +608,8 @@ class LoopRun:
                 final = unique_tool_call_ids(await stream.result())
             finally:
                 await stream.aclose()
+            if inputs.guards is not None:  # withheld or rewritten before it joins
+                final = await inputs.guards.settle(final, self.model)
             if not started:  # nothing streamed: the message starts and ends here
                 pending = emitter.send(MessageStartEvent(message=final))
                 if pending is not None:
@@ -560,6 +621,8 @@ class LoopRun:
                 await pending
         except BaseException as exc:
             self.partial_event = latest  # what the failure path keeps of a streaming answer
+            if inputs.guards is not None:
+                inputs.guards.cancel_pending()
             if watch is not None:
                 watch.failed(exc)
             raise

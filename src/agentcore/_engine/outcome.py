@@ -2,8 +2,8 @@
 
 Every stage of the loop that can end the run returns one of these instead of setting a field of
 the run: the loop reads the value and decides what comes next, and `agent_end` (its `limit`,
-`output` and `pending_approvals`, and the same on the `EventStream`) is built from the run's
-final `Stopped` value alone.
+`output`, `pending_approvals` and `guardrail`, and the same on the `EventStream`) is built from
+the run's final `Stopped` value alone.
 
 To add a stop reason: add a member to `StopCause` below (its name and the `agent_end` field its
 data fills, or None), and return `Stopped(StopCause.X, data)` from the stage that finds it. Nothing
@@ -16,11 +16,12 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ..guardrails._trip import GuardrailTrip
 from ..limits import LimitReached
 
 __all__ = ["DONE", "NEXT", "Done", "Next", "StopCause", "Stopped", "TurnOutcome"]
 
-EndField: TypeAlias = Literal["limit", "output", "pending_approvals"]
+EndField: TypeAlias = Literal["limit", "output", "pending_approvals", "guardrail"]
 """The fields of `AgentEndEvent` (and of the `EventStream`) a stop's data may fill."""
 
 
@@ -35,6 +36,7 @@ class StopCause(enum.Enum):
     APPROVALS = ("approvals", "pending_approvals")  # calls wait (data: the `ApprovalRequest`s)
     ANSWERED = ("answered", "output")  # a typed run's answer (data: the validated output)
     OUTPUT_RETRIES = ("output_retries", "limit")  # out of output retries (data: `LimitReached`)
+    GUARDRAIL = ("guardrail", "guardrail")  # an input/output guardrail (data: `GuardrailTrip`)
 
     def __init__(self, label: str, field: EndField | None) -> None:
         self.label = label
@@ -73,6 +75,12 @@ class Stopped:
         """The bound that ended the run (`agent_end.limit`), or None."""
         limit: LimitReached | None = self._field("limit")
         return limit
+
+    @property
+    def guardrail(self) -> GuardrailTrip | None:
+        """The guardrail that ended the run (`agent_end.guardrail`), or None."""
+        trip: GuardrailTrip | None = self._field("guardrail")
+        return trip
 
     @property
     def output(self) -> Any:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..messages import AgentMessage, ToolCall
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
+    from .guardrail_checks import RunGuards
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
 
@@ -127,6 +128,7 @@ class RunInputs:
     emitter: Emitter  # where the run's events go (the sink, its lock and its failure)
     plain_transcript: bool  # requests take the transcript as it is (no hook, no policy)
     observer: RunObserver | None = None  # the instrumentation's, when one is installed
+    guards: RunGuards | None = None  # the config's guardrails; None: it has none
 
 
 @dataclass(slots=True)
@@ -175,3 +177,4 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
+    waiting: ApprovalRequest | None = None  # the tool asked for input while it ran (InputRequired)

@@ -8,9 +8,10 @@ Every failure along the way (invalid JSON, unknown tool, invalid arguments, a bl
 hook, a raising tool, a value or details that cannot be JSON, a timeout) becomes an error result.
 The stages return values (`ToolBatch.prepare`: the call's stage, `Prepared` with its tool and
 arguments, `Immediate` with the result it ends with, or `Waiting` with its approval request;
-`execute`: the result; `end` keeps it and publishes it), and one driver (`run_calls`) takes a
-batch through them, also the batch of approval decisions (`decided_calls`). The run is
-reached only through `run_types.ToolRun`.
+`execute`: the result, under the tool guardrails (`guardrail_tools`) if the run has any; `end`
+keeps it and publishes it), and one driver (`run_calls`) takes a batch through them, also the
+batch of approval decisions (`decided_calls`). The run is reached only through
+`run_types.ToolRun`.
 
 Parallel mode prepares calls one by one in call order, then runs the prepared ones concurrently:
 `tool_execution_end` comes in completion order, result messages in call order. Sequential mode
@@ -45,6 +46,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from .._approvals.inputs import InputRequired
 from .._tools.validation import ArgumentsError
 from .._tools.values import NotJsonError, to_json_value
 from ..abort import AbortSignal, cancel_on_abort
@@ -62,6 +64,8 @@ from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessag
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
 from .approval_gate import await_approval
 from .emit import call_hook
+from .guardrail_tools import check_call, execute_guarded
+from .input_wait import wait_for_input
 from .run_types import CallStage, Immediate, PipelineCall, Prepared, Waiting
 
 if TYPE_CHECKING:
@@ -276,6 +280,11 @@ class ToolBatch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
+            if inputs.guards is not None and inputs.guards.tool_call_before:
+                checked = await check_call(inputs.guards, call, tool, raw, args)
+                if isinstance(checked, AgentToolResult):
+                    return Immediate(checked)
+                raw, args = checked  # (a rewrite is what an approval request shows)
             hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
@@ -308,6 +317,14 @@ class ToolBatch:
         return Prepared(tool, args)
 
     async def execute(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
+        """Run a prepared call and its `after_tool_call` (under the tool guardrails, if any):
+        the call's result; never raises."""
+        guards = self.inputs.guards
+        if guards is not None and guards.for_tools:
+            return await execute_guarded(guards, item, prepared, self.execute_call)
+        return await self.execute_call(item, prepared)
+
+    async def execute_call(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
         """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
         run = self.run
         inputs = self.inputs
@@ -323,7 +340,7 @@ class ToolBatch:
             item.drained = anyio.Event()
             await item.drained.wait()
         hook = inputs.hooks.after_tool_call
-        if hook is None:
+        if hook is None or item.waiting is not None:  # (a waiting call has no result yet)
             return result
         try:
             ctx = AfterToolCallContext(
@@ -399,6 +416,8 @@ class ToolBatch:
             if not isinstance(value, AgentToolResult) and inspect.isawaitable(value):
                 value = await value
             return _checked_result(value, tool)
+        except InputRequired as exc:  # the tool asked the user: the call waits (input_wait)
+            return wait_for_input(item, exc)
         except Exception as exc:
             item.error = exc
             return error_result(_text(exc))
@@ -521,6 +540,10 @@ async def run_calls(
                     if before_execute is not None:
                         await before_execute(item)
                     await batch.end(item, await batch.execute(item, stage))
+                    if item.waiting is not None:  # it asked for input: no result message yet
+                        waiting = waiting or []
+                        waiting.append(item.waiting)
+                        continue
                 else:
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
@@ -549,6 +572,11 @@ async def run_calls(
                 await batch.run_one(*ready[0])
             elif ready:
                 await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
+            asked = [i for i in published if i.waiting is not None]  # asked for input
+            if asked:
+                waiting = waiting or []
+                waiting += [i.waiting for i in asked if i.waiting is not None]
+                published = [i for i in published if i.waiting is None]
             for item in published:
                 results.append(await batch.publish(item))
     except BaseException as exc:

@@ -27,6 +27,7 @@ from typing import TextIO
 import anyio
 
 from ..builtin_tools import builtin_tools
+from ..guardrails import Guardrail, max_input_size, pii_redactor
 from ..limits import UsageLimits
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
@@ -90,7 +91,17 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         idle_timeout=parsed.idle_timeout,
         max_retries=parsed.max_retries,
         output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
+        guardrails=_guardrails(parsed),
     )
+
+
+def _guardrails(parsed: Parsed) -> tuple[Guardrail, ...]:
+    guards: list[Guardrail] = []
+    if parsed.max_input_chars is not None:
+        guards.append(max_input_size(parsed.max_input_chars))
+    if parsed.redact_pii:
+        guards.append(pii_redactor("input"))
+    return tuple(guards)
 
 
 def _usage_limits(parsed: Parsed) -> UsageLimits | None:

@@ -72,6 +72,8 @@ class Parsed:
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     max_retries: int = 3
+    max_input_chars: int | None = None  # the max_input_size guardrail
+    redact_pii: bool = False  # the pii_redactor guardrail on the input
     trace: bool = False
     mcp: tuple[str, ...] = ()
     output_schema: str | None = None
@@ -227,6 +229,23 @@ def _add_bounds(common: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_guardrails(common: argparse.ArgumentParser) -> None:
+    guards = common.add_argument_group(
+        "guardrails", "built-in checks of every run; a tripped one ends it (see docs/guardrails.md)"
+    )
+    guards.add_argument(
+        "--max-input-chars",
+        type=_count_or_off,
+        metavar="N",
+        help="refuse a prompt of more than N characters (default: none)",
+    )
+    guards.add_argument(
+        "--redact-pii",
+        action="store_true",
+        help="redact email addresses, phone and card numbers from the messages the model is sent",
+    )
+
+
 def _temperature(text: str) -> float:
     try:
         value = float(text)
@@ -301,6 +320,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (needs agentcore-loop[otlp])",
     )
     _add_bounds(common)
+    _add_guardrails(common)
 
     parser = argparse.ArgumentParser(
         prog="agentcore",
@@ -408,6 +428,8 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         request_timeout=ns.request_timeout,
         idle_timeout=ns.idle_timeout,
         max_retries=ns.max_retries,
+        max_input_chars=ns.max_input_chars,
+        redact_pii=ns.redact_pii,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
         output_schema=getattr(ns, "output_schema", None),

@@ -117,6 +117,8 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             if isinstance(limit, dict) and not limit.get("errors"):
                 del limit["errors"]  # only output_retries has errors to list
             out["limit"] = limit
+            trip = event.guardrail  # {"guardrail", "kind", "reason", "failed"}, or null
+            out["guardrail"] = trip.to_json() if trip is not None else None
             if event.output is not None:  # run --output-schema: the validated answer
                 out["output"] = _value(event.output)
     return out

@@ -26,6 +26,7 @@ from ..abort import AbortController
 from ..config import AgentContext, AgentLoopConfig
 from ..errors import AgentCoreError
 from ..events import AgentEvent
+from ..guardrails import Guardrail
 from ..limits import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_TURNS,
@@ -99,6 +100,7 @@ class Settings:
     max_retries: int = 3
     prepare_next_turn: Callable[..., Any] | None = None  # e.g. refreshing --mcp servers' tools
     output_type: Any = None  # run --output-schema: an OutputSpec
+    guardrails: tuple[Guardrail, ...] = ()  # --max-input-chars, --redact-pii
 
     def bounds(self) -> dict[str, Any]:
         """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
@@ -109,6 +111,7 @@ class Settings:
             "request_timeout": self.request_timeout,
             "idle_timeout": self.idle_timeout,
             "max_retries": self.max_retries,
+            "guardrails": self.guardrails,
         }
 
     def config(self) -> AgentLoopConfig:

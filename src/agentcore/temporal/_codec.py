@@ -27,6 +27,7 @@ from ..events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ..guardrails import GuardrailTrip
 from ..limits import LimitReached, UsageLimits
 from ..llm import Model, ThinkingLevel
 from ..messages import AgentMessage, AssistantMessage, ToolResultMessage, from_json, to_json
@@ -138,6 +139,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                 "messages": messages_to_json(list(event.messages)),
                 "limit": _limit_to_json(event.limit),
                 "pending_approvals": [to_json(m) for m in event.pending_approvals],
+                "guardrail": None if event.guardrail is None else event.guardrail.to_json(),
             }
     raise ConfigError(f"a durable run does not publish {event.type!r} events")
 
@@ -181,6 +183,9 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             messages=messages_from_json(data["messages"]),
             limit=_limit_from_json(data.get("limit")),
             pending_approvals=tuple(from_json(m) for m in data.get("pending_approvals", ())),
+            guardrail=None
+            if not data.get("guardrail")
+            else GuardrailTrip.from_json(data["guardrail"]),
         )
     raise ConfigError(f"unknown durable event type {kind!r}")
 

@@ -27,6 +27,7 @@ from agentcore import (
     Usage,
     run_usage,
 )
+from agentcore.guardrails import GuardrailTrip
 from agentcore.llm import Context, Model
 
 __all__ = ["SpanNode", "TraceTree", "usage_text"]
@@ -121,6 +122,10 @@ class _TreeRunObserver:
 
     def start_tool(self, call: ToolCall) -> ToolObserver | None:
         return _Tool(self.tree._open(f"execute_tool {call.name}", self.node))
+
+    def guardrail_tripped(self, trip: GuardrailTrip) -> None:
+        """The run's node notes the guardrail that ended it."""
+        self.node.notes.append(f"guardrail {trip.guardrail} ({trip.kind})")
 
     def end_run(
         self,

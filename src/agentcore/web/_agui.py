@@ -7,6 +7,16 @@ messages only the last one is used, and it must be a user message, the prompt. A
 `resume` entries answers the interrupts of tool calls awaiting approval (`payload`
 `{"approved": true}` or `{"approved": false, "reason": "..."}`; status `cancelled` denies) and
 continues the run instead; it needs no new message.
+
+Steering over AG-UI: an input whose thread has a run going is not refused; its last (user)
+message is queued into that run, as steering, or as a follow-up when the input says so in
+`forwardedProps`: `{"agentcore": {"delivery": "follow_up"}}` (`"steer"` is the default). The
+response then follows the run in progress: its `RUN_STARTED` (with the server's run id, not the
+input's), a `MESSAGES_SNAPSHOT` of the transcript as that run began, the run's events from its
+start, until the session is idle (the run that takes the message included). On an idle thread
+the message starts a run under the input's run id, whatever the delivery. Right after
+`RUN_STARTED`, `CUSTOM agentcore.delivery` says what the message became (`{"became": "queued"
+| "started", "as", "runId"}`, as the `POST .../steer` answer does).
 """
 
 from __future__ import annotations
@@ -16,12 +26,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..messages import valid_text
-from ..sessions import SessionNotFoundError
+from ..sessions import SessionLockedError, SessionNotFoundError
 from ._chat import Chat
-from ._convert import block_text
+from ._convert import block_text, event_json, messages_snapshot
 from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
 from ._hub import Hub
+from ._steering import KINDS, Delivery, MessageKind
 
 __all__ = ["AgUiEndpoint"]
 
@@ -46,6 +57,18 @@ def _prompt_text(run: Any) -> str:
     if not text.strip():
         raise AgUiError(400, "the prompt is empty")
     return text
+
+
+def _delivery(run: Any) -> MessageKind:
+    props = run.forwarded_props
+    options = props.get("agentcore") if isinstance(props, dict) else None
+    kind = options.get("delivery", "steer") if isinstance(options, dict) else "steer"
+    if kind not in KINDS:
+        raise AgUiError(
+            400,
+            f"forwardedProps.agentcore.delivery: expected 'steer' or 'follow_up', got {kind!r}",
+        )
+    return kind
 
 
 def _decide(chat: Chat, entries: list[Any]) -> None:
@@ -97,18 +120,29 @@ class AgUiEndpoint:
         except (ValueError, RecursionError) as exc:
             raise AgUiError(400, f"expected an AG-UI RunAgentInput: {exc}") from None
         chat = await self._chat(run.thread_id)
-        if chat.running:
-            raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
         group = self.hub.task_group()
-        start = chat.log.seq
-        if run.resume:
-            _decide(chat, list(run.resume))
-            chat.start(group, chat.agent.continue_, run_id=run.run_id)
-        else:
-            text = _prompt_text(run)
-            chat.start(group, lambda: chat.agent.prompt(text), run_id=run.run_id)
+        try:
+            async with self.hub.leases.writing(chat):
+                if run.resume:
+                    if chat.running:
+                        raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
+                    start = chat.log.seq
+                    _decide(chat, list(run.resume))
+                    chat.start(group, chat.agent.continue_, run_id=run.run_id)
+                    events = self._run_events(chat, start, run.run_id, None)
+                else:
+                    kind, text = _delivery(run), _prompt_text(run)
+                    start = chat.log.seq
+                    delivery = chat.send(group, kind, text, run_id=run.run_id)
+                    if delivery.became == "queued":  # the run's start, taken now (no await)
+                        joined = (chat.run_start_seq, list(chat.run_start_messages))
+                        events = self._joined_events(chat, *joined, delivery)
+                    else:
+                        events = self._run_events(chat, start, delivery.run_id, delivery)
+        except SessionLockedError as exc:
+            raise AgUiError(409, str(exc)) from None
         return responses.StreamingResponse(
-            self._events(chat, start, run.run_id),
+            events,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -122,12 +156,22 @@ class AgUiEndpoint:
             return await self.hub.create(session_id=thread_id)
 
     @staticmethod
-    async def _events(chat: Chat, seq: int, run_id: str) -> AsyncIterator[str]:
-        """The run's events; other events of the session (state snapshots) are left out."""
-        ended = False
-        while not ended:
+    async def _run_events(
+        chat: Chat, seq: int, run_id: str, delivery: Delivery | None
+    ) -> AsyncIterator[str]:
+        """The events of the run `run_id` (from the log after `seq`), including its going on
+        under the same id when messages were queued as it ended; other events of the session
+        (state snapshots, a run being stopped before it) are left out."""
+        started = finished = False
+        while True:
             entries = chat.log.after(seq)
             if not entries:
+                if not started and not chat.running:  # it failed before it started
+                    error = ag_ui.RunErrorEvent(message="the run ended before it started")
+                    yield f"data: {event_json(error)}\n\n"
+                    return
+                if finished and (not chat.running or chat.run_id != run_id):
+                    return  # ended, and did not go on
                 await chat.log.wait(15.0)
                 continue
             for seq, data in entries:  # noqa: B007 - seq is where the next read starts
@@ -135,7 +179,49 @@ class AgUiEndpoint:
                 kind = event.get("type")
                 if kind == "STATE_SNAPSHOT":
                     continue
+                if not started:  # what comes before it (a run being stopped) is not this run's
+                    started = kind == "RUN_STARTED" and event.get("runId") == run_id
+                    if not started:
+                        continue
+                    if delivery is not None:
+                        data += "\n\ndata: " + _delivery_json(delivery)
+                elif finished:  # it goes on under its id, or the stream is over
+                    if kind != "RUN_STARTED" or event.get("runId") != run_id:
+                        return
+                    finished = False
                 yield f"data: {data}\n\n"
                 if kind in ("RUN_FINISHED", "RUN_ERROR") and event.get("runId", run_id) == run_id:
-                    ended = True
-                    break
+                    finished = True
+
+    @staticmethod
+    async def _joined_events(
+        chat: Chat, seq: int, transcript: list[Any], delivery: Delivery
+    ) -> AsyncIterator[str]:
+        """The run in progress, which took the message, from its start (after `seq`, with
+        `transcript` as it began) until the session is idle: its RUN_STARTED, the transcript,
+        the delivery, then its events and those of any run that follows it at once."""
+        messages = ag_ui.MessagesSnapshotEvent(messages=messages_snapshot(transcript))
+        started = False
+        while True:
+            entries = chat.log.after(seq)
+            if not entries:
+                if not chat.running:
+                    return
+                await chat.log.wait(15.0)
+                continue
+            out = []
+            for seq, data in entries:  # noqa: B007 - seq is where the next read starts
+                kind = json.loads(data).get("type")
+                if kind == "STATE_SNAPSHOT" or (not started and kind != "RUN_STARTED"):
+                    continue
+                out.append(f"data: {data}\n\n")
+                if not started:
+                    started = True
+                    out.append(f"data: {event_json(messages)}\n\n")
+                    out.append(f"data: {_delivery_json(delivery)}\n\n")
+            if out:
+                yield "".join(out)
+
+
+def _delivery_json(delivery: Delivery) -> str:
+    return event_json(ag_ui.CustomEvent(name="agentcore.delivery", value=delivery.json()))

@@ -1,7 +1,9 @@
 """One conversation's event log: AG-UI events numbered for Server-Sent Events, kept for replay.
 
 Every event gets the next sequence number; its SSE id is `<epoch>.<seq>`, where the epoch is
-fixed per server process, so an id from before a restart is recognised as foreign.
+drawn for each log: an id from before a restart, or from before the session was closed and
+opened again (a new log, numbered from 1 again), is recognised as foreign instead of being
+taken as a place in this log.
 
 Retention: every event of the run in progress is kept (a client reconnecting mid-run replays
 the whole run after a snapshot of the transcript as it was when the run began); when a run ends,
@@ -12,7 +14,9 @@ repeated.
 
 from __future__ import annotations
 
+import secrets
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 
@@ -27,14 +31,25 @@ class EventLog:
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
+        self.epoch = secrets.token_hex(4)
+        """The first part of this log's event ids."""
         self.seq = 0
         self._entries: deque[tuple[int, str]] = deque()
         self._changed = anyio.Event()
+        # called with each event appended here (not `append_encoded`): the relay's publisher
+        self.tap: Callable[[ag_ui.BaseEvent, str], None] | None = None
 
     def append(self, event: ag_ui.BaseEvent) -> int:
         """Add an event (encoded once, as the AG-UI JSON); returns its sequence number."""
+        data = event_json(event)
+        if self.tap is not None:
+            self.tap(event, data)
+        return self.append_encoded(data)
+
+    def append_encoded(self, data: str) -> int:
+        """Add an event already encoded (one relayed from another replica)."""
         self.seq += 1
-        self._entries.append((self.seq, event_json(event)))
+        self._entries.append((self.seq, data))
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
         return self.seq

@@ -139,7 +139,10 @@ async def serve(
         )
     uvicorn = import_sdk("uvicorn", "web", needed_by="agentcore.web")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) on the accepted connections only
+    # when the socket says TCP; with 0, each keep-alive response (headers, then body, in two
+    # writes) waited ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

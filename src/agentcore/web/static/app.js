@@ -6,6 +6,7 @@
   const $ = function (id) { return document.getElementById(id); };
   const view = {
     messages: $("messages"), prompt: $("prompt"), send: $("send"), stop: $("stop"),
+    delivery: $("delivery"),
     model: $("model"), status: $("status"), sessions: $("sessions"), usage: $("session-usage"),
     newActivity: $("new-activity"), menu: $("menu"), backdrop: $("backdrop"),
   };
@@ -86,10 +87,18 @@
     { childList: true, subtree: true, characterData: true });
   view.newActivity.addEventListener("click", toBottom);
 
+  // While a run goes, what is sent is queued into it: as steering or as a follow-up, as the
+  // choice beside the Send button says (the button says it too).
+  function sendLabel() {
+    if (!running) return "Send";
+    return view.delivery.value === "follow-up" ? "Follow up" : "Steer";
+  }
+
   function setRunning(value) {
     running = value;
+    document.body.classList.toggle("running", value);
     view.stop.disabled = !value;
-    view.send.textContent = value ? "Steer" : "Send";
+    view.send.textContent = sendLabel();
     view.status.textContent = value ? "running" : "idle";
     view.status.className = "status" + (value ? " running" : "");
     view.model.disabled = value;
@@ -110,6 +119,26 @@
   }
 
   function baseId(id) { return String(id).split(".")[0]; }
+
+  function queuedBubble(text, kind, held) {
+    const labels = { steering: "(queued: steers the run at its next turn)",
+      followUp: "(queued: follows up when the answer is done)", held: "(starts the next run)" };
+    const q = el("div", "msg user queued" + (held ? " held" : ""));
+    q.appendChild(el("span", "body", text));
+    q.appendChild(el("span", "kind", labels[held ? "held" : kind]));
+    q.dataset.text = text;
+    q.dataset.kind = held ? "held" : kind;
+    view.messages.appendChild(q);
+  }
+
+  // The server's list of what is queued and not yet taken (also after a reconnect).
+  function showQueued(queued) {
+    for (const q of view.messages.querySelectorAll(".msg.user.queued:not(.held)")) q.remove();
+    if (!queued) return;
+    for (const kind of ["steering", "followUp"]) {
+      for (const text of queued[kind] || []) queuedBubble(text, kind, false);
+    }
+  }
 
   function userBubble(id, text) {
     const bubble = el("div", "msg user");
@@ -309,6 +338,7 @@
       setRunning(s.running);
       if (s.model) selectModel(s.model);
       showApprovals(s.pendingApprovals || []);
+      showQueued(s.queued);
       if (!s.running && pending.size) view.status.textContent = "waiting for your approval";
     },
     RUN_STARTED: function () { setRunning(true); },
@@ -354,11 +384,7 @@
       if (e.name === "agentcore.tool_execution_start" && c) setCard(c, "running", "running…");
       else if (e.name === "agentcore.tool_execution_update" && c) c.progress.textContent = v.text;
       else if (e.name === "agentcore.message_end") usageLine(v.messageId, v);
-      else if (e.name === "agentcore.steering_queued") {
-        const q = el("div", "msg user queued", v.text + "  (queued: steers the run at its next turn)");
-        q.dataset.text = v.text;
-        view.messages.appendChild(q);
-      }
+      else if (e.name === "agentcore.message_held") queuedBubble(v.text, "held", true);
     },
   };
 
@@ -441,7 +467,9 @@
         await openSession(created.id);
         loadSessions();
       }
-      await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/prompt", { text: text });
+      // steer or follow-up: queued into the run going, or (none going) the start of one
+      const kind = view.delivery.value === "follow-up" ? "follow-up" : "steer";
+      await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/" + kind, { text: text });
     } catch (err) {
       view.prompt.value = text;
       view.messages.appendChild(el("div", "msg error-line", err.message));
@@ -512,6 +540,7 @@
     } catch (err) { alert(err.message); }
   });
   $("composer").addEventListener("submit", send);
+  view.delivery.addEventListener("change", function () { view.send.textContent = sendLabel(); });
   view.prompt.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
   });
