@@ -214,3 +214,40 @@ def test_progress_forced_when_stderr_is_not_a_terminal() -> None:
     done = agentcore(str(DATASET), "--agent", SCRIPTED, "--progress")
     assert done.returncode == 0
     assert "arithmetic" in done.stderr and "100%" in done.stderr
+
+
+SLOW_AGENT = """
+from agentcore import Agent
+from agentcore.testing import FauxProvider, faux_text
+
+def slow_agent():
+    faux = FauxProvider([faux_text("391")], latency=30)
+    agent = Agent(initial_state={"model": faux.model}, request_timeout=None)
+    agent.faux = faux
+    return agent
+"""
+
+
+def test_a_case_slower_than_the_timeout_fails_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "slow_agents.py").write_text(SLOW_AGENT)
+    report_file = tmp_path / "r.json"
+    done = agentcore(
+        str(DATASET),
+        "--agent",
+        "slow_agents:slow_agent",
+        "--timeout",
+        "0.5",
+        "--json",
+        str(report_file),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(report_file.read_text())
+    assert report["cases"] == []
+    messages = {f["name"]: f["error_message"] for f in report["failures"]}
+    assert messages == dict.fromkeys(
+        ("product", "product_plus", "power"),
+        "TimeoutError: the case took longer than --timeout 0.5 s",
+    )
+    assert "Case Failures" in done.stdout

@@ -124,7 +124,10 @@ async def eval_command(
     factory = _load_factory(options.agent)
     # the factory gets the model it asks for; checked up front only when it was named
     model = resolve_model(model_ref, stream_fn=stream_fn, check=model_given)
-    trace_spans()
+    try:
+        trace_spans()
+    except AgentCoreError as exc:  # opentelemetry-sdk is missing
+        raise CommandError(str(exc)) from None
     task = agent_task(factory, model=model, stream_fn=stream_fn, json_answers=True)
 
     show = options.progress if options.progress is not None else stderr.isatty()
