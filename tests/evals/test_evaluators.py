@@ -23,6 +23,7 @@ from agentcore.evals import (
     load_report,
     save_report,
 )
+from agentcore.llm import ModelCost
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 
 pytestmark = pytest.mark.anyio
@@ -105,6 +106,27 @@ async def test_within_usage_names_what_went_over() -> None:
     assert verdicts(report) == {"roomy": True, "tight": False}
     reason = report.cases[0].assertions["tight"].reason or ""
     assert reason.startswith("input_tokens ") and "; turns 2 > 1" in reason
+
+
+async def test_cost_is_summed_over_the_answers_and_bounded() -> None:
+    def priced() -> Agent:
+        faux = FauxProvider(
+            [faux_tool_call("add", {"a": 1, "b": 2}), faux_text("It is 3.")],
+            cost=ModelCost(input=3.0, output=15.0),
+        )
+        agent = Agent(initial_state={"model": faux.model, "tools": [add]})
+        agent.faux = faux  # type: ignore[attr-defined]
+        return agent
+
+    report = await dataset(
+        WithinUsage(cost=1.0, evaluation_name="under_a_dollar"),
+        WithinUsage(cost=1e-9, evaluation_name="free"),
+    ).evaluate(agent_task(priced), progress=False)
+    metrics = report.cases[0].metrics
+    expected = (metrics["input_tokens"] * 3.0 + metrics["output_tokens"] * 15.0) / 1e6
+    assert metrics["cost"] == pytest.approx(expected)
+    assert verdicts(report) == {"under_a_dollar": True, "free": False}
+    assert (report.cases[0].assertions["free"].reason or "").startswith("cost ")
 
 
 async def test_stopped_with_a_bound_and_with_a_typed_answer() -> None:
