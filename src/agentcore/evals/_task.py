@@ -34,6 +34,7 @@ from ..messages import (
     Usage,
     UserMessage,
 )
+from ..output import OutputSpec
 
 __all__ = ["AgentFactory", "AgentRun", "agent_task", "run_agent", "trace_spans"]
 
@@ -107,23 +108,26 @@ class AgentRun:
         }
 
 
-_FINAL_ANSWER_TOOL = "final_answer"
+def _answer_tool(output_type: Any) -> str | None:
+    """The name of the final-answer tool of a run with this `output_type` (None: untyped)."""
+    if output_type is None:
+        return None
+    return output_type.name if isinstance(output_type, OutputSpec) else "final_answer"
 
 
 def _summarise(
     prompt: str,
     messages: list[AgentMessage],
     *,
-    typed: bool,
+    answer_tool: str | None,
     output: Any,
     limit: LimitReached | None,
 ) -> AgentRun:
+    typed = answer_tool is not None
     answers = [m for m in messages if isinstance(m, AssistantMessage)]
     calls: list[ToolCall] = []
     for message in answers:
-        calls += [
-            b for b in message.content if isinstance(b, ToolCall) and b.name != _FINAL_ANSWER_TOOL
-        ]
+        calls += [b for b in message.content if isinstance(b, ToolCall) and b.name != answer_tool]
     last = answers[-1] if answers else None
     text = "".join(b.text for b in last.content if isinstance(b, TextContent)) if last else ""
     return AgentRun(
@@ -167,11 +171,10 @@ async def run_agent(
         start = len(target.state.messages)
         await target.prompt(prompt)
         state = target.state
-        typed = target.output_type is not None
         return _summarise(
             prompt,
             list(state.messages[start:]),
-            typed=typed,
+            answer_tool=_answer_tool(target.output_type),
             output=state.output,
             limit=state.limit,
         )
@@ -192,7 +195,11 @@ async def run_agent(
                 if event.type == "agent_end":
                     messages, limit, output = list(event.messages), event.limit, event.output
         return _summarise(
-            prompt, messages, typed=config.output_type is not None, output=output, limit=limit
+            prompt,
+            messages,
+            answer_tool=_answer_tool(config.output_type),
+            output=output,
+            limit=limit,
         )
     raise ConfigError(
         "an agent factory must return an Agent or a tuple (AgentLoopConfig, AgentContext), "
