@@ -43,6 +43,7 @@ examples:
   agentcore run "Summarise README.md" --tools
   echo "What is 2**32?" | agentcore run - --tools --json
   agentcore models anthropic
+  agentcore eval examples/evals/arithmetic.yaml --agent examples/eval_agent.py:make_agent
 
 The model is --model, else $AGENTCORE_MODEL, else local/qwen2.5-coder-1.5b
 (start it with scripts/local-model start). API keys come from the provider's usual

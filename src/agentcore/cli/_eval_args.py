@@ -127,7 +127,9 @@ def add_eval_command(commands: Any, add_recording: Any) -> None:
         default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
-    shown.add_argument("--no-progress", dest="progress", action="store_false")
+    shown.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="never show the progress bar"
+    )
     parser.add_argument(
         "--show-output", action="store_true", help="show each case's output in the report"
     )
