@@ -251,3 +251,31 @@ def test_a_case_slower_than_the_timeout_fails_saying_so(tmp_path: Path) -> None:
         "TimeoutError: the case took longer than --timeout 0.5 s",
     )
     assert "Case Failures" in done.stdout
+
+
+AGENTIC = """
+name: agentic
+cases:
+  - name: product
+    inputs: What is 17 * 23?
+    expected_output: 391
+evaluators:
+  - ToolCorrectness: {expected_tools: [calculator, final_answer]}
+  - MaxModelRequests: 2
+  - MaxToolCalls: {max_calls: 1, evaluation_name: one_call}
+"""
+
+
+def test_pydantic_evals_span_evaluators_read_agentcore_spans(tmp_path: Path) -> None:
+    # its agentic evaluators count the execute_tool spans of agentcore.tracing; the final-answer
+    # tool of a typed answer runs as a tool, so it is counted (CalledTool leaves it out)
+    (tmp_path / "agentic.yaml").write_text(AGENTIC)
+    done = agentcore(
+        str(tmp_path / "agentic.yaml"), "--agent", SCRIPTED, "--json", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 0, done.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    results = {k: (v["value"], v["reason"]) for k, v in case["assertions"].items()}
+    assert results["ToolCorrectness"][0] is True
+    assert results["MaxModelRequests"][0] is True
+    assert results["one_call"] == (False, "2 tool call(s), budget=1")
