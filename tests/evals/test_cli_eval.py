@@ -263,6 +263,7 @@ evaluators:
   - ToolCorrectness: {expected_tools: [calculator, final_answer]}
   - MaxModelRequests: 2
   - MaxToolCalls: {max_calls: 1, evaluation_name: one_call}
+  - ArgumentCorrectness: {tool_name: calculator, expected_arguments: {expression: 17 * 23}}
 """
 
 
@@ -270,12 +271,22 @@ def test_pydantic_evals_span_evaluators_read_agentcore_spans(tmp_path: Path) -> 
     # its agentic evaluators count the execute_tool spans of agentcore.tracing; the final-answer
     # tool of a typed answer runs as a tool, so it is counted (CalledTool leaves it out)
     (tmp_path / "agentic.yaml").write_text(AGENTIC)
-    done = agentcore(
-        str(tmp_path / "agentic.yaml"), "--agent", SCRIPTED, "--json", str(tmp_path / "r.json")
-    )
+    report = tmp_path / "r.json"
+    done = agentcore(str(tmp_path / "agentic.yaml"), "--agent", SCRIPTED, "--json", str(report))
     assert done.returncode == 0, done.stderr
-    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    [case] = json.loads(report.read_text())["cases"]
     results = {k: (v["value"], v["reason"]) for k, v in case["assertions"].items()}
     assert results["ToolCorrectness"][0] is True
     assert results["MaxModelRequests"][0] is True
     assert results["one_call"] == (False, "2 tool call(s), budget=1")
+    assert results["ArgumentCorrectness"][0] is False  # no arguments on the spans by default
+    done = agentcore(
+        str(tmp_path / "agentic.yaml"),
+        "--agent",
+        SCRIPTED,
+        "--trace-content",
+        "--json",
+        str(report),
+    )
+    [case] = json.loads(report.read_text())["cases"]
+    assert case["assertions"]["ArgumentCorrectness"]["value"] is True

@@ -125,7 +125,7 @@ async def eval_command(
     # the factory gets the model it asks for; checked up front only when it was named
     model = resolve_model(model_ref, stream_fn=stream_fn, check=model_given)
     try:
-        trace_spans()
+        trace_spans(capture_content=options.trace_content)
     except AgentCoreError as exc:  # opentelemetry-sdk is missing
         raise CommandError(str(exc)) from None
     task = agent_task(factory, model=model, stream_fn=stream_fn, json_answers=True)

@@ -24,6 +24,7 @@ class EvalOptions:
     tolerance: float = 0.0
     progress: bool | None = None  # None: when stderr is a terminal
     include_output: bool = False
+    trace_content: bool = False
     name: str | None = None
 
 
@@ -133,6 +134,12 @@ def add_eval_command(commands: Any, add_recording: Any) -> None:
     parser.add_argument(
         "--show-output", action="store_true", help="show each case's output in the report"
     )
+    parser.add_argument(
+        "--trace-content",
+        action="store_true",
+        help="record prompts, answers and tool arguments on the runs' spans (for span "
+        "evaluators that read them, such as ArgumentCorrectness)",
+    )
     parser.add_argument("--name", help="the experiment's name in the report (default: the agent)")
     add_recording(parser)
 
@@ -150,5 +157,6 @@ def eval_options(ns: argparse.Namespace) -> EvalOptions:
         tolerance=ns.tolerance,
         progress=ns.progress,
         include_output=ns.show_output,
+        trace_content=ns.trace_content,
         name=ns.name,
     )
