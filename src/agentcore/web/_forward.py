@@ -35,7 +35,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -46,13 +46,27 @@ from ._steering import KINDS, Delivery, MessageKind
 
 if TYPE_CHECKING:
     from ._hub import Hub
-    from ._relay import Relay, Row
+
+Row = tuple[int, str, str, bool, str]
+"""A `relay` row: id, session id, origin (the replica's id), whether a run starts, entries."""
 
 __all__ = ["ACK_SECONDS", "Forwards", "ForwardTimeoutError", "send_anywhere"]
 
 ACK_SECONDS = 3.0
 """How long a replica waits for the running replica to take a forwarded message (and then, if
 it was claimed, for its answer) before deciding on its own."""
+
+
+class RelayLink(Protocol):
+    """What forwarding needs of the relay (`_relay.Relay`)."""
+
+    origin: str
+    hub: Hub
+
+    def publisher(self, sid: str) -> str | None: ...
+    def insert(self, sid: str, entry: list[Any]) -> int: ...
+    def reclaim(self, row_id: int) -> bool: ...
+    def send_entry(self, sid: str, entry: str) -> None: ...
 
 
 class ForwardTimeoutError(Exception):
@@ -69,7 +83,7 @@ class Forwards:
     """The forwarded messages of one relay: those this replica sent and waits for, and those it
     takes for the runs going here."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: RelayLink) -> None:
         self.relay = relay
         self._waiting: dict[str, _Waiter] = {}
 

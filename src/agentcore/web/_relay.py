@@ -42,7 +42,7 @@ from ..messages import now_ms
 from ._chat import Chat
 from ._convert import event_json, messages_snapshot
 from ._deps import ag_ui
-from ._forward import Forwards
+from ._forward import Forwards, Row
 
 if TYPE_CHECKING:
     from ..sessions import PostgresSessionStore
@@ -54,7 +54,6 @@ _log = logging.getLogger("agentcore.web")
 
 _READ_LIMIT = 2000  # rows read at once
 
-Row = tuple[int, str, str, bool, str]  # id, session_id, origin, run_start, events
 # rows without events: a Stop or a message sent to another replica, or an answer to one
 _CONTROL = ('[["msg"', '[["abort"]', '[["ack"')
 
