@@ -6,6 +6,7 @@ been killed starts the next run on the replica it was sent to."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -191,3 +192,35 @@ def test_a_steer_sent_when_the_running_replica_was_killed_starts_the_next_run_he
         ("user", None),
         ("assistant", "stop"),
     ]
+
+
+def test_an_ag_ui_input_on_a_thread_running_on_the_other_replica_joins_its_run(
+    replicas: tuple[Replica, Replica], tmp_path: Path
+) -> None:
+    a, b = replicas
+    sid = a.client.post("/api/sessions", json={}).json()["id"]
+    with open_events(b.client, sid) as reader_b:
+        reader_b.next()
+        run_id = start_long_run(a, b, sid, reader_b)
+    body = {
+        "threadId": sid,
+        "runId": "client-run",
+        "messages": [{"id": "u2", "role": "user", "content": "and then?"}],
+        "forwardedProps": {"agentcore": {"delivery": "follow_up"}},
+    }
+    events = []
+    with b.client.stream("POST", "/api/ag-ui", json=body) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: ") :]))
+    # the joined stream, as on the replica running it: the run from its start, the transcript
+    # it began with, what the message became, then the run to its end with the follow-up in it
+    assert [e["type"] for e in events[:3]] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "CUSTOM"]
+    assert events[0]["runId"] == run_id
+    assert events[2]["value"] == {"became": "queued", "as": "followUp", "runId": run_id}
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == run_id
+    said = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert said.index("word0 word1") < said.index("You said: *and then?*")
+    a.wait_idle(sid)
+    assert users(tmp_path, sid) == ["long", "and then?"]

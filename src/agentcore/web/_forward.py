@@ -214,9 +214,12 @@ def _message(row: Row) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-async def send_anywhere(hub: Hub, chat: Chat, kind: MessageKind, text: str) -> Delivery:
+async def send_anywhere(
+    hub: Hub, chat: Chat, kind: MessageKind, text: str, *, run_id: str | None = None
+) -> Delivery:
     """Send a message to the conversation here, or forward it to the replica running its session
-    (`hub.forward`, set by the relay: None on one server).
+    (`hub.forward`, set by the relay: None on one server). `run_id` names a run it starts here
+    (one started elsewhere gets that replica's id).
 
     Raises:
         SessionLockedError: the session is held elsewhere and the message was not delivered.
@@ -227,7 +230,7 @@ async def send_anywhere(hub: Hub, chat: Chat, kind: MessageKind, text: str) -> D
         return await forward(chat, kind, text)  # a run is known to go elsewhere
     try:
         async with hub.leases.writing(chat):
-            return chat.send(hub.task_group(), kind, text)
+            return chat.send(hub.task_group(), kind, text, run_id=run_id)
     except SessionLockedError:
         if forward is None:
             raise
