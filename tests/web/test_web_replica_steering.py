@@ -1,8 +1,9 @@
 """Steering and follow-up sent to a replica that is not running the session (two real `agentcore
 serve` processes on one PostgreSQL database, `scripts/postgres`, marked `external`): forwarded to
 the replica running it, taken by its run, seen by the readers of both; concurrent senders on both
-replicas lose nothing and keep their order; a message sent while the running replica has just
-been killed starts the next run on the replica it was sent to."""
+replicas lose nothing and keep their order; a message in flight when the running replica is
+killed starts the next run on the replica it was sent to, and one the running replica does not
+take in time is a clear 409 (not delivered) and never taken later; the AG-UI input alike."""
 
 from __future__ import annotations
 
@@ -159,7 +160,7 @@ def test_concurrent_steers_from_both_replicas_none_lost_each_senders_in_order(
         ]
 
 
-def test_a_steer_sent_when_the_running_replica_was_killed_starts_the_next_run_here(
+def test_the_running_replica_killed_while_a_steer_is_forwarded_the_next_run_here_takes_it(
     replicas: tuple[Replica, Replica], tmp_path: Path
 ) -> None:
     a, b = replicas
@@ -168,16 +169,27 @@ def test_a_steer_sent_when_the_running_replica_was_killed_starts_the_next_run_he
         reader_b.next()
         start_long_run(a, b, sid, reader_b)
         read_until(reader_b, lambda e: e.type == "TEXT_MESSAGE_CONTENT", 30)
-        os.kill(a.process.pid, signal.SIGKILL)
+        os.kill(a.process.pid, signal.SIGSTOP)  # alive, holding the lease, answering nothing
+        try:
+            answers: list[dict[str, Any]] = []
+            t0 = time.monotonic()
+            sender = threading.Thread(
+                target=lambda: answers.append(send(b, sid, "steer", "still there?"))
+            )
+            sender.start()
+            time.sleep(1.0)  # the message is on its way to a: killed before it takes it
+        finally:
+            os.kill(a.process.pid, signal.SIGKILL)
         a.process.wait()
-        # b still follows a's run: the message goes to a, which never takes it; b claims it
-        # back and, the lease being free, starts the next run with it here
-        t0 = time.monotonic()
-        answer = send(b, sid, "steer", "still there?")
+        sender.join(30)
         took = time.monotonic() - t0
+        # no acknowledgement: b claims the message back and, the lease being free, starts the
+        # next run with it here
+        assert len(answers) == 1, "the sender got no 202"
+        answer = answers[0]
         assert answer["became"] == "started" and answer["as"] == "steer", answer
         assert 2.5 < took < 15, took  # after the bounded wait for an acknowledgement
-        events = read_until(
+        read_until(
             reader_b,
             lambda e: e.type == "RUN_STARTED" and e.data["runId"] == answer["runId"],
             30,
@@ -192,6 +204,35 @@ def test_a_steer_sent_when_the_running_replica_was_killed_starts_the_next_run_he
         ("user", None),
         ("assistant", "stop"),
     ]
+
+
+def test_a_steer_the_running_replica_does_not_take_is_a_clear_409_and_never_taken_later(
+    replicas: tuple[Replica, Replica], tmp_path: Path
+) -> None:
+    a, b = replicas
+    sid = a.client.post("/api/sessions", json={}).json()["id"]
+    with open_events(b.client, sid) as reader_b:
+        reader_b.next()
+        start_long_run(a, b, sid, reader_b)
+    os.kill(a.process.pid, signal.SIGSTOP)  # stuck: holds the lease, takes nothing
+    try:
+        t0 = time.monotonic()
+        refused = b.client.post(f"/api/sessions/{sid}/steer", json={"text": "lost?"})
+        took = time.monotonic() - t0
+    finally:
+        os.kill(a.process.pid, signal.SIGCONT)
+    assert refused.status_code == 409, refused.text
+    assert "not delivered" in refused.json()["error"] and "send it again" in refused.json()["error"]
+    assert 2.5 < took < 15, took
+    # a wakes up: the message was claimed back, so its run never takes it
+    assert a.client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
+    a.wait_idle(sid, 30)
+    assert users(tmp_path, sid) == ["long"]
+    # sent again, it is delivered
+    again = send(b, sid, "steer", "lost?")
+    assert again["became"] == "started"
+    b.wait_idle(sid)
+    assert users(tmp_path, sid) == ["long", "lost?"]
 
 
 def test_an_ag_ui_input_on_a_thread_running_on_the_other_replica_joins_its_run(

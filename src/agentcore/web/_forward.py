@@ -226,13 +226,14 @@ async def send_anywhere(
         ForwardTimeoutError: forwarded and taken, but not acknowledged in time.
     """
     forward = hub.forward
-    if forward is not None and chat.remote_start is not None and not chat.running:
-        return await forward(chat, kind, text)  # a run is known to go elsewhere
+    # a run known to go elsewhere: forward at once unless the lease is free (that run ended, or
+    # its replica died: the message starts the next run here)
+    elsewhere = forward is not None and chat.remote_start is not None and not chat.running
     try:
-        async with hub.leases.writing(chat):
+        async with hub.leases.writing(chat, wait=not elsewhere):
             return chat.send(hub.task_group(), kind, text, run_id=run_id)
     except SessionLockedError:
         if forward is None:
             raise
-    # held elsewhere, and no run seen yet (it may have just started): whoever runs it takes it
+    # held elsewhere (by a run seen or not yet seen here): whoever runs it takes it
     return await forward(chat, kind, text)
