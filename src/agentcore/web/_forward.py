@@ -103,11 +103,21 @@ class Forwards:
         message = {"id": mid, "to": known, "from": relay.origin, "kind": kind, "text": text}
         waiter = self._waiting[mid] = _Waiter()
         try:
-            row_id = await anyio.to_thread.run_sync(relay.insert, chat.id, ["msg", message])
+            try:
+                row_id = await anyio.to_thread.run_sync(relay.insert, chat.id, ["msg", message])
+            except Exception as exc:  # the database is away: nothing was sent
+                raise SessionLockedError(
+                    f"session {chat.id!r} runs on another replica, and the message could not be "
+                    f"forwarded to it ({exc}): it was not delivered; send it again"
+                ) from exc
             with anyio.move_on_after(ACK_SECONDS):
                 await waiter.done.wait()
             if waiter.answer is None:
-                if await anyio.to_thread.run_sync(relay.reclaim, row_id):
+                try:
+                    reclaimed = await anyio.to_thread.run_sync(relay.reclaim, row_id)
+                except Exception:  # the database is away: whether it was taken is unknown
+                    reclaimed = False
+                if reclaimed:
                     return await self._here(chat, kind, text)
                 with anyio.move_on_after(ACK_SECONDS):
                     await waiter.done.wait()
@@ -116,9 +126,9 @@ class Forwards:
             del self._waiting[mid]
         if answer is None:
             raise ForwardTimeoutError(
-                f"session {chat.id!r}: the replica running it took the message but did not say "
-                f"within {2 * ACK_SECONDS:g} s what it became (it may have died): look at the "
-                "session before sending it again"
+                f"session {chat.id!r}: the message was forwarded to the replica running it, which "
+                f"did not say within {2 * ACK_SECONDS:g} s what it became (it may have died after "
+                "taking it): look at the session before sending it again"
             )
         if "error" in answer:
             raise SessionLockedError(
