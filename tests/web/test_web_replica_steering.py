@@ -88,7 +88,7 @@ def test_a_steer_sent_to_the_other_replica_is_taken_by_the_running_run(
         answer = send(b, sid, "steer", "turn left")
         took = time.monotonic() - t0
         assert answer == {"became": "queued", "as": "steer", "runId": run_id}
-        assert took < 3, took  # acknowledged, not timed out
+        assert took < 6, took  # acknowledged (a loaded machine may take more than 50 ms)
         # the readers of both replicas see it queued, then taken by the same run
         assert custom(reader_a, "agentcore.steering_queued") == {"text": "turn left"}
         assert custom(reader_b, "agentcore.steering_queued") == {"text": "turn left"}
