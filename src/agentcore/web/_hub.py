@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from ..sessions import (
 from ._chat import Chat
 from ._convert import block_text
 from ._lease import Leases
+from ._steering import Delivery, MessageKind
 
 __all__ = ["Hub", "HubSettings"]
 
@@ -74,6 +75,8 @@ class Hub:
         self.on_open: list[Any] = []  # called with each chat opened here (the relay's)
         # asks the replica running a session to stop its run (the relay's; None: one server)
         self.abort_elsewhere: Callable[[Chat], bool] | None = None
+        # forwards a message to the replica running a session (the relay's, `_forward`)
+        self.forward: Callable[[Chat, MessageKind, str], Awaitable[Delivery]] | None = None
 
     def task_group(self) -> anyio.abc.TaskGroup:
         """The task group runs go in.
