@@ -33,6 +33,7 @@ OPEN = """
 import os, sys
 from agentcore import UserMessage
 from agentcore.sessions import PostgresSessionStore, SessionLockedError
+from agentcore.sessions._postgres_schema import POSTGRES_SCHEMA_VERSION
 store = PostgresSessionStore(os.environ["AGENTCORE_TEST_POSTGRES_URL"], schema=sys.argv[1])
 sid = sys.argv[2]
 """
@@ -233,7 +234,7 @@ def test_a_newer_schema_is_refused_and_stores_opening_at_once_migrate_once(
     for s in opened:
         s.close()
     with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(POSTGRES_SCHEMA_VERSION,)]
         conn.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(SessionError, match="schema 99 is newer than this agentcore reads"):
         PostgresSessionStore(url, schema=schema)

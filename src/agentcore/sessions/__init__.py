@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ._base import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
 from ._base import SESSION_FORMAT_VERSION as SESSION_FORMAT_VERSION
+from ._base import TITLE_LENGTH as TITLE_LENGTH
 from ._base import SessionCorruptError as SessionCorruptError
 from ._base import SessionData as SessionData
 from ._base import SessionError as SessionError
@@ -32,6 +33,7 @@ from ._base import SessionParent as SessionParent
 from ._base import SessionRecoveryWarning as SessionRecoveryWarning
 from ._base import SessionState as SessionState
 from ._base import repair_transcript as repair_transcript
+from ._base import session_title as session_title
 from ._store import Session as Session
 from ._store import SessionStore as SessionStore
 from .jsonl import JsonlSessionStore as JsonlSessionStore
@@ -55,5 +57,7 @@ __all__ = [
     "SessionState",
     "SessionStore",
     "SqliteSessionStore",
+    "TITLE_LENGTH",
     "repair_transcript",
+    "session_title",
 ]

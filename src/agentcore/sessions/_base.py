@@ -57,8 +57,10 @@ from ..llm.types import ThinkingLevel
 from ..messages import (
     AgentMessage,
     AssistantMessage,
+    ImageContent,
     TextContent,
     ToolResultMessage,
+    UserMessage,
     from_json,
     now_ms,
     to_json,
@@ -81,11 +83,14 @@ __all__ = [
     "SessionParent",
     "SessionRecoveryWarning",
     "SessionState",
+    "TITLE_LENGTH",
     "repair_transcript",
+    "session_title",
 ]
 
 SESSION_FORMAT_VERSION = 2
-"""Version of the session container (JSONL header `format`, SQLite `user_version`).
+"""Version of the session container (JSONL header `format`; the SQLite schema has its own
+version, `_sqlite_schema.SQLITE_SCHEMA_VERSION`, 3 since it keeps titles).
 
 2 added a CRC-32 to every record (JSONL line, SQLite message row and session row) and stopped
 storing header values. Messages inside carry their own version
@@ -169,13 +174,61 @@ class SessionParent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionInfo:
-    """One entry of `SessionStore.list()`; times are milliseconds since the epoch."""
+    """One entry of `SessionStore.list()`: what a list of sessions shows, read without loading
+    any session. Times are milliseconds since the epoch.
+
+    Attributes:
+        id: the session's id.
+        created_at: when it was created.
+        updated_at: its last activity: the last change (SQL stores), the file's modification
+            time (JSONL).
+        parent: where a branch came from (None for a root session).
+        metadata: the application data given at creation.
+        title: the text of the first user message stored in the session (`session_title`: on
+            one line, at most `TITLE_LENGTH` characters, valid Unicode); `""` while it has none.
+            It is kept when a later change cuts the transcript (compaction, say). Stores keep it
+            as messages are appended, so listing never reads a transcript.
+        message_count: how many messages the session holds, or None when the store cannot tell
+            without reading the transcript (`JsonlSessionStore`).
+    """
 
     id: str
     created_at: int
     updated_at: int
     parent: SessionParent | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
+    message_count: int | None = None
+
+
+TITLE_LENGTH = 100
+"""The most characters of a `SessionInfo.title` (a longer first prompt is cut, ending in `…`)."""
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent):
+            parts.append("[image]")
+    return " ".join(parts)
+
+
+def session_title(messages: Sequence[AgentMessage]) -> str | None:
+    """The title the first user message among `messages` gives a session (None: there is none):
+    its text (text blocks joined, an image as `[image]`) with every run of whitespace (newlines
+    included) made one space, cut to `TITLE_LENGTH` characters (the last one `…` when cut), and
+    valid Unicode (a lone surrogate becomes U+FFFD, as in every stored text)."""
+    for message in messages:
+        if isinstance(message, UserMessage):
+            text = " ".join(_content_text(message.content).split())
+            if len(text) > TITLE_LENGTH:
+                text = text[: TITLE_LENGTH - 1].rstrip() + "…"
+            return valid_text(text)
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
