@@ -148,5 +148,7 @@ def test_schema_1_tables_are_migrated_to_schema_2(tmp_path: Path) -> None:
         store.open(session.id)
         store.checkpoint(session.id, 1)
     with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(POSTGRES_SCHEMA_VERSION,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [
+            (POSTGRES_SCHEMA_VERSION,)
+        ]
         assert conn.execute("SELECT count(*) FROM relay").fetchall() == [(0,)]
