@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from ._base import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
 from ._base import SESSION_FORMAT_VERSION as SESSION_FORMAT_VERSION
-from ._base import TITLE_LENGTH as TITLE_LENGTH
 from ._base import SessionCorruptError as SessionCorruptError
 from ._base import SessionData as SessionData
 from ._base import SessionError as SessionError
@@ -33,9 +32,10 @@ from ._base import SessionParent as SessionParent
 from ._base import SessionRecoveryWarning as SessionRecoveryWarning
 from ._base import SessionState as SessionState
 from ._base import repair_transcript as repair_transcript
-from ._base import session_title as session_title
 from ._store import Session as Session
 from ._store import SessionStore as SessionStore
+from ._titles import TITLE_LENGTH as TITLE_LENGTH
+from ._titles import session_title as session_title
 from .jsonl import JsonlSessionStore as JsonlSessionStore
 from .postgres import PostgresSessionStore as PostgresSessionStore
 from .sqlite import SqliteSessionStore as SqliteSessionStore

@@ -26,12 +26,12 @@ from ._base import (
     encode_json,
     load_json,
     message_from_json,
-    session_title,
     state_from_json,
     state_to_json,
 )
 from ._sqlite_schema import header_crc
 from ._store import RawSession
+from ._titles import session_title
 
 SessionRow = tuple[str, int, int, "str | None", "int | None", str, str, int, int, int, "str | None"]
 """A `sessions` row in column order: id, created_at, updated_at, parent_id, parent_index,

@@ -37,9 +37,9 @@ from ._base import (
     encode_json,
     load_json,
     message_from_json,
-    session_title,
     without_credentials,
 )
+from ._titles import session_title
 
 __all__ = [
     "SQLITE_SCHEMA_VERSION",

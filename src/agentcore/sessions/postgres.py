@@ -50,7 +50,6 @@ from ._base import (
     SessionNotFoundError,
     SessionState,
     encode_json,
-    session_title,
 )
 from ._postgres_runs import close_interrupted_run
 from ._postgres_schema import check_schema_name, migrate
@@ -64,6 +63,7 @@ from ._sql_records import (
     session_rows,
 )
 from ._store import RawSession, SessionStore
+from ._titles import session_title
 from .sqlite import _pid_alive
 
 if TYPE_CHECKING:

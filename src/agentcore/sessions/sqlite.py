@@ -50,7 +50,6 @@ from ._base import (
     SessionLockedError,
     SessionNotFoundError,
     SessionState,
-    session_title,
 )
 from ._sql_records import (
     check_header,
@@ -63,6 +62,7 @@ from ._sql_records import (
 )
 from ._sqlite_schema import classify, finish_migration, migrate
 from ._store import RawSession, SessionStore
+from ._titles import session_title
 
 __all__ = ["SqliteSessionStore"]
 
