@@ -177,9 +177,9 @@ async def serve(
         ValueError: a timeout or the connection cap is not positive.
         MissingExtraError: uvicorn is not installed (`pip install 'agentcore-loop[web]'`).
     """
-    if not (
-        header_timeout > 0 and keep_alive_timeout > 0 and max_connections > 0
-    ) or not (shutdown_timeout >= 0):
+    if not (header_timeout > 0 and keep_alive_timeout > 0 and max_connections > 0) or not (
+        shutdown_timeout >= 0
+    ):
         raise ValueError(
             "serve(): expected positive header_timeout, keep_alive_timeout and "
             f"max_connections, got {header_timeout}, {keep_alive_timeout}, {max_connections}"

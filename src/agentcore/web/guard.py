@@ -415,7 +415,11 @@ class Guard:
         self, send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None
     ) -> None:
         if self._errors == "json-rpc":  # id null: the request was not read
-            payload: Any = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": text}}
+            payload: Any = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32001, "message": text},
+            }
         else:
             payload = {"error": text}
         body = json.dumps(payload).encode()
