@@ -136,8 +136,8 @@ def bound_hosts(host: str, extra: Sequence[str] | None = None) -> list[str] | No
     Raises:
         ConfigError: an `extra` entry that is not a host name or address (with `:port`).
     """
+    _parse_entries(extra or (), "allowed_hosts")
     extras = list(extra or ())
-    _parse_entries(extras, "allowed_hosts")
     if host in _WILDCARD:
         return extras or None
     names = [host, *extras]
