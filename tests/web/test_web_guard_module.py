@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -356,3 +360,20 @@ async def test_serve_ends_on_cancellation_with_the_lifespan_shut_down() -> None:
     assert sock.fileno() == -1  # closed
     with pytest.raises(ValueError, match="positive header_timeout"):
         await serve(app, port=0, header_timeout=0)
+
+
+def test_the_guard_needs_no_web_framework() -> None:
+    """MCP and A2A import it without the `[web]` extra's packages (Starlette, AG-UI, uvicorn)."""
+    code = (
+        "import sys, agentcore.web.guard\n"
+        "print(sorted(m for m in ('starlette', 'ag_ui', 'uvicorn', 'h11') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == "[]", out.stderr

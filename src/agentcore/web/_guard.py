@@ -15,8 +15,9 @@ and docs/security.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from .guard import LOOPBACK_HOSTS, ASGIApp
+from .guard import LOOPBACK_HOSTS
 from .guard import Guard as _Guard
 
 __all__ = ["LOOPBACK_HOSTS", "Guard"]
@@ -27,7 +28,7 @@ class Guard(_Guard):
 
     def __init__(
         self,
-        app: ASGIApp,
+        app: Any,
         *,
         token: str | None,
         allowed_hosts: Sequence[str] | None,

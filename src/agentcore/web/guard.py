@@ -67,11 +67,11 @@ _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "-._~+/=")
 _MIN_TOKEN = 16
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+_ASGIApp = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
 _Entry = tuple[str, int | None]
 
 
@@ -206,7 +206,7 @@ class Guard:
 
     def __init__(
         self,
-        app: ASGIApp,
+        app: _ASGIApp,
         *,
         token: str | None = None,
         allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS,
@@ -277,7 +277,7 @@ class Guard:
             f"Host {host[:200]!r})"
         )
 
-    def _token_problem(self, scope: Scope, headers: dict[str, str], token: bytes) -> str | None:
+    def _token_problem(self, scope: _Scope, headers: dict[str, str], token: bytes) -> str | None:
         given = headers.get("authorization", "")
         scheme, _, credential = given.partition(" ")
         if scheme.lower() == "bearer":
@@ -319,7 +319,7 @@ class Guard:
 
     # -- the middleware ---------------------------------------------------------------------
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -380,7 +380,7 @@ class Guard:
                 break
         replayed = False
 
-        async def replay() -> Message:
+        async def replay() -> _Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
@@ -389,7 +389,7 @@ class Guard:
 
         await self.app(scope, replay, send)
 
-    async def _log_in(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
+    async def _log_in(self, scope: _Scope, send: _Send, query: dict[str, str]) -> None:
         """303 to the same path without the token, setting the login cookie."""
         rest = {k: v for k, v in query.items() if k != "token"}
         # One leading slash: `//evil.example/` (or `/\\evil.example`) would be another site.
@@ -412,7 +412,7 @@ class Guard:
         await send({"type": "http.response.body", "body": b""})
 
     async def _refuse(
-        self, send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None
+        self, send: _Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None
     ) -> None:
         if self._errors == "json-rpc":  # id null: the request was not read
             payload: Any = {
