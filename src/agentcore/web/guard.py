@@ -86,9 +86,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _split_host(value: str) -> _Entry | None:
-    """(name, port) of a Host header, an Origin's host or an allowed-host entry: `name`,
-    `name:port`, `name:*`, `[v6]:port` or a bare IPv6 address; None when it cannot be read."""
+def _split_host(value: str, *, entry: bool = False) -> _Entry | None:
+    """(name, port) of a Host header, an Origin's host or (`entry`) an allowed-host entry:
+    `name`, `name:port`, `[v6]:port`, a bare IPv6 address, and for an entry `name:*` (any
+    port: None); None when it cannot be read."""
     value = value.strip().lower()
     port: str | None = None
     if value.startswith("["):
@@ -106,7 +107,7 @@ def _split_host(value: str) -> _Entry | None:
         name = value  # a name, or a bare IPv6 address
     if not name or any(c in name for c in "/@\\ \t"):
         return None
-    if port is None or port == "*":
+    if port is None or (entry and port == "*"):
         return name, None
     if not (port.isascii() and port.isdigit() and len(port) <= 5):
         return None
@@ -118,7 +119,7 @@ def _parse_entries(entries: Sequence[str], what: str) -> list[_Entry]:
         raise ConfigError(f"{what} is a list of host names, got the string {entries!r}")
     parsed: list[_Entry] = []
     for entry in entries:
-        one = _split_host(entry) if isinstance(entry, str) else None
+        one = _split_host(entry, entry=True) if isinstance(entry, str) else None
         if one is None:
             raise ConfigError(
                 f"{what} entries are host names or addresses, optionally with ':port' or ':*', "
@@ -230,7 +231,9 @@ class Guard:
         self.app = app
         self._token = None if token is None else token.encode("utf-8")
         self._cookie = None if token is None or not browser_login else _digest(token)
-        self._hosts = None if allowed_hosts is None else _parse_entries(allowed_hosts, "hosts")
+        self._hosts = (
+            None if allowed_hosts is None else _parse_entries(allowed_hosts, "allowed_hosts")
+        )
         self._origins = _parse_entries(allowed_origins, "allowed_origins")
         self._names = ", ".join(sorted({h for h in allowed_hosts or ()}))
         self._max = max_body_bytes
@@ -346,7 +349,13 @@ class Guard:
                 if _same(query["token"].encode("utf-8"), self._token):
                     await self._log_in(scope, send, query)
                 else:
-                    await self._refuse(send, 401, "Unauthorized: wrong token in the address")
+                    challenge = f'Bearer realm="{self._realm}", error="invalid_token"'
+                    await self._refuse(
+                        send,
+                        401,
+                        "Unauthorized: wrong token in the address",
+                        [(b"www-authenticate", challenge.encode())],
+                    )
                 return
             problem = self._token_problem(scope, headers, self._token)
             if problem is not None:
