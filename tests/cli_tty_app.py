@@ -7,6 +7,7 @@
 - `long`: 800 words (5 seconds of streaming), then the `seen:` line;
 - `hold`: waits until a line can be read from the FIFO named by $TTY_GATE, then answers `held`;
 - `tool`: calls the MCP test server's `wait` tool (it waits 30 s or until stopped);
+- `order`: calls the `order` tool of tests/mcp/interactive_server.py (it asks the user);
 - `think`: thinks (two lines), then answers `thought`;
 - `fail`: fails with the error `the model fell over`;
 - `shell: CMD`: calls the `shell` tool of `--shell` with the command CMD;
@@ -103,6 +104,8 @@ async def answer(call: FauxCall) -> AssistantMessage:
         return faux_text(HTML + seen)
     if prompt == "tool":
         return faux_tool_call("wait", {"key": "k", "steps": 1})
+    if prompt == "order":
+        return faux_tool_call("order", {"item": "pizzas"})
     return faux_text(f"echo: {prompt}" + seen)
 
 

@@ -25,6 +25,7 @@ if sys.platform == "win32":
 
 APP = Path(__file__).with_name("cli_tty_app.py")
 MCP_SERVER = Path(__file__).parent / "mcp" / "mcp_test_server.py"
+ASKING_SERVER = Path(__file__).parent / "mcp" / "interactive_server.py"
 SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"
 USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · free · faux-tty/faux-1"
 UP = "\x1b[A"
@@ -211,6 +212,24 @@ def test_spinner_during_a_slow_tool_then_ctrl_c_stops_it(open_terminal: Start) -
     term.wait(r"\[wait failed\]\n  Tool execution was aborted\.\n\(stopped\)\n── ")
     term.line("after")
     term.wait(r"echo: after\n\nseen: tool \| after")
+    assert term.quit() == 0
+
+
+def test_an_mcp_servers_question_is_shown_and_answered_in_the_terminal(
+    open_terminal: Start,
+) -> None:
+    pytest.importorskip("mcp")
+    term = open_terminal("--mcp", f"{sys.executable} {ASKING_SERVER}")
+    term.line("order")
+    term.wait(r"waiting for approval:\n  call_1  order: MCP server [^\n]*asks")
+    term.wait(r"which size\?\n")
+    term.wait(r"answer with \{size: small\|large, count: integer, gift: boolean \(optional\)\}")
+    term.line('/approve {"size": "medium", "count": 2}')
+    term.wait(r"does not match the requested schema")
+    term.line('/approve {"size": "large", "count": 2}')
+    term.wait(r"answered order")
+    term.wait(r"ordered 2 large pizzas")
+    term.wait(r"tool done")
     assert term.quit() == 0
 
 

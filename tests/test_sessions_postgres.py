@@ -233,7 +233,7 @@ def test_a_newer_schema_is_refused_and_stores_opening_at_once_migrate_once(
     for s in opened:
         s.close()
     with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
         conn.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(SessionError, match="schema 99 is newer than this agentcore reads"):
         PostgresSessionStore(url, schema=schema)

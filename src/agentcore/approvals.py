@@ -23,6 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._approvals.inputs import CANCEL_REASON as CANCEL_REASON
+from ._approvals.inputs import InputAnswer as InputAnswer
+from ._approvals.inputs import InputRequired as InputRequired
+from ._approvals.inputs import answering_inputs as answering_inputs
+from ._approvals.inputs import input_answer as input_answer
+from ._approvals.inputs import input_answers as input_answers
 from ._approvals.messages import APPROVAL_ROLES as APPROVAL_ROLES
 from ._approvals.messages import INTERRUPTED_APPROVED_CALL as INTERRUPTED_APPROVED_CALL
 from ._approvals.messages import NEW_MESSAGE_REASON as NEW_MESSAGE_REASON
@@ -34,13 +40,19 @@ from .messages import AgentMessage
 
 __all__ = [
     "APPROVAL_ROLES",
+    "CANCEL_REASON",
     "INTERRUPTED_APPROVED_CALL",
     "NEW_MESSAGE_REASON",
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
     "DecidedApproval",
+    "InputAnswer",
+    "InputRequired",
+    "answering_inputs",
     "decided_approvals",
+    "input_answer",
+    "input_answers",
     "pending_approvals",
 ]
 

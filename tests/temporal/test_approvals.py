@@ -117,3 +117,37 @@ async def test_aborting_while_calls_wait_gives_every_call_one_result(
     assert [line[1] for line in lines(workers.effects / "effects", run_id)] == ["a3"]
     check_well_formed([e async for e in run.events()])
     await replay(client, run_id)
+
+
+async def test_a_tools_question_waits_in_the_workflow_across_a_worker_restart(
+    client: Client, workers: Workers, run_id: str
+) -> None:
+    """A tool that asks the user (`InputRequired`, what an MCP elicitation through approvals
+    raises) on a worker: the durable run waits with the question, every worker is restarted, an
+    answer off the schema is refused naming the field, and the answer runs the call again."""
+    run = await start_run(
+        client,
+        UserMessage(content="pick a size"),
+        id=run_id,
+        task_queue=TASK_QUEUE,
+        model="question",
+        tools=["ask_size"],
+        options=RunOptions(heartbeat_timeout=2.0),
+    )
+    assert await waiting(run, 1) == ["q1"]
+    (request,) = await run.pending_approvals()
+    assert request.reason == "Which size?"
+    assert request.input_schema is not None and request.input_schema["required"] == ["size"]
+    for process in workers.alive():
+        workers.kill(process.pid)
+    workers.ensure(2)
+    with pytest.raises(ConfigError, match="size"):
+        await run.approve("q1", arguments={"size": "XL"})
+    await run.approve("q1", arguments={"size": "L"})
+    messages = await run.result()
+    (result,) = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert text_of(result) == "accept: {'size': 'L'}" and not result.is_error
+    assert text_of(messages[-1]) == "sized"
+    effects = [line[1:] for line in lines(workers.effects / "effects", run_id)]
+    assert effects == [["q1", "accept", "{'size':", "'L'}"]]  # it ran to the end once
+    await replay(client, run_id)

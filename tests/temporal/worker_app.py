@@ -21,6 +21,7 @@ import anyio
 from temporalio import activity
 
 from agentcore import AgentMessage, AgentTool, AssistantMessage, tool
+from agentcore.approvals import InputRequired, input_answer
 from agentcore.llm import Model
 from agentcore.messages import ToolCall
 from agentcore.temporal import DurableTool
@@ -48,6 +49,7 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     "gated-loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in range(1, 9)]
     + [faux_text("looped")],
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
+    "question": [faux_tool_call("ask_size", {}, id="q1"), faux_text("sized")],
     "approval": [
         faux_message(
             "Paying.",
@@ -191,10 +193,31 @@ async def pay(amount: int, tool_call_id: str) -> str:
     return f"paid {amount}"
 
 
+SIZE = {"type": "object", "properties": {"size": {"enum": ["S", "M", "L"]}}, "required": ["size"]}
+
+
+@tool
+async def ask_size(tool_call_id: str) -> str:
+    """Ask the user which size, then note it (a question for the user: see agentcore.approvals)."""
+    answer = input_answer(tool_call_id, "size")
+    _append("started", f"{_run_id()} {tool_call_id} {os.getpid()}")
+    if answer is None:
+        raise InputRequired("size", "Which size?", SIZE)
+    _append("effects", f"{_run_id()} {tool_call_id} {answer.action} {answer.content}")
+    return f"{answer.action}: {answer.content}"
+
+
 _providers = {name: scripted_provider(name) for name in [*SCRIPTS, *SLOW_MODELS]}
 
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
-tools: list[AgentTool | DurableTool] = [add, record, slow, DurableTool(charge, retry=False), pay]
-local_tools: list[AgentTool] = [add, record, slow, charge, pay]
+tools: list[AgentTool | DurableTool] = [
+    add,
+    record,
+    slow,
+    DurableTool(charge, retry=False),
+    pay,
+    ask_size,
+]
+local_tools: list[AgentTool] = [add, record, slow, charge, pay, ask_size]
 
 __all__ = ["AgentMessage", "local_tools", "models", "scripted_provider", "tools"]

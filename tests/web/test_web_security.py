@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from agentcore import tool
-from agentcore.messages import ToolCall
+from agentcore.messages import ToolCall, UserMessage
 from agentcore.sessions import JsonlSessionStore, SessionLockedError
 from agentcore.testing import faux_message, faux_text, faux_tool_call
 from agentcore.web import create_app
@@ -318,33 +318,59 @@ def test_the_session_list_pages(served: Served) -> None:
 # -- the write lock --------------------------------------------------------------------------
 
 
-def test_viewing_a_session_gives_its_lock_back(tmp_path: Path) -> None:
-    served = start_server(tmp_path, close_idle_after=0.3)
+def _running(client: httpx.Client, sid: str) -> bool:
+    events = client.get(f"/api/sessions/{sid}").json()["events"]
+    return bool(events[-1]["snapshot"]["running"])
+
+
+def test_the_server_holds_a_session_lock_only_while_a_run_writes(tmp_path: Path) -> None:
+    """The write lock is the run's, not the page's: while a run goes, another writer (the
+    terminal, another replica) cannot open the session; once it has ended, the terminal can
+    continue the session though a page follows it, the server's next prompt is 409 while the
+    terminal holds it, and then goes on from what the terminal stored."""
+    served = start_server(tmp_path, tokens_per_second=400)
     try:
         with served.client() as client:
             sid = client.post("/api/sessions", json={}).json()["id"]
-            assert client.post(f"/api/sessions/{sid}/prompt", json={"text": "hi"}).status_code
-            time.sleep(0.5)
-            assert client.get(f"/api/sessions/{sid}").status_code == 200
-            with open_events(client, sid) as reader:  # a page follows it: it stays open
+            with JsonlSessionStore(tmp_path / "sessions") as other:
+                other.open(sid).close()  # a new, idle session: not held
+                started = client.post(f"/api/sessions/{sid}/prompt", json={"text": "long"})
+                assert started.status_code == 202
+                assert _running(client, sid)
+                with pytest.raises(SessionLockedError):
+                    other.open(sid)
+                assert client.post(f"/api/sessions/{sid}/abort", json={}).status_code == 200
+            with open_events(client, sid) as reader:  # a page follows it: it stays unlocked
                 reader.next()
-                with JsonlSessionStore(tmp_path / "sessions") as other:
-                    time.sleep(0.8)
-                    with pytest.raises(SessionLockedError):
-                        other.open(sid)
-            deadline = time.monotonic() + 10
-            with JsonlSessionStore(tmp_path / "sessions") as other:  # "the terminal"
-                while True:
-                    try:
-                        other.open(sid).close()
-                        break
-                    except SessionLockedError:
-                        assert time.monotonic() < deadline, "the server kept the lock"
-                        time.sleep(0.1)
-            # and the server opens it again on its next use
+                deadline = time.monotonic() + 10
+                with JsonlSessionStore(tmp_path / "sessions") as other:  # "the terminal"
+                    while True:
+                        try:
+                            terminal = other.open(sid)
+                            break
+                        except SessionLockedError:
+                            assert time.monotonic() < deadline, "the server kept the lock"
+                            time.sleep(0.05)
+                    terminal.append(UserMessage(content="from the terminal"))
+                    refused = client.post(f"/api/sessions/{sid}/prompt", json={"text": "hi"})
+                    assert refused.status_code == 409, refused.text
+                    assert "running on another replica or process" in refused.json()["error"]
+                    terminal.close()
+            # the server opens it again on its next use, reloaded with the terminal's message
             assert client.post(f"/api/sessions/{sid}/prompt", json={"text": "again"}).status_code
-            view = client.get(f"/api/sessions/{sid}")
-            assert view.status_code == 200
+            deadline = time.monotonic() + 20
+            while _running(client, sid):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        with JsonlSessionStore(tmp_path / "sessions") as other:
+            roles = [(m.role, getattr(m, "stop_reason", None)) for m in other.load(sid).messages]
+        assert roles == [
+            ("user", None),
+            ("assistant", "aborted"),
+            ("user", None),  # the terminal's
+            ("user", None),
+            ("assistant", "stop"),
+        ]
     finally:
         stop_server(served)
 

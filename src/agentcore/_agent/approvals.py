@@ -27,7 +27,7 @@ from .run import ActiveRun
 from .session import SessionBinding, storable
 from .state import AgentState
 
-__all__ = ["ApprovalMethods"]
+__all__ = ["ApprovalMethods", "checked_answer"]
 
 _BUSY = "the agent is running: approve() and deny() need an idle agent (await wait_for_idle())"
 
@@ -51,6 +51,11 @@ class ApprovalMethods:
         instead of the requested ones if given (validated now, and again before it runs). The
         decision joins the transcript and, with a session, is stored before this returns.
 
+        For an input request (`request.input_schema` set: the tool asked the user for input
+        while it ran), `arguments` is the answer's content, required and checked against that
+        schema; the call runs again and is given the answer. `deny` declines it (reason
+        `"cancel"`: cancels it).
+
         Args:
             tool_call_id: the waiting call.
             arguments: edited arguments (None: as requested).
@@ -63,7 +68,9 @@ class ApprovalMethods:
             AgentBusyError: a run is active.
         """
         request = self._waiting(tool_call_id, "approve")
-        if arguments is not None:
+        if request.input_schema is not None:  # an input request: the arguments are the answer
+            arguments = checked_answer(request, arguments)
+        elif arguments is not None:
             arguments = self._checked_arguments(request, arguments)
         self._decide(
             ApprovalDecision.approve(
@@ -114,6 +121,8 @@ class ApprovalMethods:
                     tool_name=old.tool_name,
                     arguments=dict(self._call_of(tool_call_id).call.arguments),
                     reason=old.reason,
+                    input_schema=old.input_schema,
+                    input_key=old.input_key,
                 )
                 self._decide(request)
                 return request
@@ -196,6 +205,26 @@ class ApprovalMethods:
         """Deny every call that waits (`prompt` with a new message); stored by the run's start."""
         for request in self._state.pending_approvals:
             self._state.messages.append(ApprovalDecision.deny(request, reason))
+
+
+def checked_answer(request: ApprovalRequest, content: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The content answering an input request, checked against its schema."""
+    from ..errors import OutputValidationError
+    from ..output import OutputSpec
+
+    if not isinstance(content, Mapping):
+        raise ConfigError(
+            f"approve(): tool call {request.tool_call_id!r} asks for input ({request.reason}): "
+            f"give the answer as arguments={{...}} (a dict), got {type(content).__name__}"
+        )
+    answer = dict(content)
+    try:
+        OutputSpec(request.input_schema or {}).validate(answer)
+    except OutputValidationError as exc:
+        raise ConfigError(
+            f"approve(): the answer does not match the requested schema: {exc}"
+        ) from None
+    return answer
 
 
 def _who(decided_by: str | None, what: str) -> str | None:

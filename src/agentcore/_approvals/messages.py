@@ -55,8 +55,13 @@ class ApprovalRequest:
         tool_call_id: the id of the waiting call.
         tool_name: the tool it calls.
         arguments: its arguments (validated; after the tool's `prepare_arguments`).
-        reason: why approval is needed (from the hook), or None.
+        reason: why approval is needed (from the hook), or None; for an input request, the
+            question.
         timestamp: when the run asked (ms since the epoch).
+        input_schema: set when the running tool asks the user for input (an MCP server's
+            elicitation): the JSON schema the answer must match. Approving answers it, with
+            `arguments` as the content; denying declines it. None: an ordinary approval.
+        input_key: which question of the call this is (with `input_schema`).
     """
 
     tool_call_id: str
@@ -64,6 +69,8 @@ class ApprovalRequest:
     arguments: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    input_schema: dict[str, Any] | None = None
+    input_key: str | None = None
     role: Literal["approval_request"] = "approval_request"
 
     def __post_init__(self) -> None:
@@ -73,6 +80,8 @@ class ApprovalRequest:
         _check_arguments(name, self.arguments, optional=False)
         _check(name, "reason", self.reason, (str, type(None)), "a string or None")
         _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+        _check(name, "input_schema", self.input_schema, (dict, type(None)), "a dict or None")
+        _check(name, "input_key", self.input_key, (str, type(None)), "a string or None")
 
 
 @register_message_type

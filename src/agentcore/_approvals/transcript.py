@@ -83,6 +83,7 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
             if call is not None:  # a later request asks again: earlier decisions are set aside
                 states[call.id] = CallState(call=call, request=message)
                 decisions.pop(call.id, None)
+                started.discard(call.id)  # (a call that ran and asked for input, waiting again)
         elif isinstance(message, ApprovalDecision):
             if message.tool_call_id in states:  # a decision answers the request before it
                 decisions.setdefault(message.tool_call_id, message)

@@ -1,6 +1,7 @@
 """Counting a run against its bounds: turns, and token and cost totals.
 
-The loop counts every answer it receives (one per turn) and asks, once a turn is over, whether a
+The loop counts every answer it receives (one per turn), and the usage its tool results report
+(a sub-agent's, an MCP server's sampling), and asks, once a turn is over, whether a
 bound is reached. The totals are over this run's answers only (not the transcript it started
 from): input tokens are `input + cache_read + cache_write` (every prompt token the provider
 processed, cached or not), output tokens are `output`, cost is `usage.cost.total` in USD. A bound
@@ -11,10 +12,11 @@ turns, input tokens, output tokens, cost, and the first one reached is the one r
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from ..config import AgentLoopConfig
 from ..limits import LimitKind, LimitReached
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, ToolResultMessage
 
 __all__ = ["Bounds"]
 
@@ -48,6 +50,17 @@ class Bounds:
         self.input_tokens += usage.input + usage.cache_read + usage.cache_write
         self.output_tokens += usage.output
         self.cost += usage.cost.total
+
+    def count_results(self, results: Iterable[ToolResultMessage]) -> None:
+        """Count the usage tool results report (a sub-agent's, an MCP server's sampling): it
+        was spent by this run too. Not a turn."""
+        for result in results:
+            usage = result.usage
+            if usage is None:
+                continue
+            self.input_tokens += usage.input + usage.cache_read + usage.cache_write
+            self.output_tokens += usage.output
+            self.cost += usage.cost.total
 
     def reached(self) -> LimitReached | None:
         """The first bound the run has reached (and a log line saying so), or None."""

@@ -4,7 +4,8 @@
 That turn has no model answer of its own: it finishes the batch that stopped for approval. The
 turn is already open (`agent_start`, `turn_start`); then, for each decided call without a result,
 in call order: `tool_execution_start`, then
-- denied: an error result with the decision's reason;
+- denied: an error result with the decision's reason (an input request, see `input_wait`, is run
+  again whatever the decision: the tool is given the answer, a decline or a cancel);
 - approved, but an `ApprovedCallStarted` marker and no result (the process stopped while it ran):
   an error result saying it may or may not have completed — it is never run again;
 - approved: the usual pipeline from `prepare_arguments` on, on the decision's edited arguments if
@@ -26,8 +27,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from .._approvals.inputs import answers_of, current_answers
 from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
-from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovedCallStarted
+from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovalRequest, ApprovedCallStarted
 from ..messages import AgentMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
 from .run_types import CallStage, Immediate, PipelineCall, ToolRun
@@ -47,7 +49,7 @@ async def _prepare(batch: ToolBatch, item: PipelineCall, state: CallState) -> Ca
     prepared as any call is (minus the approval check)."""
     decision = state.decision
     assert decision is not None
-    if not decision.approved:
+    if not decision.approved and state.request.input_schema is None:
         return Immediate(error_result(denied_text(decision)))
     if state.started:
         return Immediate(error_result(INTERRUPTED_APPROVED_CALL))
@@ -69,16 +71,24 @@ class DecidedBatch(ToolBatch):
         await ToolBatch.end(self, item, result)  # (no bare super() in a slots dataclass)
 
 
-async def resolve(run: ToolRun, stopped: ApprovalBatch) -> tuple[list[ToolResultMessage], bool]:
-    """Carry out the decisions of `stopped` in the run's open first turn: the result messages
-    and whether the calls terminate (the loop then closes the turn as after any batch)."""
+async def resolve(
+    run: ToolRun, stopped: ApprovalBatch
+) -> tuple[list[ToolResultMessage], bool, tuple[ApprovalRequest, ...]]:
+    """Carry out the decisions of `stopped` in the run's open first turn: the result messages,
+    whether the calls terminate (the loop then closes the turn as after any batch), and the
+    requests of calls that, run again, asked for more input (the run then stops again)."""
     states = stopped.decided
     items = []
     edited = []
     for state in states:
         call = state.call
         decision = state.decision
-        if decision is not None and decision.approved and decision.arguments is not None:
+        if (
+            decision is not None
+            and decision.approved
+            and decision.arguments is not None
+            and state.request.input_schema is None  # (an input request's arguments: the answer)
+        ):
             call = replace(call, arguments=decision.arguments)
         items.append(item := PipelineCall(call=call))
         if call is not state.call:
@@ -98,6 +108,10 @@ async def resolve(run: ToolRun, stopped: ApprovalBatch) -> tuple[list[ToolResult
     async def started(item: PipelineCall) -> None:  # the marker: the approved call is about to run
         await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
 
-    results, _ = await run_calls(batch, items, prepare, started)
+    token = current_answers.set(answers_of(run.context().messages))  # (input requests)
+    try:
+        results, waiting = await run_calls(batch, items, prepare, started)
+    finally:
+        current_answers.reset(token)
     terminate = all(i.result is not None and i.result.terminate for i in items)
-    return results, terminate
+    return results, terminate, waiting

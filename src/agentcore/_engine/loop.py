@@ -332,7 +332,12 @@ class LoopRun:
         """The open first turn of a run whose transcript ends in approval decisions: they are
         carried out (`decided_calls`), then the turn closes as after any batch."""
         message = decided.message
-        results, terminate = await decided_calls.resolve(self, decided)
+        results, terminate, waiting = await decided_calls.resolve(self, decided)
+        if waiting:  # a call run again asked for more input: the run stops again
+            for request in waiting:
+                await self.add_message(request)
+            await self.turn_end(message, results)
+            return Stopped(StopCause.APPROVALS, waiting)
         await self.turn_end(message, results)
         self.inputs.emitter.check()
         if self.inputs.signal.aborted:
@@ -370,6 +375,8 @@ class LoopRun:
             return Stopped(cause, message)
         inputs.emitter.check()  # a broken sink fails the run before any tool runs
         results, outcome = await self.run_tools(message)
+        if self.bounds is not None:
+            self.bounds.count_results(results)
         await self.turn_end(message, results)
         if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
             emitter = inputs.emitter

@@ -46,6 +46,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from .._approvals.inputs import InputRequired
 from .._tools.validation import ArgumentsError
 from .._tools.values import NotJsonError, to_json_value
 from ..abort import AbortSignal, cancel_on_abort
@@ -64,6 +65,7 @@ from ..tools import AgentTool, AgentToolResult, ToolExecutionMode
 from .approval_gate import await_approval
 from .emit import call_hook
 from .guardrail_tools import check_call, execute_guarded
+from .input_wait import wait_for_input
 from .run_types import CallStage, Immediate, PipelineCall, Prepared, Waiting
 
 if TYPE_CHECKING:
@@ -338,7 +340,7 @@ class ToolBatch:
             item.drained = anyio.Event()
             await item.drained.wait()
         hook = inputs.hooks.after_tool_call
-        if hook is None:
+        if hook is None or item.waiting is not None:  # (a waiting call has no result yet)
             return result
         try:
             ctx = AfterToolCallContext(
@@ -414,6 +416,8 @@ class ToolBatch:
             if not isinstance(value, AgentToolResult) and inspect.isawaitable(value):
                 value = await value
             return _checked_result(value, tool)
+        except InputRequired as exc:  # the tool asked the user: the call waits (input_wait)
+            return wait_for_input(item, exc)
         except Exception as exc:
             item.error = exc
             return error_result(_text(exc))
@@ -536,6 +540,10 @@ async def run_calls(
                     if before_execute is not None:
                         await before_execute(item)
                     await batch.end(item, await batch.execute(item, stage))
+                    if item.waiting is not None:  # it asked for input: no result message yet
+                        waiting = waiting or []
+                        waiting.append(item.waiting)
+                        continue
                 else:
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
@@ -564,6 +572,11 @@ async def run_calls(
                 await batch.run_one(*ready[0])
             elif ready:
                 await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
+            asked = [i for i in published if i.waiting is not None]  # asked for input
+            if asked:
+                waiting = waiting or []
+                waiting += [i.waiting for i in asked if i.waiting is not None]
+                published = [i for i in published if i.waiting is None]
             for item in published:
                 results.append(await batch.publish(item))
     except BaseException as exc:

@@ -25,6 +25,7 @@ terminal decided it, so nothing runs here that was not decided here, and says wh
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,8 @@ def describe(request: ApprovalRequest, arguments: dict[str, Any] | None = None) 
     """One waiting call as the person deciding sees it: a shell command whole and exactly as it
     will run (`_safe.exact`, with a note when it holds control characters); other arguments as
     JSON, clipped past 2,000 characters with a note saying how much is not shown."""
+    if request.input_schema is not None:  # a question for the user (an MCP elicitation)
+        return _describe_question(request)
     args = request.arguments if arguments is None else arguments
     note = ""
     command = args.get("command")
@@ -112,7 +115,38 @@ def pending_notice(agent: Agent) -> str | None:
         lines.append("/approve runs it, /deny [REASON] refuses it")
     else:
         lines.append("/approve ID runs one, /deny ID [REASON] refuses one")
+    if any(r.input_schema is not None for r in waiting):
+        lines.append(
+            "a question: /approve [ID] {JSON} answers it, /deny [ID] declines it, "
+            "/deny [ID] cancel cancels it"
+        )
     return "\n".join(lines)
+
+
+def _describe_question(request: ApprovalRequest) -> str:
+    """An input request: the call, the question, and the fields the answer has."""
+    schema = request.input_schema or {}
+    required = set(schema.get("required") or ())
+    fields = []
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        if isinstance(spec, dict) and "enum" in spec:
+            kind = "|".join(str(v) for v in spec["enum"])
+        fields.append(f"{name}: {kind}{'' if name in required else ' (optional)'}")
+    call = visible(f"{request.tool_call_id}  {request.tool_name}")
+    question = visible(request.reason or "")
+    return f"  {call}: {question}\n    answer with {{{', '.join(visible(f) for f in fields)}}}"
+
+
+def _answer(text: str) -> dict[str, Any] | str:
+    """The JSON object of an `/approve` answer, or the error text."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return f'the answer must be a JSON object, e.g. {{"count": 2}}: {exc}'
+    if not isinstance(value, dict):
+        return f"the answer must be a JSON object, got {type(value).__name__}"
+    return value
 
 
 def decide(agent: Agent, line: str) -> CommandOutcome:
@@ -135,7 +169,13 @@ def decide(agent: Agent, line: str) -> CommandOutcome:
         )
     request = waiting[ids.index(call_id)]
     try:
-        if name == "/approve":
+        if name == "/approve" and request.input_schema is not None:
+            answer = _answer(extra)
+            if isinstance(answer, str):
+                return CommandOutcome(answer, is_error=True)
+            agent.approve(call_id, arguments=answer, decided_by=DECIDED_BY)
+            text = f"answered {request.tool_name} ({call_id})"
+        elif name == "/approve":
             if extra:
                 what = "/approve takes one call id" if first in ids else "unknown call id"
                 text = f"{what}: {extra!r}; waiting: {', '.join(ids)}"

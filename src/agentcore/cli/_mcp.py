@@ -40,7 +40,7 @@ def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
         raise CommandError(f"--mcp needs the MCP SDK: {exc}") from None
     text = spec.strip()
     if text.lower().startswith(("http://", "https://")):
-        return MCPClient.http(text)
+        return MCPClient.http(text, elicitation="approvals")
     try:
         argv = shlex.split(text)
     except ValueError as exc:
@@ -48,7 +48,8 @@ def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
     if not argv:
         raise CommandError("--mcp needs a command line or an http(s) URL, got an empty value")
     command = sys.executable if argv[0] in _PYTHON and sys.executable else argv[0]
-    return MCPClient.stdio(command, argv[1:], errlog=errlog)
+    # a server's questions for the user wait as approvals do: shown and answered in the terminal
+    return MCPClient.stdio(command, argv[1:], errlog=errlog, elicitation="approvals")
 
 
 def check_tool_names(offered: Sequence[tuple[str, Sequence[str]]]) -> None:

@@ -10,7 +10,9 @@ async with MCPClient.stdio("python", ["-m", "mcp_server_time"]) as time_server:
 - `MCPClient` connects to one server, over stdio (`MCPClient.stdio`) or streamable HTTP
   (`MCPClient.http`), and turns its tools into `MCPTool`s, ordinary `AgentTool`s.
   `refresh_tools` is a `prepare_next_turn` hook that swaps in a server's new tool list
-  between turns after the server announced a change.
+  between turns after the server announced a change. A client may let its server sample a
+  model (`MCPSampling`; off by default), ask the user for input (`MCPElicitation`, answered
+  with an `MCPElicitationAnswer`), and know its roots (`roots=[...]`).
 - `tools_server`, `serve_stdio` and `serve_http` serve any list of `AgentTool`s over MCP.
 - `agent_tool` wraps an `Agent` or a loop configuration as an `AgentTool`.
 
@@ -29,7 +31,11 @@ if _typing.TYPE_CHECKING:
     from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
     from ._client import MCPConnectionError as MCPConnectionError
+    from ._elicitation import MCPElicitation as MCPElicitation
+    from ._elicitation import MCPElicitationAnswer as MCPElicitationAnswer
     from ._refresh import refresh_tools as refresh_tools
+    from ._sampling import MCPSampling as MCPSampling
+    from ._sampling import MCPSamplingRequest as MCPSamplingRequest
     from ._server import serve_http as serve_http
     from ._server import serve_stdio as serve_stdio
     from ._server import tools_server as tools_server
@@ -39,7 +45,11 @@ if _typing.TYPE_CHECKING:
 __all__ = [
     "MCPClient",
     "MCPConnectionError",
+    "MCPElicitation",
+    "MCPElicitationAnswer",
     "MCPProgress",
+    "MCPSampling",
+    "MCPSamplingRequest",
     "MCPTool",
     "agent_tool",
     "refresh_tools",
@@ -52,6 +62,10 @@ __all__ = [
 _WHERE: dict[str, str] = {
     "MCPClient": "._client",
     "MCPConnectionError": "._client",
+    "MCPElicitation": "._elicitation",
+    "MCPElicitationAnswer": "._elicitation",
+    "MCPSampling": "._sampling",
+    "MCPSamplingRequest": "._sampling",
     "MCPProgress": "._tools",
     "MCPTool": "._tools",
     "agent_tool": "._agent_tool",

@@ -20,7 +20,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -31,7 +31,9 @@ import anyio.abc
 import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ._elicitation import ElicitationHandler, ask_through_approvals, elicit, file_roots
 from ._listing import announces_changes, list_tools
+from ._sampling import CallCharge, MCPSampling, current_charge, sample
 from ._sdk import httpx2, mcp, types
 from ._tools import (
     MCPProgress,
@@ -152,6 +154,18 @@ class MCPClient:
         execution_mode: the `execution_mode` of every tool (`SEQUENTIAL` for a server that
             cannot take parallel calls).
         connect_timeout: seconds to connect and complete the MCP handshake.
+        sampling: lets the server sample a model through this client (`MCPSampling`: the
+            model, a token cap, a cost cap, an optional approval). None (the default): every
+            `sampling/createMessage` is refused with an MCP error saying sampling is off.
+        elicitation: answers the server's requests for input from the user: a function of an
+            `MCPElicitation` returning an `MCPElicitationAnswer` (sync or async), asked while
+            the call runs; or `"approvals"`: the call waits as a call waiting for approval does
+            (an `ApprovalRequest` with `input_schema`, answered with `Agent.approve(id,
+            arguments=answer)` or `deny`), in the terminal, on the web page, across restarts,
+            and runs again with the answer (see docs/mcp.md). None: the capability is not
+            announced and requests are refused.
+        roots: directories the server may work in, given to it as `file://` roots when it
+            asks (`roots/list`). None: the capability is not announced.
     """
 
     def __init__(
@@ -165,6 +179,9 @@ class MCPClient:
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
+        sampling: MCPSampling | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> None:
         if not isinstance(transport, Stdio | Http):
             raise UsageError("build an MCPClient with MCPClient.stdio(...) or MCPClient.http(...)")
@@ -176,6 +193,19 @@ class MCPClient:
         self.name = name or transport.describe()
         self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
         self._connect_timeout = float(connect_timeout)
+        if sampling is not None and not isinstance(sampling, MCPSampling):
+            raise ConfigError(
+                f"sampling must be an MCPSampling or None, got {type(sampling).__name__}"
+            )
+        if elicitation is not None and elicitation != "approvals" and not callable(elicitation):
+            raise ConfigError(
+                f"elicitation must be a function (an MCPElicitation -> an MCPElicitationAnswer), "
+                f"'approvals' or None, got {elicitation!r}"
+            )
+        self._sampling = sampling
+        self._elicitation = elicitation
+        self._roots = file_roots(roots)
+        self._running: list[CallCharge] = []
         self._phase: Literal["new", "open", "closed"] = "new"
         self._group: anyio.abc.TaskGroup | None = None
         self._conn: _Connection | None = None
@@ -201,6 +231,9 @@ class MCPClient:
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
+        sampling: MCPSampling | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> MCPClient:
         """A client for a server run as a subprocess, speaking MCP on its stdin and stdout.
 
@@ -233,6 +266,9 @@ class MCPClient:
             tool_timeout=tool_timeout,
             execution_mode=execution_mode,
             connect_timeout=connect_timeout,
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=roots,
         )
 
     @classmethod
@@ -250,6 +286,9 @@ class MCPClient:
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
         connect_timeout: float = 30.0,
+        sampling: MCPSampling | None = None,
+        elicitation: ElicitationHandler | Literal["approvals"] | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> MCPClient:
         """A client for a streamable-HTTP server.
 
@@ -275,6 +314,9 @@ class MCPClient:
             tool_timeout=tool_timeout,
             execution_mode=execution_mode,
             connect_timeout=connect_timeout,
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=roots,
         )
 
     # -- what the server offers -------------------------------------------------------------
@@ -447,6 +489,9 @@ class MCPClient:
                 async with mcp.Client(
                     transport(),
                     message_handler=self._on_message,
+                    sampling_callback=self._on_sampling,
+                    elicitation_callback=self._on_elicitation if self._elicitation else None,
+                    list_roots_callback=self._on_list_roots if self._roots is not None else None,
                     cache=None,  # a listing is fetched when asked for, never from a cache
                 ) as client:
                     conn.session = client
@@ -486,6 +531,30 @@ class MCPClient:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed = True
+
+    def _charge(self) -> CallCharge | None:
+        """The running call a server's request belongs to: the one in this context, else the
+        oldest running call of this client (a stand-alone request of an older server)."""
+        charge = current_charge.get()
+        if charge is not None and charge in self._running:
+            return charge
+        return self._running[0] if self._running else None
+
+    async def _on_sampling(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        return await sample(self._sampling, self.name, self._charge(), params)
+
+    async def _on_elicitation(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        charge = self._charge()
+        if self._elicitation == "approvals":
+            return ask_through_approvals(self.name, charge, params)
+        return await elicit(self._elicitation, self.name, charge.tool if charge else None, params)
+
+    async def _on_list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
+        return types.ListRootsResult(roots=list(self._roots or []))
 
     async def _absorb(self, listed: list[types.Tool]) -> None:
         self._changed = False
@@ -535,9 +604,14 @@ class MCPClient:
     # -- calls --------------------------------------------------------------------------------
 
     async def call(
-        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+        self,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        on_update: Callable[[Any], None],
+        tool_call_id: str | None = None,
     ) -> AgentToolResult:
-        """Call a tool of this server; every outcome is a result (errors included)."""
+        """Call a tool of this server; every outcome is a result (errors included), except a
+        question for the user with `elicitation="approvals"`: `InputRequired` (the call waits)."""
         if self._phase != "open":
             state = "not connected yet" if self._phase == "new" else "closed"
             return AgentToolResult.error(
@@ -547,13 +621,30 @@ class MCPClient:
             conn = await self._live()
         except _Unavailable as exc:
             return AgentToolResult.error(str(exc))
-        session = conn.session
-        assert session is not None
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             update = MCPProgress(progress=progress, total=total, message=message)
             on_update(AgentToolResult.text(update.text(), details=update))
 
+        charge = CallCharge(tool.mcp_name, call_id=tool_call_id)
+        self._running.append(charge)
+        token = current_charge.set(charge)
+        try:
+            result = await self._send(conn, tool, arguments, progress)
+        finally:
+            current_charge.reset(token)
+            self._running.remove(charge)
+        if charge.asked is not None:  # the server asked the user: the call waits (approvals)
+            raise charge.asked
+        if charge.requests:  # the server sampled the model: the call's result carries the usage
+            result = replace(result, usage=charge.usage)
+        return result
+
+    async def _send(
+        self, conn: _Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
+    ) -> AgentToolResult:
+        session = conn.session
+        assert session is not None
         try:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
         except mcp.MCPError as exc:

@@ -117,9 +117,14 @@ class ToolSource(Protocol):
         ...
 
     async def call(
-        self, tool: MCPTool, arguments: dict[str, Any], on_update: Callable[[Any], None]
+        self,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        on_update: Callable[[Any], None],
+        tool_call_id: str | None = None,
     ) -> AgentToolResult:
-        """Call `tool` on the server; every outcome is a result (errors included)."""
+        """Call `tool` on the server; every outcome is a result (errors included), except an
+        `InputRequired` when the server asks the user through approvals."""
         ...
 
 
@@ -164,7 +169,7 @@ class MCPTool(AgentTool):
         is told with an MCP cancellation."""
         result: AgentToolResult | None = None
         with cancel_on_abort(signal):
-            result = await self.client.call(self, args, on_update)
+            result = await self.client.call(self, args, on_update, tool_call_id)
         if result is None:  # aborted
             return AgentToolResult.error(f"The call of {self.mcp_name!r} was aborted.")
         return result

@@ -1,15 +1,21 @@
 """The PostgreSQL store's schema and its migrations.
 
 Every table lives in one PostgreSQL schema (`agentcore` unless told otherwise), so a database can
-hold several independent stores. Schema version 1 (`POSTGRES_SCHEMA_VERSION`, kept in the
+hold several independent stores. Schema version 2 (`POSTGRES_SCHEMA_VERSION`, kept in the
 `schema_version` table):
 
 ```
 sessions(id PRIMARY KEY, created_at, updated_at, parent_id, parent_index, metadata, state,
          message_count, header_crc, state_crc)
 messages(session_id, seq, data, crc)     one row per message, seq = 0, 1, 2, ...
-writers(session_id PRIMARY KEY, token, pid, host, since)
+writers(session_id PRIMARY KEY, token, pid, host, since, run_at, partial)
+relay(id BIGSERIAL PRIMARY KEY, session_id, origin, at, run_start, events)
 ```
+
+Version 2 added `writers.run_at` and `writers.partial` (a run in progress: how many messages were
+stored when it last said so, and the answer it was streaming, as message JSON; see
+`PostgresSessionStore.checkpoint`) and the `relay` table (batches of a web server's live events,
+read by the other replicas: `agentcore.web`'s relay).
 
 The checksums are the SQLite store's (`_sqlite_schema.header_crc`, CRC-32 of each record's UTF-8
 bytes). Migrations run when a store opens the database, in one transaction holding an advisory
@@ -25,7 +31,7 @@ from ._base import SessionError
 
 __all__ = ["POSTGRES_SCHEMA_VERSION", "check_schema_name", "migrate"]
 
-POSTGRES_SCHEMA_VERSION = 1
+POSTGRES_SCHEMA_VERSION = 2
 """The version of the tables `migrate` makes."""
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -60,6 +66,20 @@ _MIGRATIONS = [
         host TEXT NOT NULL,
         since BIGINT NOT NULL
     );
+    """,
+    """
+    ALTER TABLE writers ADD COLUMN run_at INTEGER;
+    ALTER TABLE writers ADD COLUMN partial TEXT;
+    CREATE TABLE relay (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        run_start BOOLEAN NOT NULL,
+        events TEXT NOT NULL
+    );
+    CREATE INDEX relay_by_session ON relay (session_id, id);
+    CREATE INDEX relay_by_time ON relay (at);
     """,
 ]
 assert len(_MIGRATIONS) == POSTGRES_SCHEMA_VERSION

@@ -13,6 +13,14 @@ releases the lock at once: the session can be opened again. Every write checks, 
 transaction and with the session's row locked, that this store still holds the lease, so a store
 that lost it (its lock connection dropped and another store took the session over) gets
 `SessionLockedError` for its next write instead of interleaving records with the new holder.
+The lease connection has TCP keepalives on both ends, so a holder whose host vanishes (no FIN,
+no RST) loses its locks in about `LEASE_DEAD_AFTER` seconds.
+
+A run in progress can say so (`checkpoint`): how many messages were stored, and the answer it is
+streaming. If its process dies before the run ends (the lease row is still there when another
+store takes the session), the store that takes over closes the run in the same transaction: the
+partial answer is stored as an `aborted` assistant message (its text and thinking; tool calls
+that never finished streaming are left out), so the transcript can be sent to a model again.
 
 Damage is reported, never passed on: a checksum that does not match or a missing message raise
 `SessionCorruptError` naming the session (and the message); other database failures raise
@@ -22,6 +30,7 @@ Damage is reported, never passed on: a checksum that does not match or a missing
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import socket
 import threading
@@ -32,7 +41,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_sdk
-from ..messages import AgentMessage, now_ms
+from ..messages import AgentMessage, AssistantMessage, now_ms, to_json
 from ._base import (
     SessionCorruptError,
     SessionError,
@@ -40,7 +49,9 @@ from ._base import (
     SessionLockedError,
     SessionNotFoundError,
     SessionState,
+    encode_json,
 )
+from ._postgres_runs import close_interrupted_run
 from ._postgres_schema import check_schema_name, migrate
 from ._sql_records import (
     check_header,
@@ -59,6 +70,19 @@ if TYPE_CHECKING:
     import psycopg_pool
 
 __all__ = ["PostgresSessionStore"]
+
+_log = logging.getLogger("agentcore.sessions")
+
+LEASE_DEAD_AFTER = 25
+"""Seconds after which the server drops the lease connection of a holder that stopped answering
+(its host gone): TCP keepalives every 5 s after 10 s idle, 3 missed (client and server side)."""
+
+_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 
 
 def _blob(value: str) -> bytes:
@@ -291,11 +315,7 @@ class PostgresSessionStore(SessionStore):
                     session_info(sid, created, updated, parent_id, index, metadata_bytes, where)
                 )
             except (SessionCorruptError, ValueError) as exc:
-                import logging
-
-                logging.getLogger("agentcore.sessions").warning(
-                    "skipping unreadable session %r: %s", sid, exc
-                )
+                _log.warning("skipping unreadable session %r: %s", sid, exc)
         return out
 
     # -- the write lease -------------------------------------------------------------------
@@ -306,7 +326,14 @@ class PostgresSessionStore(SessionStore):
         conn = self._lease_conn
         if conn is None or conn.closed or conn.broken:
             # named after this process, so an operator can see who holds which lease
-            args = {**self._connect_args, "application_name": f"agentcore-lease-{os.getpid()}"}
+            args = {
+                **self._connect_args,
+                **_KEEPALIVES,
+                "application_name": f"agentcore-lease-{os.getpid()}",
+                "options": self._connect_args["options"]
+                + " -c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5"
+                " -c tcp_keepalives_count=3",
+            }
             conn = self._psycopg.Connection.connect(self.url, autocommit=True, **args)
             self._lease_conn = conn
         return conn
@@ -349,17 +376,47 @@ class PostgresSessionStore(SessionStore):
                     ).fetchone()
                     if found is None:
                         raise self._not_found(session_id)
+                    self._close_dangling_run(conn, session_id)
                     conn.execute(
                         "INSERT INTO writers (session_id, token, pid, host, since) "
                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET "
                         "token=EXCLUDED.token, pid=EXCLUDED.pid, host=EXCLUDED.host, "
-                        "since=EXCLUDED.since",
+                        "since=EXCLUDED.since, run_at=NULL, partial=NULL",
                         (session_id, self._token, os.getpid(), self._host, now_ms()),
                     )
             except BaseException:
                 self._unlock(session_id)
                 raise
         self._held.add(session_id)
+
+    def _close_dangling_run(self, conn: psycopg.Connection[Any], session_id: str) -> None:
+        """In the takeover's transaction: close a run whose process died (`_postgres_runs`)."""
+        close_interrupted_run(conn, session_id, self._token, self._where(session_id))
+
+    def checkpoint(self, session_id: str, at: int, partial: AssistantMessage | None = None) -> None:
+        """Say that a run is writing the session: `at` messages are stored, and `partial` is the
+        answer streaming now (None: none yet). If this process dies before the run ends (its
+        lease is taken over with this still recorded), the store taking over stores `partial`
+        (or an empty answer, after a prompt or tool results) as an `aborted` assistant message.
+        The lease's `release` forgets it. Needs the session's write lease (`open`).
+
+        Raises:
+            SessionLockedError: this store does not hold the session's lease.
+            SessionError: the database failed.
+        """
+        partial_text = None
+        if partial is not None:
+            partial_text = encode_json(to_json(partial))[0]
+        with self._errors(f"checkpointing session {session_id!r}"), self._transaction() as conn:
+            updated = conn.execute(
+                "UPDATE writers SET run_at=%s, partial=%s WHERE session_id=%s AND token=%s",
+                (at, partial_text, session_id, self._token),
+            ).rowcount
+        if not updated:  # (an advisory lock this store may hold is left to `release`)
+            raise SessionLockedError(
+                f"session {session_id!r} in {self._shown} (schema {self.schema}): this store "
+                "does not hold its write lease (open the session first)"
+            )
 
     def _try_lock(self, session_id: str) -> bool:
         with self._lease_lock:

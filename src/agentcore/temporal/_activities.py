@@ -22,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from ..abort import AbortController
+from ..approvals import InputAnswer, InputRequired, answering_inputs
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
@@ -198,12 +199,17 @@ class Activities:
         name = payload["tool"]
         entry = self.tools.get(name)
         updates: list[AgentToolResult] = []
+        result: AgentToolResult | InputRequired
         if entry is None:
             result = _error(f"Tool {name} not found")
         elif activity.info().attempt > 1 and not entry.retry:
             result = _error(NOT_RETRIED.format(name=name))
         else:
             result = await self._call(entry.tool, payload, updates)
+        asked = None
+        if isinstance(result, InputRequired):  # the workflow makes the call wait
+            asked = {"key": result.key, "message": result.message, "schema": result.schema}
+            result = AgentToolResult.text(result.message)
         try:
             data = result_to_json(result)
         except Exception as exc:
@@ -211,11 +217,13 @@ class Activities:
                 _error(f"tool {name!r} returned details that are not JSON: {exc}")
             )
         data["updates"] = [result_to_json(u) for u in updates]
+        if asked is not None:
+            data["input_required"] = asked
         return data
 
     async def _call(
         self, tool: AgentTool, payload: dict[str, Any], updates: list[AgentToolResult]
-    ) -> AgentToolResult:
+    ) -> AgentToolResult | InputRequired:
         raw = payload["arguments"]
         try:
             prepared = tool.prepare_arguments(raw)
@@ -227,6 +235,12 @@ class Activities:
         call_id = payload["call_id"]
 
         async def execute() -> Any:
+            try:
+                return await run()
+            except InputRequired as exc:  # a value, out of the heartbeat's task group
+                return exc
+
+        async def run() -> Any:
             if tool.is_async():
                 value = tool.execute(call_id, args, controller.signal, updates.append)
             else:
@@ -243,15 +257,21 @@ class Activities:
             return value
 
         value: Any = None
+        answers = {
+            key: InputAnswer(a["action"], a.get("content"))
+            for key, a in (payload.get("answers") or {}).items()
+        }
         try:
             async with _heartbeating(_interval(payload)):
-                with anyio.move_on_after(timeout) as deadline:
+                with anyio.move_on_after(timeout) as deadline, answering_inputs(call_id, answers):
                     value = await execute()
         except Exception as exc:
             return _error(_text(exc))
         except BaseException:
             controller.abort("the activity was cancelled")
             raise
+        if isinstance(value, InputRequired):  # the tool asks the user (see agentcore.approvals)
+            return value
         if deadline.cancelled_caught:
             controller.abort("timed out")
             assert timeout is not None

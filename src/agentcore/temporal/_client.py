@@ -9,10 +9,11 @@ from typing import Any
 import anyio
 
 from ..approvals import ApprovalRequest
-from ..errors import ConfigError
+from ..errors import ConfigError, OutputValidationError
 from ..events import AgentEvent
 from ..limits import LimitReached
 from ..messages import AgentMessage, UserMessage
+from ..output import OutputSpec
 from ._codec import RunOptions, event_from_json, messages_from_json, messages_to_json
 from ._sdk import client as temporal_client
 from ._sdk import service
@@ -130,11 +131,16 @@ class DurableRun:
 
     async def approve(self, tool_call_id: str, *, arguments: dict[str, Any] | None = None) -> None:
         """Approve a waiting call, as requested or with edited `arguments`; once every waiting
-        call is decided, the run carries the decisions out and goes on.
+        call is decided, the run carries the decisions out and goes on. For a question of the
+        running tool (`request.input_schema` set), `arguments` is the answer, checked against
+        that schema here.
 
         Raises:
             ConfigError: no call with this id waits for a decision.
         """
+        for request in await self.pending_approvals():
+            if request.tool_call_id == tool_call_id and request.input_schema is not None:
+                arguments = _checked_answer(request, arguments)  # a question: the answer
         await self._decide({"tool_call_id": tool_call_id, "approved": True, "arguments": arguments})
 
     async def deny(self, tool_call_id: str, reason: str | None = None) -> None:
@@ -261,3 +267,21 @@ async def start_run(
 def get_run(client: temporal_client.Client, id: str) -> DurableRun:
     """The handle of the run with workflow id `id` (its latest continuation)."""
     return DurableRun(client, id)
+
+
+def _checked_answer(request: ApprovalRequest, content: dict[str, Any] | None) -> dict[str, Any]:
+    """The answer to an input request, checked against its schema.
+
+    Raises:
+        ConfigError: not an object, or a field that does not match (named).
+    """
+    if not isinstance(content, dict):
+        raise ConfigError(
+            f"tool call {request.tool_call_id!r} asks for input ({request.reason}): give the "
+            f"answer as arguments={{...}} (a dict), got {type(content).__name__}"
+        )
+    try:
+        OutputSpec(request.input_schema or {}).validate(content)
+    except OutputValidationError as exc:
+        raise ConfigError(f"the answer does not match the requested schema: {exc}") from None
+    return content

@@ -39,7 +39,13 @@ import anyio._backends._asyncio  # noqa: F401
 
 from .. import run_agent_loop, run_agent_loop_continue
 from ..abort import AbortController, AbortSignal
-from ..approvals import ApprovalDecision, ApprovalRequest, pending_approvals
+from ..approvals import (
+    ApprovalDecision,
+    ApprovalRequest,
+    InputRequired,
+    input_answers,
+    pending_approvals,
+)
 from ..config import AgentContext, PrepareNextTurnContext
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..limits import LimitReached
@@ -490,6 +496,11 @@ class AgentWorkflow:
                 "timeout": options.tool_timeout,
                 "heartbeat_timeout": options.heartbeat_timeout,
             }
+            answers = input_answers(call_id)  # a call run again after its question was answered
+            if answers:
+                payload["answers"] = {
+                    key: {"action": a.action, "content": a.content} for key, a in answers.items()
+                }
             handle = workflow.start_activity(
                 TOOL_ACTIVITY,
                 payload,
@@ -506,6 +517,9 @@ class AgentWorkflow:
                 return AgentToolResult.error(f"Tool {name!r} could not be run: {_cause(exc)}")
             for update in data.get("updates", ()):
                 on_update(result_from_json(update))
+            asked = data.get("input_required")
+            if asked is not None:  # the tool asked the user: the call waits, as in-process
+                raise InputRequired(asked["key"], asked["message"], asked["schema"])
             result = result_from_json(data)
             self._terminate[call_id] = result.terminate
             return result

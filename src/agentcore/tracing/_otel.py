@@ -110,6 +110,11 @@ class OtelInstrumentation:
             "agentcore.tool.duration", unit="s", description="Tool call duration"
         )
 
+    def start_request(self, model: Model, context: Context) -> RequestObserver:
+        """A `chat` span for a model request made inside a run's tool call rather than by the
+        run (an MCP server's sampling): its parent is the current span, the tool's."""
+        return _Request(_Owned(self), model, context)  # type: ignore[arg-type]
+
     def start_run(self, run: RunInfo) -> RunObserver | None:
         """Open the run's `invoke_agent` span and make it current in the run's task."""
         return _SpanRunObserver(self, run)
@@ -218,6 +223,17 @@ class _SpanRunObserver:
         finally:
             span.end()
             api.context.detach(self.token)
+
+
+class _Owned:
+    """What a `_Request` needs of a run (its instrumentation and the API), for a request
+    outside a run's own (`OtelInstrumentation.start_request`)."""
+
+    __slots__ = ("api", "owner")
+
+    def __init__(self, owner: OtelInstrumentation) -> None:
+        self.owner = owner
+        self.api = owner.api
 
 
 class _Request:

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..messages import valid_text
-from ..sessions import SessionNotFoundError
+from ..sessions import SessionLockedError, SessionNotFoundError
 from ._chat import Chat
 from ._convert import block_text, event_json, messages_snapshot
 from ._decisions import Decision, DecisionError, apply_decisions, check_decision
@@ -121,22 +121,26 @@ class AgUiEndpoint:
             raise AgUiError(400, f"expected an AG-UI RunAgentInput: {exc}") from None
         chat = await self._chat(run.thread_id)
         group = self.hub.task_group()
-        if run.resume:
-            if chat.running:
-                raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
-            start = chat.log.seq
-            _decide(chat, list(run.resume))
-            chat.start(group, chat.agent.continue_, run_id=run.run_id)
-            events = self._run_events(chat, start, run.run_id, None)
-        else:
-            kind, text = _delivery(run), _prompt_text(run)
-            start = chat.log.seq
-            delivery = chat.send(group, kind, text, run_id=run.run_id)
-            if delivery.became == "queued":  # the run's start, taken now (before any await)
-                joined = (chat.run_start_seq, list(chat.run_start_messages))
-                events = self._joined_events(chat, *joined, delivery)
-            else:
-                events = self._run_events(chat, start, delivery.run_id, delivery)
+        try:
+            async with self.hub.leases.writing(chat):
+                if run.resume:
+                    if chat.running:
+                        raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
+                    start = chat.log.seq
+                    _decide(chat, list(run.resume))
+                    chat.start(group, chat.agent.continue_, run_id=run.run_id)
+                    events = self._run_events(chat, start, run.run_id, None)
+                else:
+                    kind, text = _delivery(run), _prompt_text(run)
+                    start = chat.log.seq
+                    delivery = chat.send(group, kind, text, run_id=run.run_id)
+                    if delivery.became == "queued":  # the run's start, taken now (no await)
+                        joined = (chat.run_start_seq, list(chat.run_start_messages))
+                        events = self._joined_events(chat, *joined, delivery)
+                    else:
+                        events = self._run_events(chat, start, delivery.run_id, delivery)
+        except SessionLockedError as exc:
+            raise AgUiError(409, str(exc)) from None
         return responses.StreamingResponse(
             events,
             media_type="text/event-stream",

@@ -41,6 +41,7 @@ from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
+from ._relay import relay_for, relayed_snapshot
 from ._steering import MessageKind
 
 __all__ = ["create_app"]
@@ -219,7 +220,10 @@ class _Api:
 
     async def show(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
-        _seq, events = chat.snapshot()
+        await self.hub.leases.refresh(chat)
+        seq, events = chat.snapshot()
+        if not events:  # a run on another replica: its relayed snapshot, and its last state
+            return _ok({"events": relayed_snapshot(chat.log.after(seq))})
         return _ok({"events": [e.model_dump(mode="json", by_alias=True) for e in events]})
 
     async def events(self, request: requests.Request) -> responses.Response:
@@ -246,9 +250,10 @@ class _Api:
             plain = number.isascii() and number.isdigit() and len(number) <= 18
             if given_epoch == epoch and plain and chat.log.covers(int(number)):
                 seq = int(number)
-        chat.readers += 1
+        chat.readers += 1  # before any wait: a chat with readers stays open
         self.readers += 1
         try:
+            await self.hub.leases.refresh(chat)
             yield "retry: 1000\n\n"
             while True:
                 if seq is None or not chat.log.covers(seq):  # new, or fell behind a trim
@@ -274,7 +279,9 @@ class _Api:
         if not text.strip():
             raise _Problem(400, "the prompt is empty")
         chat = await self._chat(request)
-        return _ok({"status": chat.prompt(self.hub.task_group(), text)}, 202)
+        async with self.hub.leases.writing(chat):
+            status = chat.prompt(self.hub.task_group(), text)
+        return _ok({"status": status}, 202)
 
     async def steer(self, request: requests.Request) -> responses.Response:
         return await self._send(request, "steer")
@@ -288,11 +295,15 @@ class _Api:
         if not text.strip():
             raise _Problem(400, "the message is empty")
         chat = await self._chat(request)
-        delivery = chat.send(self.hub.task_group(), kind, text)
+        async with self.hub.leases.writing(chat):
+            delivery = chat.send(self.hub.task_group(), kind, text)
         return _ok(delivery.json(), 202)
 
     async def abort(self, request: requests.Request) -> responses.Response:
         chat = await self._chat(request)
+        elsewhere = self.hub.abort_elsewhere
+        if elsewhere is not None and elsewhere(chat):  # the run goes on another replica
+            return _ok({"running": True})
         chat.abort("stopped from the page")
         return _ok({"running": chat.running})
 
@@ -300,11 +311,12 @@ class _Api:
         body = await _body(request)
         model = self._model(body.get("model"))
         chat = await self._chat(request)
-        if chat.running:
-            raise _Problem(409, "a run is going: switch the model when it has ended")
-        chat.agent.state.model = model
-        await anyio.to_thread.run_sync(_store_model, chat, model)
-        chat.publish_state()
+        async with self.hub.leases.writing(chat):
+            if chat.running:
+                raise _Problem(409, "a run is going: switch the model when it has ended")
+            chat.agent.state.model = model
+            await anyio.to_thread.run_sync(_store_model, chat, model)
+            chat.publish_state()
         return _ok({"model": model_ref(model)})
 
     async def branch(self, request: requests.Request) -> responses.Response:
@@ -321,10 +333,14 @@ class _Api:
         body = await _body(request)
         approved = _field(body, "approved", bool)
         chat = await self._chat(request)
+        async with self.hub.leases.writing(chat):
+            self._decide(chat, body, approved, str(request.path_params["tool_call_id"]))
+        return _ok({"running": chat.running})
+
+    def _decide(self, chat: Chat, body: Mapping[str, Any], approved: bool, call_id: str) -> None:
         agent = chat.agent
         if chat.running:
             raise _Problem(409, "a run is going: decide when it has ended")
-        call_id = str(request.path_params["tool_call_id"])
         arguments = _field(body, "arguments", dict, required=False) if approved else None
         reason = None if approved else _field(body, "reason", str, required=False)
         try:
@@ -335,7 +351,6 @@ class _Api:
         chat.publish_transcript()
         if not agent.state.pending_approvals:
             chat.start(self.hub.task_group(), agent.continue_)
-        return _ok({"running": chat.running})
 
 
 def _store_model(chat: Chat, model: Model) -> None:
@@ -372,7 +387,9 @@ def create_app(
     Each session runs its own `Agent`, whose transcript is stored in `store` as it happens.
 
     Args:
-        store: where sessions live (`JsonlSessionStore`, `SqliteSessionStore`, your own).
+        store: where sessions live (`JsonlSessionStore`, `SqliteSessionStore`, your own). With a
+            `PostgresSessionStore`, several servers can share it: runs' live events reach the
+            readers of every one (docs/concepts/sessions.md, "Several replicas").
         model: the model of new sessions (a session keeps its own once chosen).
         tools: the tools every agent gets.
         system_prompt: the system prompt of new sessions.
@@ -388,8 +405,10 @@ def create_app(
         event_log_size: events each session keeps for reconnecting clients between runs (the
             run in progress is always kept whole).
         max_open_sessions: sessions kept open in memory; idle ones beyond are closed.
-        close_idle_after: seconds after which a session no run, page or request uses is closed,
-            giving its store write lock back (to `agentcore chat --continue`, for one).
+        close_idle_after: seconds after which a session no run, page or request uses is closed
+            (dropped from memory). Its store write lock is held only while a run, a decision or
+            a model switch writes it, so `agentcore chat --continue`, or another replica, can
+            continue an idle session at any time (a change here meanwhile is a 409).
         max_body_bytes: the largest request body accepted; a larger one is answered 413.
         max_readers: event streams open at once over all sessions (each costs a little work
             per event, and keeps its session open); one more is answered 503.
@@ -419,6 +438,7 @@ def create_app(
     )
     hub = Hub(store, settings)
     api = _Api(hub, model, stream_fn, max_readers)
+    relay = relay_for(store, hub)  # replicas on one PostgreSQL database see each other's runs
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -426,12 +446,17 @@ def create_app(
             hub.group = group
             group.start_soon(hub.sweep)
             group.start_soon(api.read_models)  # the picker's first request finds it ready
+            if relay is not None:
+                group.start_soon(relay.publish)
+                group.start_soon(relay.receive)
             try:
                 yield
             finally:
                 hub.group = None
                 await hub.close()
                 group.cancel_scope.cancel()
+                if relay is not None:
+                    relay.stop()
 
     def route(path: str, fn: Handler, method: str = "GET") -> routing.Route:
         return routing.Route(path, _handled(fn), methods=[method])

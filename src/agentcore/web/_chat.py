@@ -60,7 +60,19 @@ class Chat:
         self._stopping = False  # an abort was asked for the run in progress
         self._held = HeldMessages()  # sent while it stops: they start the next run
         self._queued_seen: dict[str, list[str]] = {"steering": [], "followUp": []}
-        agent.subscribe(self._on_event)
+        self.on_idle: Callable[[Chat], None] | None = None  # the hub's: a run has ended
+        # set by the relay (`_relay`): a run on another replica, whose events this log holds
+        # from the number after this one
+        self.remote_start: int | None = None
+        self._unsubscribe = agent.subscribe(self._on_event)
+
+    def rebind(self, agent: Agent, session: Session) -> None:
+        """Follow another agent (the session reloaded from the store: another replica may have
+        changed it); the chat must be idle."""
+        self._unsubscribe()
+        self.agent = agent
+        self.session = session
+        self._unsubscribe = agent.subscribe(self._on_event)
 
     # -- what a new reader is sent first ------------------------------------------------------
 
@@ -81,6 +93,8 @@ class Chat:
                     "toolName": str(getattr(p, "tool_name", "")),
                     "arguments": getattr(p, "arguments", None),
                     "reason": getattr(p, "reason", None),
+                    # set for a question of the running tool (an MCP elicitation)
+                    "inputSchema": getattr(p, "input_schema", None),
                 }
                 for p in pending
             ],
@@ -91,6 +105,8 @@ class Chat:
         """The events that bring a new reader up to the log's event number returned with them:
         the transcript as of the start of the run in progress (or all of it when idle), and the
         state. The reader then follows the log from that number."""
+        if self.remote_start is not None and not self.running:
+            return self.remote_start, []  # the log holds the run's own snapshot
         if self.running:
             seq, messages = self._run_start_seq, self._run_start_messages
         else:
@@ -163,6 +179,8 @@ class Chat:
             self.log.trim()
             self.publish_state()
             self._idle.set()
+            if self.on_idle is not None:
+                self.on_idle(self)
 
     def _next(self) -> Callable[[], Awaitable[Any]] | None:
         chosen = next_run(self.agent, self._held, stopped=self._stopping)

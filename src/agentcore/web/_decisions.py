@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import Agent
+from .. import Agent, OutputSpec, OutputValidationError
 
 __all__ = ["Decision", "DecisionError", "apply_decisions", "check_decision"]
 
@@ -72,7 +72,22 @@ def check_decision(
             "--continue` with the same tools)",
         )
     edited: dict[str, Any] | None = None
-    if approved and arguments is not None:
+    if request.input_schema is not None:  # a question of the running tool: the answer
+        if approved:
+            if not isinstance(arguments, Mapping):
+                raise DecisionError(
+                    400,
+                    f"tool call {call_id!r} asks for input ({request.reason}): send the answer "
+                    "as 'arguments', a JSON object",
+                )
+            edited = dict(arguments)
+            try:
+                OutputSpec(request.input_schema).validate(edited)
+            except OutputValidationError as exc:  # names the failing fields
+                raise DecisionError(
+                    400, f"the answer does not match the requested schema: {exc}"
+                ) from None
+    elif approved and arguments is not None:
         if not isinstance(arguments, Mapping):
             raise DecisionError(
                 400, f"expected 'arguments' to be a JSON object, got {type(arguments).__name__}"

@@ -1,9 +1,10 @@
 """The open conversations of one server, created, opened, branched and closed here.
 
-Sessions are opened on first use and stay open (holding their store write lock) while they are
-in use: a run goes, a page follows their events, or a request used them less than
-`close_idle_after` seconds ago. Then `sweep` closes them, giving the lock back, so that
-`agentcore chat --continue` can take the session after the page has left. At most `max_open`
+Sessions are opened on first use and stay open while they are in use: a run goes, a page follows
+their events, or a request used them less than `close_idle_after` seconds ago; then `sweep`
+closes them. An open session holds its store write lease only while this server writes it (a run
+goes, a decision is stored: `_lease`), so another replica, or `agentcore chat --continue`, can
+continue it whenever it is idle here. At most `max_open`
 stay open: past that, the least recently used idle one without readers is closed at once (it
 opens again, from the store, on its next use). Store calls run in worker threads.
 
@@ -14,8 +15,9 @@ changes (its `updated_at`), so listing is not loading every session whole each t
 from __future__ import annotations
 
 import logging
+import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,13 +28,21 @@ import anyio.to_thread
 from .. import Agent, AgentTool
 from ..llm import Model, StreamFn
 from ..messages import UserMessage, valid_text
-from ..sessions import Session, SessionInfo, SessionState, SessionStore
+from ..sessions import (
+    Session,
+    SessionInfo,
+    SessionNotFoundError,
+    SessionState,
+    SessionStore,
+)
 from ._chat import Chat
 from ._convert import block_text
+from ._lease import Leases
 
 __all__ = ["Hub", "HubSettings"]
 
 _log = logging.getLogger("agentcore.web")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +70,10 @@ class Hub:
         self._lock = anyio.Lock()
         self._used: dict[str, float] = {}
         self._titles: dict[str, tuple[int, str, int]] = {}  # id -> (updated_at, title, count)
+        self.leases = Leases(store, self._reload, self.task_group)
+        self.on_open: list[Any] = []  # called with each chat opened here (the relay's)
+        # asks the replica running a session to stop its run (the relay's; None: one server)
+        self.abort_elsewhere: Callable[[Chat], bool] | None = None
 
     def task_group(self) -> anyio.abc.TaskGroup:
         """The task group runs go in.
@@ -92,18 +106,40 @@ class Hub:
             session.close()
             raise
         chat = Chat(agent, session, self.settings.event_log_size)
+        chat.on_idle = self.leases.ended
         info = await anyio.to_thread.run_sync(session.load)
         if info.parent is not None:
             chat.parent = {"sessionId": info.parent.session_id, "index": info.parent.index}
         self._chats[chat.id] = chat
         self.touch(chat)
-        self._evict()
+        self._evict(keep=chat)
+        for hook in self.on_open:
+            await hook(chat)
         return chat
 
-    def _evict(self) -> None:
+    async def _reload(self, chat: Chat) -> None:
+        """Bring an idle chat's agent up to date with the store (another replica may have
+        continued the session); the readers get the transcript again if it changed."""
+        before = list(chat.agent.state.messages)
+        agent = await anyio.to_thread.run_sync(lambda: self._agent(chat.session, new=False))
+        chat.rebind(agent, chat.session)
+        if agent.state.messages != before:
+            chat.publish_transcript()
+
+    def _evict(self, keep: Chat) -> None:
+        """Close idle chats beyond `max_open`, never `keep` (the one just opened: its caller
+        uses it; when every other one is in use, there are more than `max_open` for a while)."""
         while len(self._chats) > self.settings.max_open:
             victim = next(
-                (c for c in self._chats.values() if not c.running and c.readers == 0), None
+                (
+                    c
+                    for c in self._chats.values()
+                    if c is not keep
+                    and not c.running
+                    and c.readers == 0
+                    and not self.leases.busy(c)
+                ),
+                None,
             )
             if victim is None:
                 return
@@ -125,6 +161,8 @@ class Hub:
         for chat in list(self._chats.values()):
             if chat.running or chat.readers or now - self._used.get(chat.id, now) < limit:
                 continue
+            if self.leases.busy(chat):
+                continue
             del self._chats[chat.id]
             self._used.pop(chat.id, None)
             try:
@@ -136,11 +174,15 @@ class Hub:
         """Note that `chat` was used now (it stays open `close_idle_after` seconds more)."""
         self._used[chat.id] = anyio.current_time()
 
+    def opened(self, session_id: str) -> Chat | None:
+        """The conversation if it is open here (None if not)."""
+        return self._chats.get(session_id)
+
     async def get(self, session_id: str) -> Chat:
         """The open conversation, opened from the store if needed.
 
         Raises:
-            SessionNotFoundError: no such session. SessionLockedError: another process has it.
+            SessionNotFoundError: no such session.
         """
         async with self._lock:
             chat = self._chats.get(session_id)
@@ -148,8 +190,14 @@ class Hub:
                 self._chats.move_to_end(session_id)
                 self.touch(chat)
                 return chat
-            session = await anyio.to_thread.run_sync(self.store.open, session_id)
-            return await self._add(session, new=False)
+            if not _SESSION_ID.fullmatch(session_id):  # the stores' rule (sessions._base)
+                raise SessionNotFoundError(
+                    f"invalid session id {session_id!r}: expected 1-128 letters, digits, '_' or '-'"
+                )
+            if not await anyio.to_thread.run_sync(self.store.exists, session_id):
+                raise SessionNotFoundError(f"no session {session_id!r}")
+            # read, not written: the write lease is taken for a change (`leases.writing`)
+            return await self._add(Session(self.store, session_id), new=False)
 
     async def create(self, model: Model | None = None, *, session_id: str | None = None) -> Chat:
         """A new conversation (with `model`, else the default one; under `session_id`, else a
@@ -161,7 +209,14 @@ class Hub:
             session = await anyio.to_thread.run_sync(
                 lambda: self.store.create(state=state, session_id=session_id)
             )
-            return await self._add(session, new=True)
+            return await self._opened(session, new=True)
+
+    async def _opened(self, session: Session, *, new: bool) -> Chat:
+        """A chat for a session this server just made (and holds): its lease is given back."""
+        chat = await self._add(session, new=new)
+        self.leases.adopt(chat)
+        await self.leases.release(chat)
+        return chat
 
     async def branch(self, session_id: str, index: int) -> Chat:
         """A new conversation holding the first `index` messages of another.
@@ -171,7 +226,7 @@ class Hub:
         """
         async with self._lock:
             session = await anyio.to_thread.run_sync(self.store.branch, session_id, index)
-            return await self._add(session, new=False)
+            return await self._opened(session, new=False)
 
     async def list(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         """The newest sessions first (`limit` of them, after skipping `offset`), each with a

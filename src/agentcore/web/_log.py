@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 
@@ -35,11 +36,20 @@ class EventLog:
         self.seq = 0
         self._entries: deque[tuple[int, str]] = deque()
         self._changed = anyio.Event()
+        # called with each event appended here (not `append_encoded`): the relay's publisher
+        self.tap: Callable[[ag_ui.BaseEvent, str], None] | None = None
 
     def append(self, event: ag_ui.BaseEvent) -> int:
         """Add an event (encoded once, as the AG-UI JSON); returns its sequence number."""
+        data = event_json(event)
+        if self.tap is not None:
+            self.tap(event, data)
+        return self.append_encoded(data)
+
+    def append_encoded(self, data: str) -> int:
+        """Add an event already encoded (one relayed from another replica)."""
         self.seq += 1
-        self._entries.append((self.seq, event_json(event)))
+        self._entries.append((self.seq, data))
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
         return self.seq

@@ -307,9 +307,11 @@ class AgUiTranslator:
             interrupts = [
                 ag_ui.Interrupt(
                     id=p.tool_call_id,
-                    reason="tool_approval",
+                    # a question of the running tool (an MCP elicitation): the answer's schema
+                    reason="tool_approval" if _input_schema(p) is None else "input_required",
                     tool_call_id=p.tool_call_id,
                     message=p.reason,
+                    response_schema=_input_schema(p),
                 )
                 for p in pending
             ]
@@ -339,3 +341,8 @@ def _jsonable(value: Any) -> Any:
     except (TypeError, ValueError):
         return repr(value)
     return value
+
+
+def _input_schema(request: Any) -> Any:
+    """The schema of a request that asks the user for input (an MCP elicitation), or None."""
+    return getattr(request, "input_schema", None)
