@@ -193,6 +193,8 @@ async def _main(
                     sessions_dir=parsed.sessions_dir,
                     store_url=parsed.store,
                     name=parsed.a2a_name,
+                    header_timeout=parsed.header_timeout,
+                    max_connections=parsed.max_connections,
                     stdout=stdout,
                     stderr=stderr,
                 )
