@@ -9,12 +9,14 @@ Only the comments on `print` lines are read, so prose comments stay free."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import re
 import subprocess
 import sys
 import tokenize
+import warnings
 from pathlib import Path
 
 import pytest
@@ -111,11 +113,30 @@ def test_promises_are_read_from_print_comments_only() -> None:
     assert broken_promises(code, swapped) == ["line 5: 'turn_start' was not printed"]
 
 
+def close_leftover_event_loop() -> None:
+    """Close an event loop an example left set as this thread's (pydantic-evals'
+    `evaluate_sync` makes one and keeps it): else it is finalized, unclosed, whenever the
+    garbage collector runs, which fails a later test with a ResourceWarning or, inside
+    `ast.parse` on Python 3.11, a SystemError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none set
+            return
+    if not loop.is_running():
+        loop.close()
+    asyncio.set_event_loop(None)
+
+
 @pytest.mark.parametrize(("path", "line", "code"), CASES)
 def test_example_runs(path: Path, line: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
     compiled = compile(f"{code}\n{_FINISHED} = True\n", f"{path.relative_to(ROOT)}:{line}", "exec")
     namespace: dict[str, object] = {"__name__": "__readme__"}
-    exec(compiled, namespace)
+    try:
+        exec(compiled, namespace)
+    finally:
+        close_leftover_event_loop()
     assert namespace.get(_FINISHED) is True, "the example stopped before its last line"
     assert broken_promises(code, capsys.readouterr().out) == []
 
