@@ -14,11 +14,15 @@
 5. Many sessions (SQLite, and PostgreSQL with `--postgres`): 10,000 sessions of 4 messages each;
    sessions created per second, then the latency of listing them (all headers; with PostgreSQL
    also one page of 50 from the middle) and of loading one (median of 200 random ones).
+6. The web session list (`--part weblist`; `--sessions N`): `GET /api/sessions` of
+   `agentcore.web` over HTTP (a page of 100) on N sessions of 4 messages in SQLite (and
+   PostgreSQL): the first view of a fresh server and the median of 20 more, with how many
+   sessions each loaded (before the listing carried titles, each listed session was loaded).
 
 With `--postgres URL` (e.g. the URL `scripts/postgres start` prints), the PostgreSQL store is
 measured too, in a schema of its own dropped at the end; `--part` runs one part only.
 
-    .venv/bin/python bench/sessions.py [--postgres URL] [--part storage|format|runs|many]
+    .venv/bin/python bench/sessions.py [--postgres URL] [--part storage|format|runs|many|weblist]
 """
 
 from __future__ import annotations
@@ -167,6 +171,73 @@ def bench_many_sessions(tmp: Path) -> None:
         )
 
 
+def bench_web_list(tmp: Path) -> None:
+    """`GET /api/sessions` (a page of 100) of `agentcore.web` over HTTP, on SESSIONS sessions of
+    4 messages: the first page view of a fresh server (what every replica pays, and what any
+    view pays for the sessions changed since) and the median of 20 more."""
+    import http.client
+    import socket
+    import threading
+
+    import uvicorn
+
+    from agentcore.testing import FauxProvider
+    from agentcore.web import create_app
+
+    sample = messages(4)
+    print(f"web session list: GET /api/sessions (100 of {SESSIONS:,} sessions of 4 messages)")
+    makers = {"sqlite": lambda: SqliteSessionStore(tmp / "web.db"), **postgres_store("postgres")}
+    drop_postgres_schema()
+    for name, make in makers.items():
+        with make() as store:
+            for _ in range(SESSIONS):
+                store.create(messages=sample).close()
+            reads = 0
+            read = store._read  # counted: how many sessions a page view loads
+
+            def counted(session_id: str, read: Any = read) -> Any:
+                nonlocal reads
+                reads += 1
+                return read(session_id)
+
+            store._read = counted  # type: ignore[method-assign]
+            app = create_app(store, model=FauxProvider([]).model)
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(64)
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+            thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+            thread.start()
+            while not server.started:
+                time.sleep(0.01)
+            port = sock.getsockname()[1]
+
+            def view(port: int = port) -> float:
+                """One page view on a new connection (as a browser's page load), in seconds."""
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                t0 = clock()
+                conn.request("GET", "/api/sessions?limit=100")
+                response = conn.getresponse()
+                body = response.read()
+                took = clock() - t0
+                conn.close()
+                assert response.status == 200 and len(json.loads(body)) == 100, body[:200]
+                return took
+
+            try:
+                cold = view()
+                cold_reads = reads
+                warm = [view() for _ in range(20)]
+            finally:
+                server.should_exit = True
+                thread.join(timeout=15)
+        print(
+            f"  {name:9s} first view {cold * 1e3:8.1f} ms ({cold_reads} sessions loaded)   "
+            f"then median {statistics.median(warm) * 1e3:7.1f} ms "
+            f"({reads - cold_reads} loaded in 20 views)"
+        )
+
+
 def bench_storage(tmp: Path) -> None:
     sample = messages(APPENDS)
     print(f"appends ({APPENDS:,} messages to one session) and load of that session")
@@ -292,7 +363,7 @@ def main() -> None:
     global POSTGRES_URL, SESSIONS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--postgres", metavar="URL", help="measure PostgresSessionStore too")
-    parser.add_argument("--part", choices=["storage", "format", "runs", "many"])
+    parser.add_argument("--part", choices=["storage", "format", "runs", "many", "weblist"])
     parser.add_argument("--sessions", type=int, default=SESSIONS, help="for --part many")
     args = parser.parse_args()
     POSTGRES_URL, SESSIONS = args.postgres, args.sessions
@@ -308,6 +379,8 @@ def main() -> None:
                 bench_runs(Path(tmp), delay=0.005, runs=20)
             if part in (None, "many"):
                 bench_many_sessions(Path(tmp))
+            if part in (None, "weblist"):
+                bench_web_list(Path(tmp))
     finally:
         drop_postgres_schema()
 

@@ -193,6 +193,7 @@ GALLERY = {
     "mcp_agent": "the tools of a stdio MCP server",
     "durable_agent": "a Temporal run surviving kill -9 (tests/temporal/test_example.py)",
     "web_agent": "the chat app served to the browser, driven over HTTP",
+    "eval_agent": "an evaluation dataset run on its agent (more in tests/evals)",
 }
 """The runnable examples, each tested in this file (durable_agent: in tests/temporal)."""
 
@@ -218,6 +219,12 @@ def test_the_gallery_is_complete_and_documented() -> None:
         if name in GALLERY:
             assert f"## {name}.py" in page.replace("`", ""), f"no section for {name}"
             assert re.search(rf"run_example\(\s*\"{name}\"|\"{name}\.py\"", tests), name
+
+
+def test_eval_agent_example() -> None:
+    done = run_example("eval_agent")
+    assert done.returncode == 0, done.stderr
+    assert "Evaluation Summary" in done.stdout and "100.0% ✔" in done.stdout
 
 
 def test_the_gallery_page_includes_files_that_exist() -> None:

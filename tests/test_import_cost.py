@@ -26,11 +26,13 @@ HEAVY = (
     "httpcore",
     "httpx",
     "jsonschema",
+    "logfire_api",
     "mcp",
     "openai",
     "opentelemetry",
     "pydantic",
     "pydantic_core",
+    "pydantic_evals",
     "rich",
     "temporalio",
 )

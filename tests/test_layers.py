@@ -37,6 +37,7 @@ CLI = "agentcore.cli"
 OPTIONAL = "agentcore._optional"  # the one private module the integrations share
 INTEGRATIONS = (
     "agentcore.a2a",
+    "agentcore.evals",
     "agentcore.mcp",
     "agentcore.temporal",
     "agentcore.tracing",

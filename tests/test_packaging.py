@@ -753,7 +753,7 @@ def test_the_web_page_ships_in_the_wheel_and_agentcore_web_names_its_extra(
     """The page of `agentcore serve` is package data (no build step, no CDN); without the `[web]`
     extra, `import agentcore.web` works and its names say which extra to install."""
     names = set(zipfile.ZipFile(base_install.wheel).namelist())
-    for asset in ("index.html", "app.js", "markdown.js", "app.css", "favicon.svg"):
+    for asset in ("index.html", "app.js", "markdown.js", "inputform.js", "app.css", "favicon.svg"):
         assert f"agentcore/web/static/{asset}" in names, asset
     found = base_install.json(
         """

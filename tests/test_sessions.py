@@ -52,6 +52,7 @@ from agentcore.sessions import (
     repair_transcript,
 )
 from agentcore.sessions._jsonl_format import encode_line
+from agentcore.sessions._sqlite_schema import SQLITE_SCHEMA_VERSION
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from support import BACKENDS, make_tool, texts
 from support.postgres import drop_schema, postgres_url, schema_for
@@ -567,7 +568,7 @@ def test_sqlite_schema_0_is_migrated(tmp_path: Path) -> None:
         store.append("old", UserMessage(content="new"))
         assert len(store.load("old").messages) == len(messages) + 1
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (SESSION_FORMAT_VERSION,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SQLITE_SCHEMA_VERSION,)
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 

@@ -24,6 +24,7 @@ from agentcore.sessions import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from agentcore.sessions._postgres_schema import POSTGRES_SCHEMA_VERSION
 from support import ROOT, texts
 from support.postgres import open_postgres_store, postgres_url, schema_for
 
@@ -233,7 +234,9 @@ def test_a_newer_schema_is_refused_and_stores_opening_at_once_migrate_once(
     for s in opened:
         s.close()
     with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [
+            (POSTGRES_SCHEMA_VERSION,)
+        ]
         conn.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(SessionError, match="schema 99 is newer than this agentcore reads"):
         PostgresSessionStore(url, schema=schema)

@@ -16,6 +16,7 @@ import pytest
 
 from agentcore.messages import AssistantMessage, TextContent, UserMessage
 from agentcore.sessions import PostgresSessionStore, SessionLockedError
+from agentcore.sessions._postgres_schema import POSTGRES_SCHEMA_VERSION
 from support.postgres import open_postgres_store, postgres_url, schema_for
 
 pytestmark = pytest.mark.external
@@ -147,5 +148,7 @@ def test_schema_1_tables_are_migrated_to_schema_2(tmp_path: Path) -> None:
         store.open(session.id)
         store.checkpoint(session.id, 1)
     with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [
+            (POSTGRES_SCHEMA_VERSION,)
+        ]
         assert conn.execute("SELECT count(*) FROM relay").fetchall() == [(0,)]

@@ -48,6 +48,7 @@ from agentcore.sessions import (
     SessionStore,
     SqliteSessionStore,
 )
+from agentcore.sessions._sqlite_schema import SQLITE_SCHEMA_VERSION
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from support.postgres import STORE_KINDS, open_postgres_store, raw_dump
 
@@ -447,7 +448,7 @@ def test_sqlite_schema_1_is_migrated_with_checksums_and_without_secrets(tmp_path
         assert SECRET.encode() not in file.read_bytes(), file
         assert b"pw-5ecret" not in file.read_bytes(), file
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SQLITE_SCHEMA_VERSION,)
         conn.execute("UPDATE messages SET data = replace(data, 'five', 'six!') WHERE seq = 3")
     with SqliteSessionStore(path) as store, pytest.raises(SessionCorruptError, match="checksum"):
         store.load("old")

@@ -1,6 +1,7 @@
 """The scripted faux model of the web tests: it answers by the last message of the conversation.
 
 - a tool result: "The calculator says: **<result>**."
+- "book": a call of the `book` tool of `elicit_server.py` (served with `--mcp`);
 - "tool": a call of the built-in `calculator` tool on 6*7;
 - "long": a long answer (streamed slowly when the provider is paced: to be stopped);
 - "html": an answer holding a <script> and HTML that must show as text;
@@ -33,6 +34,11 @@ def answer(call: FauxCall) -> AssistantMessage:
     if role == "tool_result":
         return AssistantMessage(content=[TextContent(text=f"The calculator says: **{text}**.")])
     lowered = text.lower()
+    if "book" in lowered:  # the `book` tool of elicit_server.py (`serve --mcp`), which asks
+        call_block = ToolCall(
+            id=f"call_{call.index}", name="book", arguments={"place": "Chez Nous"}
+        )
+        return AssistantMessage(content=[call_block])
     if "tool" in lowered:
         call_block = ToolCall(
             id=f"call_{call.index}", name="calculator", arguments={"expression": "6*7"}

@@ -32,8 +32,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 class Replica:
     """`agentcore serve --store postgresql://...` (faux_serve.py's faux model) on a free port."""
 
-    def __init__(self, store: str) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), *sys.path])}
+    def __init__(self, store: str, **env_vars: str) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), *sys.path]), **env_vars}
         env.pop("AGENTCORE_TOKEN", None)
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "faux_serve.py"), "--port", "0", "--token", TOKEN,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -13,10 +12,9 @@ import anyio.abc
 from .. import Agent, AgentContext, AgentLoopConfig, ConfigError, __version__
 from ..llm import StreamFn
 from ..sessions import SessionStore
+from ..web.guard import Guard, bound_hosts, check_bearer_token, is_loopback, listen, serve
 from ._conversations import Conversations
 from ._executor import AgentcoreExecutor
-from ._guard import Guard, check_token, is_loopback
-from ._guard import allowed_hosts as _allowed_hosts
 from ._sdk import import_sdk_server
 from ._task_store import session_task_store
 
@@ -152,7 +150,7 @@ def a2a_app(
         ConfigError: a bad argument, or a non-loopback `host` without a token.
         MissingExtraError: the `[a2a]` extra is not installed.
     """
-    secret = check_token(token)
+    secret = check_bearer_token(token)
     if secret is None and not is_loopback(host):
         raise ConfigError(
             f"an A2A server on {host!r} (not a loopback address) needs a token: anyone who can "
@@ -163,7 +161,7 @@ def a2a_app(
         raise ConfigError(f"max_body_bytes must be an int of at least 1024, got {max_body_bytes!r}")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ConfigError(f"url must be the server's http(s) address, got {url!r}")
-    hosts = _allowed_hosts(host, allowed_hosts)
+    hosts = bound_hosts(host, allowed_hosts)
     server = import_sdk_server()
     conversations = Conversations(agent, context=context, stream_fn=stream_fn, sessions=sessions)
     card = _card(
@@ -198,11 +196,17 @@ def a2a_app(
             conversations.close()
 
     app = server.starlette.Starlette(routes=all_routes, lifespan=lifespan)
+    # who may talk to it: the guard every agentcore server shares (docs/security.md)
     return Guard(
         app,
-        hosts=hosts,
         token=secret,
+        allowed_hosts=hosts,
+        allowed_origins=list(allowed_hosts or ()),
         max_body_bytes=max_body_bytes,
+        json_types=("application/json", "application/a2a+json"),
+        realm="a2a",
+        name="this A2A server",
+        errors="json-rpc",
     )
 
 
@@ -212,6 +216,8 @@ async def serve_a2a(
     host: str = "127.0.0.1",
     port: int = 8000,
     public_url: str | None = None,
+    header_timeout: float = 60.0,
+    max_connections: int = 1000,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
@@ -230,39 +236,43 @@ async def serve_a2a(
         host: the address to bind (loopback by default; any other needs `token=`).
         port: the port (0: a free one).
         public_url: the address written into the agent card (default: the bound one).
+        header_timeout: seconds a connection has to send a request's headers before it is
+            closed (slow clients cannot hold connections).
+        max_connections: open connections at most (lowered to fit the file descriptor limit);
+            past it the one waiting longest for its headers is closed.
         task_status: set by a task group's `start`: receives the URL once the server listens.
         options: the other keyword arguments of `a2a_app` (`sessions`, `token`, `name`, ...).
 
+    The server is `agentcore.web.guard.serve`: uvicorn on a socket of its own, with the header
+    timeout and the connection cap.
+
     Raises:
-        ConfigError: as `a2a_app`.
+        ConfigError: as `a2a_app`, or a bound that is not positive.
+        OSError: the address cannot be bound.
     """
     if "url" in options:
         raise ConfigError("serve_a2a takes public_url=, not url=")
-    server = import_sdk_server()
-    uvicorn = server.uvicorn
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    if not (header_timeout > 0 and isinstance(max_connections, int) and max_connections > 0):
+        raise ConfigError(
+            "header_timeout and max_connections must be positive, got "
+            f"{header_timeout!r} and {max_connections!r}"
+        )
+    import_sdk_server()  # a missing extra is named before anything is bound
+    sock = listen(host, port)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-        sock.setblocking(False)
         bound = sock.getsockname()[1]
-        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{bound}"
         app = a2a_app(agent, url=public_url or url, host=host, **options)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-        web = uvicorn.Server(config)
-        config.load()
-        web.lifespan = config.lifespan_class(config)
-        await web.startup(sockets=[sock])
-        try:
-            task_status.started(url)
-            await web.main_loop()
-        finally:
-            web.should_exit = True
-            with anyio.CancelScope(shield=True):
-                await web.shutdown(sockets=[sock])
-    finally:
+    except BaseException:
         sock.close()
+        raise
+    await serve(
+        app,
+        sock=sock,
+        on_ready=lambda _host, _port: task_status.started(url),
+        header_timeout=header_timeout,
+        max_connections=max_connections,
+        shutdown_timeout=1,
+        handle_signals=False,
+    )

@@ -6,6 +6,7 @@ agentcore run PROMPT|- [options]     answer one prompt and exit
 agentcore models [PROVIDER]          list the model catalogue
 agentcore sessions list|show|rm      the saved chat sessions
 agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (docs/web.md)
+agentcore eval DATASET --agent M:F   run an evaluation dataset against an agent (docs/evals.md)
 ```
 
 `--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
@@ -33,6 +34,7 @@ from ..messages import AgentMessage
 from ._args import Parsed, parse_args
 from ._chat import chat
 from ._conversation import SessionOptions
+from ._eval import eval_command
 from ._json import JsonLinesWriter
 from ._mcp import mcp_servers
 from ._models import list_models
@@ -161,6 +163,15 @@ async def _main(
 ) -> int:
     if parsed.command == "models":
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
+    if parsed.command == "eval" and parsed.evaluation is not None:
+        return await eval_command(
+            parsed.evaluation,
+            model_ref=parsed.model,
+            model_given="model" in parsed.given,
+            stream_fn=stream_fn,
+            stdout=stdout.stream,
+            stderr=stderr,
+        )
     if parsed.command == "sessions":
         return sessions_command(
             parsed.action or "list",
@@ -182,6 +193,8 @@ async def _main(
                     sessions_dir=parsed.sessions_dir,
                     store_url=parsed.store,
                     name=parsed.a2a_name,
+                    header_timeout=parsed.header_timeout,
+                    max_connections=parsed.max_connections,
                     stdout=stdout,
                     stderr=stderr,
                 )

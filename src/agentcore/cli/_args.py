@@ -23,6 +23,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
+from ._eval_args import EvalOptions, add_eval_command, eval_options
 from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
@@ -42,6 +43,7 @@ examples:
   agentcore run "Summarise README.md" --tools
   echo "What is 2**32?" | agentcore run - --tools --json
   agentcore models anthropic
+  agentcore eval examples/evals/arithmetic.yaml --agent examples/eval_agent.py:make_agent
 
 The model is --model, else $AGENTCORE_MODEL, else local/qwen2.5-coder-1.5b
 (start it with scripts/local-model start). API keys come from the provider's usual
@@ -94,6 +96,7 @@ class Parsed:
     a2a_name: str | None = None
     record: str | None = None  # chat/run --record FILE
     replay: str | None = None  # chat/run --replay FILE
+    evaluation: EvalOptions | None = None  # eval DATASET ...
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -378,6 +381,7 @@ def _build_parser() -> argparse.ArgumentParser:
     models.add_argument("provider", nargs="?", help="only this provider's models")
     models.add_argument("--json", action="store_true", help="one JSON object per model")
     add_sessions_command(commands)
+    add_eval_command(commands, _add_recording)
     return parser
 
 
@@ -396,6 +400,15 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         return Parsed(command="models", provider=ns.provider, json=ns.json)
     if ns.command == "sessions":
         return Parsed(command="sessions", **sessions_fields(ns))
+    if ns.command == "eval":
+        return Parsed(
+            command="eval",
+            model=ns.model or os.environ.get("AGENTCORE_MODEL") or DEFAULT_MODEL,
+            given=frozenset({"model"}) if ns.model else frozenset(),
+            record=ns.record,
+            replay=ns.replay,
+            evaluation=eval_options(ns),
+        )
     given = frozenset(n for n in ("model", "system", "thinking") if getattr(ns, n) is not None)
     return Parsed(
         command=ns.command,

@@ -3,7 +3,8 @@ A2A agent (`agentcore.a2a`), each task's transcript a session of the command's s
 
 The token works as for the web chat: `--token` (or `$AGENTCORE_TOKEN`), else one generated and
 printed once; `--no-token` only on a loopback address. A2A clients send it as
-`Authorization: Bearer <token>`.
+`Authorization: Bearer <token>`. `--header-timeout` and `--max-connections` bound slow and
+idle clients as for the web chat (the same server, `agentcore.web.guard.serve`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ async def serve_a2a_command(
     name: str | None,
     stdout: _Output,
     stderr: _Output,
+    header_timeout: float = 60.0,
+    max_connections: int = 1000,
 ) -> int:
     """Serve the agent over A2A until interrupted; returns the exit code.
 
@@ -82,6 +85,8 @@ async def serve_a2a_command(
                     sessions=store,
                     token=token,
                     name=name,
+                    header_timeout=header_timeout,
+                    max_connections=max_connections,
                 )
             )
             stdout.write(

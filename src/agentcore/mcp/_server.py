@@ -14,20 +14,15 @@ Result mapping: text and image blocks map one to one; `details` that form a JSON
 from __future__ import annotations
 
 import functools
-import hmac
 import inspect
-import ipaddress
 import json
 import math
 import os
-import socket
-import string
 import sys
 import threading
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -45,6 +40,14 @@ from .. import (
     ToolDefinitionError,
     __version__,
     cancel_on_abort,
+)
+from ..web.guard import (
+    DEFAULT_MAX_BODY_BYTES,
+    Guard,
+    bound_hosts,
+    check_bearer_token,
+    is_loopback,
+    serve,
 )
 from ._sdk import import_sdk, mcp, types
 from ._tools import clip
@@ -227,163 +230,6 @@ def _to_call_result(result: AgentToolResult) -> types.CallToolResult:
     )
 
 
-# --- who may call ----------------------------------------------------------------------------
-
-_WILDCARD = frozenset({"", "0.0.0.0", "::"})
-_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "-._~+/=")
-_MIN_TOKEN = 16
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _split_host(value: str) -> tuple[str, int | None] | None:
-    """(name, port) of a Host header or an allowed-host entry: `name`, `name:port`, `[v6]:port`
-    or a bare IPv6 address; None when it cannot be read."""
-    value = value.strip().lower()
-    port: str | None = None
-    if value.startswith("["):
-        end = value.find("]")
-        if end < 0:
-            return None
-        name, rest = value[1:end], value[end + 1 :]
-        if rest:
-            if not rest.startswith(":"):
-                return None
-            port = rest[1:]
-    elif value.count(":") == 1:
-        name, port = value.split(":")
-    else:
-        name = value  # a name, or a bare IPv6 address
-    if not name:
-        return None
-    if port is None or port == "*":
-        return name, None
-    if not port.isdigit():
-        return None
-    return name, int(port)
-
-
-def _allowed_hosts(host: str, extra: Sequence[str] | None) -> list[tuple[str, int | None]] | None:
-    """Which Host headers (and Origin hosts) a server bound to `host` accepts; None: any."""
-    allowed: list[tuple[str, int | None]] = []
-    for entry in extra or ():
-        parsed = _split_host(entry) if isinstance(entry, str) else None
-        if parsed is None:
-            raise ConfigError(
-                f"allowed_hosts entries are host names or addresses, optionally with ':port', "
-                f"got {entry!r}"
-            )
-        allowed.append(parsed)
-    if host in _WILDCARD:
-        return allowed or None  # every address of the machine: the token protects it
-    allowed.append((host.lower(), None))
-    if _is_loopback(host):  # what names this machine itself; no other site can
-        allowed.extend((name, None) for name in ("localhost", "127.0.0.1", "::1"))
-    return allowed
-
-
-def _check_token(token: str | None) -> bytes | None:
-    if token is None:
-        return None
-    if not isinstance(token, str) or len(token) < _MIN_TOKEN or not set(token) <= _TOKEN_CHARS:
-        raise ConfigError(
-            f"token must be at least {_MIN_TOKEN} characters of letters, digits or '-._~+/=' "
-            "(what an 'Authorization: Bearer' header carries), e.g. secrets.token_urlsafe(32); "
-            f"got {'an empty string' if token == '' else 'another value'}"
-        )
-    return token.encode()
-
-
-class _Guard:
-    """ASGI middleware in front of the MCP endpoint: the Host and Origin headers must name an
-    allowed host (DNS-rebinding protection), and with a token every request must carry
-    `Authorization: Bearer <token>` (compared in constant time)."""
-
-    def __init__(
-        self, app: Any, *, hosts: list[tuple[str, int | None]] | None, token: bytes | None
-    ) -> None:
-        self._app = app
-        self._hosts = hosts
-        self._token = token
-
-    def _allows(self, value: str | None) -> bool:
-        if self._hosts is None:
-            return True
-        parsed = _split_host(value) if value else None
-        if parsed is None:
-            return False
-        name, port = parsed
-        return any(name == n and (p is None or port == p) for n, p in self._hosts)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        headers: dict[str, str] = {}
-        for key, value in scope.get("headers", ()):
-            headers.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
-        if not self._allows(headers.get("host")):
-            await _refuse(
-                send, 421, "Invalid Host header: this MCP server does not answer to that name"
-            )
-            return
-        origin = headers.get("origin")
-        if origin is not None:
-            parts = urlsplit(origin)
-            if parts.scheme not in ("http", "https") or not self._allows(parts.netloc):
-                await _refuse(
-                    send, 403, "Invalid Origin header: requests from that site are refused"
-                )
-                return
-        if self._token is not None:
-            given = headers.get("authorization", "")
-            scheme, _, credential = given.partition(" ")
-            ok = scheme.lower() == "bearer" and hmac.compare_digest(
-                credential.strip().encode("latin-1"), self._token
-            )
-            if not ok:
-                challenge = 'Bearer realm="mcp"'
-                if given:
-                    challenge += ', error="invalid_token", error_description="wrong token"'
-                await _refuse(
-                    send,
-                    401,
-                    "Unauthorized: this MCP server needs 'Authorization: Bearer <token>' with "
-                    "its token" + (" (the one sent is wrong)" if given else ""),
-                    [(b"www-authenticate", challenge.encode())],
-                )
-                return
-        await self._app(scope, receive, send)
-
-
-async def _refuse(
-    send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    # A JSON-RPC error (id null: the request is not read), so that an MCP client shows the
-    # reason instead of a bare status; the SDK's client passes it on as the call's error.
-    error = {"code": -32001, "message": text}
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 # --- transports ----------------------------------------------------------------------------
 
 
@@ -450,6 +296,9 @@ async def serve_http(
     name: str = "agentcore",
     version: str = __version__,
     instructions: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    header_timeout: float = 60.0,
+    max_connections: int = 1000,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `tools` over streamable HTTP at `http://host:port/path` until cancelled.
@@ -466,19 +315,24 @@ async def serve_http(
 
     Runs on asyncio (the server is uvicorn).
 
-    Who may call (see docs/security.md):
+    Who may call is checked by `agentcore.web.guard.Guard`, the guard every agentcore server
+    shares (see docs/security.md):
 
-    - The Host header of every request, and its Origin header when there is one, must name
-      the bound address (for a loopback address, any of 127.0.0.0/8 and `::1`, also
-      `localhost`) or an entry of `allowed_hosts`: a page on another site cannot reach the
-      tools through DNS rebinding (421 for a wrong Host, 403 for a wrong Origin). Bound to
-      every address (`0.0.0.0`, `::`), only `allowed_hosts` are checked, if given.
+    - The Host header of every request must name the bound address (for a loopback address,
+      any of 127.0.0.0/8 and `::1`, also `localhost`) or an entry of `allowed_hosts`: a page on
+      another site cannot reach the tools through DNS rebinding (421). Bound to every address
+      (`0.0.0.0`, `::`), only `allowed_hosts` are checked, if given.
+    - An Origin header must be the request's own origin, or name an entry of `allowed_hosts`
+      (403).
     - With `token`, every request must carry `Authorization: Bearer <token>` (compared in
       constant time); others get 401 with a `WWW-Authenticate: Bearer` challenge. An
       `MCPClient.http(url, headers={"Authorization": f"Bearer {token}"})` sends it.
     - Off loopback a token is required: any other host that reaches the port could call the
       tools otherwise. `allow_unauthenticated=True` serves without one (behind a proxy that
       authenticates, say).
+    - A POST must be JSON (415), and a body is capped at `max_body_bytes` (413).
+    - The server (`agentcore.web.guard.serve`) closes a connection that has not sent its
+      request headers within `header_timeout`, and keeps at most `max_connections` open.
 
     Args:
         tools: the tools to offer.
@@ -493,57 +347,62 @@ async def serve_http(
         name: as in `tools_server`.
         version: as in `tools_server`.
         instructions: as in `tools_server`.
+        max_body_bytes: the largest request body accepted (413 past it).
+        header_timeout: seconds a connection has to send a request's headers.
+        max_connections: open connections at most (lowered to fit the file descriptor limit);
+            past it the one waiting longest for its headers is closed.
         task_status: set by a task group's `start`: receives the URL once the server listens.
 
     Raises:
-        ConfigError: a bad `path`, `token` or `allowed_hosts` entry, or a non-loopback `host`
-            without a token and without `allow_unauthenticated`.
+        ConfigError: a bad `path`, `token`, `allowed_hosts` entry or bound, or a non-loopback
+            `host` without a token and without `allow_unauthenticated`.
+        OSError: the address cannot be bound.
     """
     if not isinstance(path, str) or not path.startswith("/"):
         raise ConfigError(f"path must start with '/', got {path!r}")
-    secret = _check_token(token)
-    hosts = _allowed_hosts(host, allowed_hosts)
-    if secret is None and not _is_loopback(host) and not allow_unauthenticated:
+    secret = check_bearer_token(token)
+    hosts = bound_hosts(host, allowed_hosts)
+    if secret is None and not is_loopback(host) and not allow_unauthenticated:
         raise ConfigError(
             f"serve_http on {host!r} (not a loopback address) needs a token: anyone who can "
             "reach the port could call the tools otherwise. Pass token=... (clients send "
             "'Authorization: Bearer <token>'), or allow_unauthenticated=True if something in "
             "front of it authenticates."
         )
-    uvicorn = import_sdk("uvicorn", "mcp", needed_by="agentcore.mcp")
+    if not (header_timeout > 0 and isinstance(max_connections, int) and max_connections > 0):
+        raise ConfigError(
+            "header_timeout and max_connections must be positive, got "
+            f"{header_timeout!r} and {max_connections!r}"
+        )
+    import_sdk("uvicorn", "mcp", needed_by="agentcore.mcp")  # the error names this extra
     server = tools_server(tools, name=name, version=version, instructions=instructions)
     security = mcp.server.transport_security.TransportSecuritySettings(
-        enable_dns_rebinding_protection=False  # `_Guard` checks Host and Origin, for every host
+        enable_dns_rebinding_protection=False  # the Guard checks Host and Origin, for every host
     )
-    app = _Guard(
+    app = Guard(
         server.streamable_http_app(
             streamable_http_path=path, host=host, transport_security=security
         ),
-        hosts=hosts,
         token=secret,
+        allowed_hosts=hosts,
+        allowed_origins=list(allowed_hosts or ()),
+        max_body_bytes=max_body_bytes,
+        realm="mcp",
+        name="this MCP server",
+        errors="json-rpc",
     )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
-    # without it every response waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-        sock.setblocking(False)
-        bound = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-        web = uvicorn.Server(config)
-        config.load()
-        web.lifespan = config.lifespan_class(config)
-        await web.startup(sockets=[sock])
-        try:
-            shown = f"[{host}]" if family == socket.AF_INET6 else host
-            task_status.started(f"http://{shown}:{bound}{path}")
-            await web.main_loop()
-        finally:
-            web.should_exit = True
-            with anyio.CancelScope(shield=True):
-                await web.shutdown(sockets=[sock])
-    finally:
-        sock.close()
+    shown = f"[{host}]" if ":" in host else host
+
+    def ready(_host: str, bound: int) -> None:
+        task_status.started(f"http://{shown}:{bound}{path}")
+
+    await serve(
+        app,
+        host=host,
+        port=port,
+        on_ready=ready,
+        header_timeout=header_timeout,
+        max_connections=max_connections,
+        shutdown_timeout=1,
+        handle_signals=False,
+    )

@@ -34,6 +34,8 @@ from ._base import SessionState as SessionState
 from ._base import repair_transcript as repair_transcript
 from ._store import Session as Session
 from ._store import SessionStore as SessionStore
+from ._titles import TITLE_LENGTH as TITLE_LENGTH
+from ._titles import session_title as session_title
 from .jsonl import JsonlSessionStore as JsonlSessionStore
 from .postgres import PostgresSessionStore as PostgresSessionStore
 from .sqlite import SqliteSessionStore as SqliteSessionStore
@@ -55,5 +57,7 @@ __all__ = [
     "SessionState",
     "SessionStore",
     "SqliteSessionStore",
+    "TITLE_LENGTH",
     "repair_transcript",
+    "session_title",
 ]

@@ -85,7 +85,8 @@ __all__ = [
 ]
 
 SESSION_FORMAT_VERSION = 2
-"""Version of the session container (JSONL header `format`, SQLite `user_version`).
+"""Version of the session container (JSONL header `format`; the SQLite schema has its own
+version, `_sqlite_schema.SQLITE_SCHEMA_VERSION`, 3 since it keeps titles).
 
 2 added a CRC-32 to every record (JSONL line, SQLite message row and session row) and stopped
 storing header values. Messages inside carry their own version
@@ -169,13 +170,31 @@ class SessionParent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionInfo:
-    """One entry of `SessionStore.list()`; times are milliseconds since the epoch."""
+    """One entry of `SessionStore.list()`: what a list of sessions shows, read without loading
+    any session. Times are milliseconds since the epoch.
+
+    Attributes:
+        id: the session's id.
+        created_at: when it was created.
+        updated_at: its last activity: the last change (SQL stores), the file's modification
+            time (JSONL).
+        parent: where a branch came from (None for a root session).
+        metadata: the application data given at creation.
+        title: the text of the first user message stored in the session (`session_title`: on
+            one line, at most `TITLE_LENGTH` characters, valid Unicode); `""` while it has none.
+            It is kept when a later change cuts the transcript (compaction, say). Stores keep it
+            as messages are appended, so listing never reads a transcript.
+        message_count: how many messages the session holds, or None when the store cannot tell
+            without reading the transcript (`JsonlSessionStore`).
+    """
 
     id: str
     created_at: int
     updated_at: int
     parent: SessionParent | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
+    message_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,7 +37,9 @@ from ._base import (
     SessionRecoveryWarning,
     encode_json,
     load_json,
+    message_from_json,
 )
+from ._titles import session_title
 
 __all__ = [
     "FIRST_CHECKED_FORMAT",
@@ -45,6 +47,7 @@ __all__ = [
     "decode_header",
     "decode_line",
     "encode_line",
+    "first_title",
     "is_torn",
     "read_lines",
 ]
@@ -194,3 +197,43 @@ def read_lines(
             raise SessionCorruptError(f"{path}: {exc}") from None
         records.append((number, record))
     return checked, records
+
+
+_TITLE_RECORDS = 16
+"""The most records after the header `list()` reads for a session's title."""
+_TITLE_BYTES = 1 << 18
+"""The most bytes after the header `list()` reads for a session's title."""
+
+
+def first_title(f: Any, checked: bool, records: list[dict[str, Any]]) -> str:
+    """The title of a session file read from its current position: the first user message
+    among its first records (`_TITLE_RECORDS` of them, `_TITLE_BYTES` at most; "" if none is
+    there). `records` are records already read (a format-0 file's first message)."""
+    budget = _TITLE_BYTES
+    read = 0
+    while True:
+        for record in records:
+            if record.get("type") == "message":
+                items = [record.get("message")]
+            elif record.get("type") == "update":
+                items = record.get("messages") or []
+            else:  # format 0: the record is a message (or a header without a role)
+                items = [record] if "role" in record else []
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, dict) and item.get("role") == "user":
+                    try:
+                        title = session_title([message_from_json(item, "title")])
+                    except SessionCorruptError:
+                        continue  # loading the session reports it
+                    return title or ""
+        if read >= _TITLE_RECORDS or budget <= 0:
+            return ""
+        read += 1
+        line = f.readline(budget)
+        if not line.endswith(b"\n"):  # the end, a torn write, or too long to read here
+            return ""
+        budget -= len(line)
+        try:
+            records = [decode_line(line.strip(), checked)]
+        except Unreadable:
+            return ""

@@ -1,12 +1,12 @@
 """The PostgreSQL store's schema and its migrations.
 
 Every table lives in one PostgreSQL schema (`agentcore` unless told otherwise), so a database can
-hold several independent stores. Schema version 2 (`POSTGRES_SCHEMA_VERSION`, kept in the
+hold several independent stores. Schema version 3 (`POSTGRES_SCHEMA_VERSION`, kept in the
 `schema_version` table):
 
 ```
 sessions(id PRIMARY KEY, created_at, updated_at, parent_id, parent_index, metadata, state,
-         message_count, header_crc, state_crc)
+         message_count, header_crc, state_crc, title)
 messages(session_id, seq, data, crc)     one row per message, seq = 0, 1, 2, ...
 writers(session_id PRIMARY KEY, token, pid, host, since, run_at, partial)
 relay(id BIGSERIAL PRIMARY KEY, session_id, origin, at, run_start, events)
@@ -16,6 +16,10 @@ Version 2 added `writers.run_at` and `writers.partial` (a run in progress: how m
 stored when it last said so, and the answer it was streaming, as message JSON; see
 `PostgresSessionStore.checkpoint`) and the `relay` table (batches of a web server's live events,
 read by the other replicas: `agentcore.web`'s relay).
+
+Version 3 added `sessions.title`: the `session_title` of the first user message stored (NULL
+while there is none), set in the transaction that stores it, so a list of sessions reads only
+`sessions`. The migration fills it from each session's stored messages.
 
 The checksums are the SQLite store's (`_sqlite_schema.header_crc`, CRC-32 of each record's UTF-8
 bytes). Migrations run when a store opens the database, in one transaction holding an advisory
@@ -28,10 +32,11 @@ import re
 from typing import Any
 
 from ._base import SessionError
+from ._sqlite_schema import USER_CANDIDATES, first_titles
 
 __all__ = ["POSTGRES_SCHEMA_VERSION", "check_schema_name", "migrate"]
 
-POSTGRES_SCHEMA_VERSION = 2
+POSTGRES_SCHEMA_VERSION = 3
 """The version of the tables `migrate` makes."""
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -81,6 +86,9 @@ _MIGRATIONS = [
     CREATE INDEX relay_by_session ON relay (session_id, id);
     CREATE INDEX relay_by_time ON relay (at);
     """,
+    """
+    ALTER TABLE sessions ADD COLUMN IF NOT EXISTS title TEXT;
+    """,
 ]
 assert len(_MIGRATIONS) == POSTGRES_SCHEMA_VERSION
 
@@ -93,6 +101,20 @@ def check_schema_name(schema: object) -> str:
             f"(not starting with a digit, at most 63), got {schema!r}"
         )
     return schema
+
+
+def _fill_titles(conn: Any) -> None:
+    """Version 3's `title` of every stored session, from its first user message."""
+    rows = conn.execute(
+        f"SELECT session_id, data FROM messages WHERE {USER_CANDIDATES} ORDER BY session_id, seq"
+    )
+    titles = first_titles((sid, data.encode()) for sid, data in rows)
+    if titles:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE sessions SET title=%s WHERE id=%s",
+                [(title, sid) for sid, title in titles.items()],
+            )
 
 
 def migrate(conn: Any, schema: str, where: str) -> int:
@@ -112,6 +134,8 @@ def migrate(conn: Any, schema: str, where: str) -> int:
         for statement in step.split(";"):
             if statement.strip():
                 conn.execute(statement)
+    if 0 < version < 3:  # existing sessions get their titles
+        _fill_titles(conn)
     if row is None:
         conn.execute(
             f'INSERT INTO "{schema}".schema_version (version) VALUES (%s)',

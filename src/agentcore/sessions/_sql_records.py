@@ -1,10 +1,14 @@
 """The rows of the SQL session stores (SQLite and PostgreSQL), apart from any SQL dialect.
 
 Both stores keep the same two tables: `sessions(id, created_at, updated_at, parent_id,
-parent_index, metadata, state, message_count, header_crc, state_crc)` and `messages(session_id,
-seq, data, crc)`. This module turns a `RawSession` into those rows (with their checksums) and
-rows read back into records, checking every checksum; the stores keep their SQL, connections,
-transactions and write leases.
+parent_index, metadata, state, message_count, header_crc, state_crc, title)` and
+`messages(session_id, seq, data, crc)`. `title` (`session_title` of the first user message
+stored; NULL while there is none) is set by the change that stores that message, in its
+transaction; it is derived data, outside the checksums, so listing reads only `sessions`.
+
+This module turns a `RawSession` into those rows (with their checksums) and rows read back into
+records, checking every checksum; the stores keep their SQL, connections, transactions and write
+leases.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..messages import AgentMessage, to_json
+from ..messages import AgentMessage, to_json, valid_text
 from ._base import (
     SessionCorruptError,
     SessionInfo,
@@ -27,10 +31,11 @@ from ._base import (
 )
 from ._sqlite_schema import header_crc
 from ._store import RawSession
+from ._titles import session_title
 
-SessionRow = tuple[str, int, int, "str | None", "int | None", str, str, int, int, int]
+SessionRow = tuple[str, int, int, "str | None", "int | None", str, str, int, int, int, "str | None"]
 """A `sessions` row in column order: id, created_at, updated_at, parent_id, parent_index,
-metadata, state, message_count, header_crc, state_crc."""
+metadata, state, message_count, header_crc, state_crc, title."""
 
 MessageRow = tuple[str, int, str, int]
 """A `messages` row in column order: session_id, seq, data, crc."""
@@ -84,6 +89,7 @@ def session_rows(raw: RawSession) -> tuple[SessionRow, list[MessageRow]]:
         len(rows),
         checksum,
         state_crc,
+        session_title(raw.messages),
     )
     return header, rows
 
@@ -134,14 +140,19 @@ def session_info(
     parent_index: int | None,
     metadata: bytes,
     where: str,
+    title: Any = None,
+    message_count: Any = None,
 ) -> SessionInfo:
-    """The `SessionInfo` of a `sessions` row whose checksum was checked."""
+    """The `SessionInfo` of a `sessions` row whose checksum was checked (`title` and
+    `message_count` as stored: a value of the wrong type is left out)."""
     return SessionInfo(
         id=session_id,
         created_at=created_at,
         updated_at=updated_at,
         parent=session_parent(parent_id, parent_index),
         metadata=load(metadata, f"{where} metadata"),
+        title=valid_text(title) if isinstance(title, str) else "",
+        message_count=message_count if type(message_count) is int else None,
     )
 
 

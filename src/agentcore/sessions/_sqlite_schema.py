@@ -9,8 +9,13 @@ is found on load instead of changing a transcript silently:
 - `sessions.header_crc`: of `id`, `created_at`, `parent_id`, `parent_index` and `metadata`,
   joined by NUL bytes (`""` for a null parent).
 
+Schema 3 (`SQLITE_SCHEMA_VERSION`) adds `sessions.title`: the `session_title` of the first user
+message stored (NULL while there is none), set in the transaction that stores it, so a list of
+sessions reads only the `sessions` table.
+
 Migrations run when a store opens the database, in one transaction: schema 0 (one
-`session_messages` table) and schema 1 (no checksums) become schema 2. Schema 1 states may hold
+`session_messages` table) and schema 1 (no checksums) become schema 2, and schema 2 becomes
+schema 3 (each session's title found among its stored messages). Schema 1 states may hold
 a model's header values: the migration keeps only their names, with `secure_delete` on so the
 old bytes are overwritten, not just unlinked.
 """
@@ -21,6 +26,7 @@ import contextlib
 import json
 import sqlite3
 import zlib
+from collections.abc import Iterable
 from typing import Any
 
 from ..messages import now_ms
@@ -29,10 +35,24 @@ from ._base import (
     SessionCorruptError,
     SessionError,
     encode_json,
+    load_json,
+    message_from_json,
     without_credentials,
 )
+from ._titles import session_title
 
-__all__ = ["classify", "finish_migration", "header_crc", "migrate"]
+__all__ = [
+    "SQLITE_SCHEMA_VERSION",
+    "USER_CANDIDATES",
+    "classify",
+    "finish_migration",
+    "first_titles",
+    "header_crc",
+    "migrate",
+]
+
+SQLITE_SCHEMA_VERSION = 3
+"""The version of the tables `migrate` makes (`PRAGMA user_version`)."""
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -118,15 +138,58 @@ def _header_crc_sql(*args: Any) -> int:
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:
-    """Bring the database to schema 2 (the caller holds a write transaction)."""
+    """Bring the database to `SQLITE_SCHEMA_VERSION` (the caller holds a write transaction)."""
     (version,) = conn.execute("PRAGMA user_version").fetchone()
-    if version > SESSION_FORMAT_VERSION:
+    if version > SQLITE_SCHEMA_VERSION:
         raise SessionError(
             f"{path}: session schema {version} is newer than this agentcore reads "
-            f"(up to {SESSION_FORMAT_VERSION}); upgrade agentcore"
+            f"(up to {SQLITE_SCHEMA_VERSION}); upgrade agentcore"
         )
-    if version == SESSION_FORMAT_VERSION:
-        return
+    if version < SESSION_FORMAT_VERSION:
+        _migrate_to_2(conn, version)
+    if version < SQLITE_SCHEMA_VERSION:
+        _add_titles(conn)
+        conn.execute(f"PRAGMA user_version={SQLITE_SCHEMA_VERSION}")
+
+
+USER_CANDIDATES = """data LIKE '%"role"%"user"%'"""
+"""An SQL condition on `messages.data` true for every user message (and a few others): what a
+migration reads to find each session's first user message."""
+
+
+def first_titles(rows: Iterable[tuple[str, bytes]]) -> dict[str, str]:
+    """Each session's title from `(session_id, data)` rows of candidate messages (see
+    `USER_CANDIDATES`) in `(session_id, seq)` order: the first that decodes as a user message.
+    Rows that cannot be read are passed over (loading the session reports them)."""
+    titles: dict[str, str] = {}
+    for session_id, data in rows:
+        if session_id in titles:
+            continue
+        try:
+            message = message_from_json(load_json(data), session_id)
+        except (SessionCorruptError, ValueError, TypeError):
+            continue
+        title = session_title([message])
+        if title is not None:
+            titles[session_id] = title
+    return titles
+
+
+def _add_titles(conn: sqlite3.Connection) -> None:
+    """Schema 2 to 3: the `title` column, filled from each session's first user message."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN title TEXT")
+    rows = conn.execute(
+        f"SELECT session_id, CAST(data AS BLOB) FROM messages WHERE {USER_CANDIDATES} "
+        "ORDER BY session_id, seq"
+    )
+    titles = first_titles((sid, data or b"") for sid, data in rows)
+    conn.executemany(
+        "UPDATE sessions SET title=? WHERE id=?", [(t, sid) for sid, t in titles.items()]
+    )
+
+
+def _migrate_to_2(conn: sqlite3.Connection, version: int) -> None:
+    """Schema 0 or 1 to 2."""
     conn.create_function("agentcore_crc32", 1, _crc, deterministic=True)
     conn.create_function("agentcore_header_crc", 5, _header_crc_sql, deterministic=True)
     conn.create_function("agentcore_scrub_state", 1, _scrub_state, deterministic=True)
@@ -163,7 +226,6 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
         "header_crc = agentcore_header_crc(CAST(id AS BLOB), created_at, "
         "CAST(parent_id AS BLOB), parent_index, CAST(metadata AS BLOB))"
     )
-    conn.execute(f"PRAGMA user_version={SESSION_FORMAT_VERSION}")
 
 
 def finish_migration(conn: sqlite3.Connection) -> None:

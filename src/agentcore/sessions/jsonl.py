@@ -64,6 +64,7 @@ from ._jsonl_format import (
     decode_header,
     decode_line,
     encode_line,
+    first_title,
     is_torn,
     read_lines,
 )
@@ -303,11 +304,17 @@ class JsonlSessionStore(SessionStore):
             try:
                 with open(path, "rb") as f:
                     first = f.readline()
-                header, _ = decode_header(first.strip())
-                if header.get("type") != "session":  # format 0
-                    mtime = _mtime_ms(path)
-                    out.append(SessionInfo(id=path.stem, created_at=mtime, updated_at=mtime))
-                    continue
+                    header, checked = decode_header(first.strip())
+                    if header.get("type") != "session":  # format 0: bare messages
+                        mtime = _mtime_ms(path)
+                        title = first_title(f, checked, [header])
+                        out.append(
+                            SessionInfo(
+                                id=path.stem, created_at=mtime, updated_at=mtime, title=title
+                            )
+                        )
+                        continue
+                    title = first_title(f, checked, [])
                 out.append(
                     SessionInfo(
                         id=path.stem,
@@ -315,6 +322,7 @@ class JsonlSessionStore(SessionStore):
                         updated_at=_mtime_ms(path),
                         parent=parent_from_json(header.get("parent"), f"{path}:1"),
                         metadata=header.get("metadata") or {},
+                        title=title,
                     )
                 )
             except (

@@ -63,6 +63,7 @@ from ._sql_records import (
     session_rows,
 )
 from ._store import RawSession, SessionStore
+from ._titles import session_title
 from .sqlite import _pid_alive
 
 if TYPE_CHECKING:
@@ -217,8 +218,8 @@ class PostgresSessionStore(SessionStore):
         with self._errors(f"creating session {session_id!r}"), self._transaction() as conn:
             inserted = conn.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, parent_id, parent_index, "
-                "metadata, state, message_count, header_crc, state_crc) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                "metadata, state, message_count, header_crc, state_crc, title) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
                 header,
             ).rowcount
             if not inserted:
@@ -258,7 +259,8 @@ class PostgresSessionStore(SessionStore):
         return self.list_page(limit=None)
 
     def list(self) -> list[SessionInfo]:
-        """Every session, oldest first (headers only: no message is read)."""
+        """Every session, oldest first (headers only: no message is read; each with its title and
+        message count, see `SessionInfo`)."""
         return self.list_page(limit=None)
 
     def list_page(
@@ -266,7 +268,7 @@ class PostgresSessionStore(SessionStore):
     ) -> builtins.list[SessionInfo]:
         """Up to `limit` sessions, oldest first, starting after `after` (the last session of the
         previous page, or its id); `limit=None` for all of them. Reads only the sessions'
-        headers, with one indexed query per page.
+        headers (with their titles and message counts), with one indexed query per page.
 
         Raises:
             ValueError: `limit` is not a positive int or None.
@@ -275,8 +277,8 @@ class PostgresSessionStore(SessionStore):
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ValueError(f"limit must be a positive int or None, got {limit!r}")
         query = (
-            "SELECT id, created_at, updated_at, parent_id, parent_index, metadata, header_crc "
-            "FROM sessions"
+            "SELECT id, created_at, updated_at, parent_id, parent_index, metadata, header_crc, "
+            "title, message_count FROM sessions"
         )
         params: builtins.list[Any] = []
         with self._errors("listing sessions"), self._transaction() as conn:
@@ -298,7 +300,7 @@ class PostgresSessionStore(SessionStore):
                 params.append(limit)
             rows = conn.execute(query, params).fetchall()
         out: builtins.list[SessionInfo] = []
-        for sid, created, updated, parent_id, index, metadata, checksum in rows:
+        for sid, created, updated, parent_id, index, metadata, checksum, title, count in rows:
             where = self._where(sid)
             metadata_bytes = metadata.encode()
             try:
@@ -312,7 +314,17 @@ class PostgresSessionStore(SessionStore):
                     where,
                 )
                 out.append(
-                    session_info(sid, created, updated, parent_id, index, metadata_bytes, where)
+                    session_info(
+                        sid,
+                        created,
+                        updated,
+                        parent_id,
+                        index,
+                        metadata_bytes,
+                        where,
+                        title=title,
+                        message_count=count,
+                    )
                 )
             except (SessionCorruptError, ValueError) as exc:
                 _log.warning("skipping unreadable session %r: %s", sid, exc)
@@ -449,6 +461,7 @@ class PostgresSessionStore(SessionStore):
     ) -> None:
         datas = encode_messages(messages)
         state_text, state_crc = encode_state(state)
+        title = session_title(messages)
         with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
             row = conn.execute(
                 "SELECT s.message_count, w.token FROM sessions s "
@@ -479,8 +492,9 @@ class PostgresSessionStore(SessionStore):
                     )
             conn.execute(
                 "UPDATE sessions SET message_count=%s, updated_at=%s, "
-                "state=COALESCE(%s, state), state_crc=COALESCE(%s, state_crc) WHERE id=%s",
-                (count + len(datas), now_ms(), state_text, state_crc, session_id),
+                "state=COALESCE(%s, state), state_crc=COALESCE(%s, state_crc), "
+                "title=COALESCE(title, %s) WHERE id=%s",
+                (count + len(datas), now_ms(), state_text, state_crc, title, session_id),
             )
 
     def _release(self, session_id: str) -> None:

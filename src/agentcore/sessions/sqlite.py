@@ -5,14 +5,17 @@ The database runs in WAL mode, so readers never block the writer and many proces
 row each, in the versioned JSON of `agentcore.messages`; a change is one transaction, so a process
 killed at any moment leaves every committed message intact.
 
-Schema 2 (`PRAGMA user_version`; `_sqlite_schema` has the details and the migrations):
+Schema 3 (`PRAGMA user_version`; `_sqlite_schema` has the details and the migrations):
 
 ```
 sessions(id PRIMARY KEY, created_at, updated_at, parent_id, parent_index, metadata, state,
-         message_count, header_crc, state_crc)
+         message_count, header_crc, state_crc, title)
 messages(session_id, seq, data, crc)     one row per message, seq = 0, 1, 2, ...
 writers(session_id PRIMARY KEY, pid, host, token, since)
 ```
+
+`title` is the first user message's `session_title`, set by the change that stores it: `list()`
+gives each session's title, message count and last change from this table alone.
 
 `writers` holds the write lease of each session: one store writes a session at a time
 (`SessionLockedError` for a second one). A lease whose process has died (same host) is taken over.
@@ -59,6 +62,7 @@ from ._sql_records import (
 )
 from ._sqlite_schema import classify, finish_migration, migrate
 from ._store import RawSession, SessionStore
+from ._titles import session_title
 
 __all__ = ["SqliteSessionStore"]
 
@@ -178,8 +182,8 @@ class SqliteSessionStore(SessionStore):
             try:
                 conn.execute(
                     "INSERT INTO sessions (id, created_at, updated_at, parent_id, parent_index, "
-                    "metadata, state, message_count, header_crc, state_crc) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "metadata, state, message_count, header_crc, state_crc, title) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     header,
                 )
             except sqlite3.IntegrityError:
@@ -228,10 +232,11 @@ class SqliteSessionStore(SessionStore):
         with self._lock, self._errors("listing sessions"):
             rows = self._conn.execute(
                 "SELECT CAST(id AS BLOB), created_at, updated_at, CAST(parent_id AS BLOB), "
-                "parent_index, CAST(metadata AS BLOB), header_crc FROM sessions"
+                "parent_index, CAST(metadata AS BLOB), header_crc, CAST(title AS BLOB), "
+                "message_count FROM sessions"
             ).fetchall()
         out: list[SessionInfo] = []
-        for sid, created, updated, parent_id, index, metadata, checksum in rows:
+        for sid, created, updated, parent_id, index, metadata, checksum, title, count in rows:
             where = f"{self.path}: session {sid!r}"
             try:
                 check_header(sid, created, parent_id, index, metadata or b"", checksum, where)
@@ -244,6 +249,8 @@ class SqliteSessionStore(SessionStore):
                         index,
                         metadata or b"",
                         where,
+                        title=title.decode(errors="replace") if title is not None else None,
+                        message_count=count,
                     )
                 )
             except (SessionCorruptError, ValueError) as exc:
@@ -289,6 +296,7 @@ class SqliteSessionStore(SessionStore):
     ) -> None:
         datas = encode_messages(messages)
         state_text, state_crc = encode_state(state)
+        title = session_title(messages)
         with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
             row = conn.execute(
                 "SELECT s.message_count, w.token FROM sessions s "
@@ -315,8 +323,8 @@ class SqliteSessionStore(SessionStore):
             )
             conn.execute(
                 "UPDATE sessions SET message_count=?, updated_at=?, state=COALESCE(?, state), "
-                "state_crc=COALESCE(?, state_crc) WHERE id=?",
-                (count + len(datas), now_ms(), state_text, state_crc, session_id),
+                "state_crc=COALESCE(?, state_crc), title=COALESCE(title, ?) WHERE id=?",
+                (count + len(datas), now_ms(), state_text, state_crc, title, session_id),
             )
 
     def _release(self, session_id: str) -> None:

@@ -27,15 +27,15 @@ from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from ._app import create_app as create_app
-    from ._guard import LOOPBACK_HOSTS as LOOPBACK_HOSTS
     from ._server import serve as serve
     from ._translate import AgUiTranslator as AgUiTranslator
+    from .guard import LOOPBACK_HOSTS as LOOPBACK_HOSTS
 
 __all__ = ["LOOPBACK_HOSTS", "AgUiTranslator", "create_app", "serve"]
 
 _WHERE: dict[str, str] = {
     "AgUiTranslator": "._translate",
-    "LOOPBACK_HOSTS": "._guard",
+    "LOOPBACK_HOSTS": ".guard",
     "create_app": "._app",
     "serve": "._server",
 }

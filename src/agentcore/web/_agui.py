@@ -16,7 +16,11 @@ input's), a `MESSAGES_SNAPSHOT` of the transcript as that run began, the run's e
 start, until the session is idle (the run that takes the message included). On an idle thread
 the message starts a run under the input's run id, whatever the delivery. Right after
 `RUN_STARTED`, `CUSTOM agentcore.delivery` says what the message became (`{"became": "queued"
-| "started", "as", "runId"}`, as the `POST .../steer` answer does).
+| "started", "as", "runId"}`, as the `POST .../steer` answer does). A thread whose run goes on
+another replica (PostgreSQL store) is handled alike: the message is forwarded to that replica
+(`_forward`), and the response follows the run as relayed here (a run the message starts there
+has that replica's run id, not the input's). 504 when the running replica took the message but
+did not say in time what it became.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from ._chat import Chat
 from ._convert import block_text, event_json, messages_snapshot
 from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
+from ._forward import ForwardTimeoutError, send_anywhere
 from ._hub import Hub
+from ._relay import relayed_snapshot
 from ._steering import KINDS, Delivery, MessageKind
 
 __all__ = ["AgUiEndpoint"]
@@ -122,25 +128,27 @@ class AgUiEndpoint:
         chat = await self._chat(run.thread_id)
         group = self.hub.task_group()
         try:
-            async with self.hub.leases.writing(chat):
-                if run.resume:
+            if run.resume:
+                async with self.hub.leases.writing(chat):
                     if chat.running:
                         raise AgUiError(409, f"thread {run.thread_id!r} has a run going")
                     start = chat.log.seq
                     _decide(chat, list(run.resume))
                     chat.start(group, chat.agent.continue_, run_id=run.run_id)
                     events = self._run_events(chat, start, run.run_id, None)
+            else:
+                kind, text = _delivery(run), _prompt_text(run)
+                start = chat.log.seq
+                # here, or forwarded to the replica running the thread (`_forward`)
+                delivery = await send_anywhere(self.hub, chat, kind, text, run_id=run.run_id)
+                if delivery.became == "queued":  # the run's start, taken now (no await)
+                    events = self._joined_events(chat, *_run_start(chat), delivery)
                 else:
-                    kind, text = _delivery(run), _prompt_text(run)
-                    start = chat.log.seq
-                    delivery = chat.send(group, kind, text, run_id=run.run_id)
-                    if delivery.became == "queued":  # the run's start, taken now (no await)
-                        joined = (chat.run_start_seq, list(chat.run_start_messages))
-                        events = self._joined_events(chat, *joined, delivery)
-                    else:
-                        events = self._run_events(chat, start, delivery.run_id, delivery)
+                    events = self._run_events(chat, start, delivery.run_id, delivery)
         except SessionLockedError as exc:
             raise AgUiError(409, str(exc)) from None
+        except ForwardTimeoutError as exc:
+            raise AgUiError(504, str(exc)) from None
         return responses.StreamingResponse(
             events,
             media_type="text/event-stream",
@@ -166,11 +174,11 @@ class AgUiEndpoint:
         while True:
             entries = chat.log.after(seq)
             if not entries:
-                if not started and not chat.running:  # it failed before it started
+                if not started and not _going(chat):  # it failed before it started
                     error = ag_ui.RunErrorEvent(message="the run ended before it started")
                     yield f"data: {event_json(error)}\n\n"
                     return
-                if finished and (not chat.running or chat.run_id != run_id):
+                if finished and (not _going(chat) or (chat.running and chat.run_id != run_id)):
                     return  # ended, and did not go on
                 await chat.log.wait(15.0)
                 continue
@@ -195,17 +203,17 @@ class AgUiEndpoint:
 
     @staticmethod
     async def _joined_events(
-        chat: Chat, seq: int, transcript: list[Any], delivery: Delivery
+        chat: Chat, seq: int, messages: ag_ui.MessagesSnapshotEvent, delivery: Delivery
     ) -> AsyncIterator[str]:
         """The run in progress, which took the message, from its start (after `seq`, with
-        `transcript` as it began) until the session is idle: its RUN_STARTED, the transcript,
-        the delivery, then its events and those of any run that follows it at once."""
-        messages = ag_ui.MessagesSnapshotEvent(messages=messages_snapshot(transcript))
+        the transcript `messages` as it began) until the session is idle: its RUN_STARTED, the
+        transcript, the delivery, then its events and those of any run that follows it at once
+        (here or, relayed, on another replica)."""
         started = False
         while True:
             entries = chat.log.after(seq)
             if not entries:
-                if not chat.running:
+                if not _going(chat):
                     return
                 await chat.log.wait(15.0)
                 continue
@@ -221,6 +229,24 @@ class AgUiEndpoint:
                     out.append(f"data: {_delivery_json(delivery)}\n\n")
             if out:
                 yield "".join(out)
+
+
+def _going(chat: Chat) -> bool:
+    """Whether a run of the session goes, here or (followed by the relay) on another replica."""
+    return chat.running or chat.remote_start is not None
+
+
+def _run_start(chat: Chat) -> tuple[int, ag_ui.MessagesSnapshotEvent]:
+    """Where the run in progress starts in the log, and the transcript as it began: this
+    replica's run, or the one relayed from another (whose first event is that transcript)."""
+    if chat.running or chat.remote_start is None:
+        messages = messages_snapshot(chat.run_start_messages)
+        return chat.run_start_seq, ag_ui.MessagesSnapshotEvent(messages=messages)
+    seq = chat.remote_start
+    relayed = relayed_snapshot(chat.log.after(seq))
+    if relayed and relayed[0].get("type") == "MESSAGES_SNAPSHOT":
+        return seq, ag_ui.MessagesSnapshotEvent.model_validate(relayed[0])
+    return seq, ag_ui.MessagesSnapshotEvent(messages=[])
 
 
 def _delivery_json(delivery: Delivery) -> str:

@@ -39,6 +39,7 @@ from ._chat import Chat, model_ref
 from ._convert import event_json
 from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
+from ._forward import ForwardTimeoutError, send_anywhere
 from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
 from ._relay import relay_for, relayed_snapshot
@@ -295,8 +296,10 @@ class _Api:
         if not text.strip():
             raise _Problem(400, "the message is empty")
         chat = await self._chat(request)
-        async with self.hub.leases.writing(chat):
-            delivery = chat.send(self.hub.task_group(), kind, text)
+        try:  # here, or forwarded to the replica running the session (`_forward`)
+            delivery = await send_anywhere(self.hub, chat, kind, text)
+        except ForwardTimeoutError as exc:
+            raise _Problem(504, str(exc)) from None
         return _ok(delivery.json(), 202)
 
     async def abort(self, request: requests.Request) -> responses.Response:

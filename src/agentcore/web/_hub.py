@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,6 @@ import anyio.to_thread
 
 from .. import Agent, AgentTool
 from ..llm import Model, StreamFn
-from ..messages import UserMessage, valid_text
 from ..sessions import (
     Session,
     SessionInfo,
@@ -36,8 +35,8 @@ from ..sessions import (
     SessionStore,
 )
 from ._chat import Chat
-from ._convert import block_text
 from ._lease import Leases
+from ._steering import Delivery, MessageKind
 
 __all__ = ["Hub", "HubSettings"]
 
@@ -69,11 +68,13 @@ class Hub:
         self._chats: OrderedDict[str, Chat] = OrderedDict()
         self._lock = anyio.Lock()
         self._used: dict[str, float] = {}
-        self._titles: dict[str, tuple[int, str, int]] = {}  # id -> (updated_at, title, count)
+        self._counts: dict[str, tuple[int, int]] = {}  # id -> (updated_at, message count)
         self.leases = Leases(store, self._reload, self.task_group)
         self.on_open: list[Any] = []  # called with each chat opened here (the relay's)
         # asks the replica running a session to stop its run (the relay's; None: one server)
         self.abort_elsewhere: Callable[[Chat], bool] | None = None
+        # forwards a message to the replica running a session (the relay's, `_forward`)
+        self.forward: Callable[[Chat, MessageKind, str], Awaitable[Delivery]] | None = None
 
     def task_group(self) -> anyio.abc.TaskGroup:
         """The task group runs go in.
@@ -230,7 +231,9 @@ class Hub:
 
     async def list(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         """The newest sessions first (`limit` of them, after skipping `offset`), each with a
-        title (its first prompt) and size."""
+        title (its first prompt) and size, as the store's listing gives them (`SessionInfo`):
+        no session is loaded. Only a store that cannot count a session's messages without
+        reading it (`JsonlSessionStore`) has each changed one read once for its count."""
 
         def read() -> list[dict[str, Any]]:
             infos: list[SessionInfo] = self.store.list()
@@ -238,12 +241,14 @@ class Hub:
             page = infos[max(0, end - limit) : max(0, end)]
             out = []
             for info in reversed(page):
-                title, count = self._title(info)
+                count = info.message_count
+                if count is None:
+                    count = self._count(info)
                 parent = info.parent
                 out.append(
                     {
                         "id": info.id,
-                        "title": title,
+                        "title": info.title,
                         "messages": count,
                         "createdAt": info.created_at,
                         "updatedAt": info.updated_at,
@@ -256,20 +261,18 @@ class Hub:
 
         return await anyio.to_thread.run_sync(read)
 
-    def _title(self, info: SessionInfo) -> tuple[str, int]:
-        known = self._titles.get(info.id)
+    def _count(self, info: SessionInfo) -> int:
+        """The message count of a session whose store does not keep it (read once per change)."""
+        known = self._counts.get(info.id)
         if known is not None and known[0] == info.updated_at:
-            return known[1], known[2]
+            return known[1]
         try:
-            data = self.store.load(info.id)
+            count = len(self.store.load(info.id).messages)
         except Exception as exc:  # a damaged session is listed, not fatal
             _log.warning("cannot read session %s: %s", info.id, exc)
-            return "(unreadable)", 0
-        first = next((m for m in data.messages if isinstance(m, UserMessage)), None)
-        title = valid_text(block_text(first.content)[:80]) if first else ""
-        count = len(data.messages)
-        self._titles[info.id] = (info.updated_at, title, count)
-        return title, count
+            return 0
+        self._counts[info.id] = (info.updated_at, count)
+        return count
 
     async def close(self) -> None:
         """Stop every run (an abort: transcripts stay clean) and close every session."""

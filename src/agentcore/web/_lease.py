@@ -96,9 +96,10 @@ class Leases:
         self._of(chat).held = True
 
     @asynccontextmanager
-    async def writing(self, chat: Chat) -> AsyncIterator[Chat]:
+    async def writing(self, chat: Chat, *, wait: bool = True) -> AsyncIterator[Chat]:
         """Hold the chat's write lease for a change (taking it, and reloading the chat, unless a
         run of this server holds it); given back at the end unless a run started meanwhile.
+        `wait=False` tries once, without waiting `HANDOFF_SECONDS` for a holder giving it back.
 
         Raises:
             SessionLockedError: another process holds it: "running on another replica".
@@ -106,7 +107,7 @@ class Leases:
         lease = self._of(chat)
         async with lease.lock:
             if not lease.held and not chat.running:
-                await self._take(chat)
+                await self._take(chat, HANDOFF_SECONDS if wait else 0.0)
                 lease.held = True
                 try:
                     await self._reload(chat)
@@ -123,10 +124,10 @@ class Leases:
                     with anyio.CancelScope(shield=True):
                         await self._give_back(chat, lease)
 
-    async def _take(self, chat: Chat) -> None:
-        """Open the chat's session for writing, waiting up to `HANDOFF_SECONDS` for a holder
+    async def _take(self, chat: Chat, patience: float) -> None:
+        """Open the chat's session for writing, waiting up to `patience` seconds for a holder
         that is giving it back (a run that just ended elsewhere shows idle a moment before)."""
-        deadline = anyio.current_time() + HANDOFF_SECONDS
+        deadline = anyio.current_time() + patience
         while True:
             try:
                 await anyio.to_thread.run_sync(self.store.open, chat.id)

@@ -6,10 +6,11 @@ then stored as one row per session in the `relay` table, in one transaction that
 `NOTIFY` on the store's channel. A notification carries only the publisher's id (PostgreSQL
 refuses payloads over 8000 bytes; an event can be a whole transcript), so events of any size take
 the same path. A Stop sent to a replica not running the session goes the same way, to the one
-running it. A run's first row starts with the transcript as it was when the run began, so a
-replica that did not see the run start can show it whole. Rows are kept `keep_seconds` and
-written under a transaction lock, so their ids are committed in order and a reader that has seen
-id N has seen everything before it.
+running it, and so do steering and follow-up messages (`_forward`: claimed by exactly one
+replica, acknowledged with what they became). A run's first row starts with the transcript as
+it was when the run began, so a replica that did not see the run start can show it whole. Rows
+are kept `keep_seconds` and written under a transaction lock, so their ids are committed in order
+and a reader that has seen id N has seen everything before it.
 
 Receiving: a thread `LISTEN`s on its own connection, and on each notification (and at least
 every `poll_seconds`, which bounds the delay when a notification is lost, say over a reconnect)
@@ -29,7 +30,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -41,6 +42,7 @@ from ..messages import now_ms
 from ._chat import Chat
 from ._convert import event_json, messages_snapshot
 from ._deps import ag_ui
+from ._forward import Forwards, Row
 
 if TYPE_CHECKING:
     from ..sessions import PostgresSessionStore
@@ -52,7 +54,8 @@ _log = logging.getLogger("agentcore.web")
 
 _READ_LIMIT = 2000  # rows read at once
 
-Row = tuple[int, str, str, bool, str]  # id, session_id, origin, run_start, events
+# rows without events: a Stop or a message sent to another replica, or an answer to one
+_CONTROL = ('[["msg"', '[["abort"]', '[["ack"')
 
 
 class Relay:
@@ -101,6 +104,7 @@ class Relay:
         self._conn: Any = None
         self._query_conn: Any = None
         self._query_lock = threading.Lock()
+        self.forwards = Forwards(self)
 
     def _connect(self, name: str) -> Any:
         return self.psycopg.Connection.connect(
@@ -147,6 +151,57 @@ class Relay:
         self._pending.setdefault(chat.id, []).append('["abort"]')
         self._wake.set()
         return True
+
+    def send_entry(self, sid: str, entry: str) -> None:
+        """Publish one encoded entry (`["ack", ...]`) in the session's next row."""
+        self._pending.setdefault(sid, []).append(entry)
+        self._wake.set()
+
+    def publisher(self, sid: str) -> str | None:
+        """The id of the replica whose run of the session this one follows (None: none known)."""
+        known = self._remote.get(sid)
+        return None if known is None else known[0]
+
+    def insert(self, sid: str, entry: list[Any]) -> int:
+        """Store and announce a row holding only `entry` (a forwarded message) at once; its id.
+        Called in a worker thread."""
+        with self._query_lock:
+            conn = self._query()
+            try:
+                with conn.transaction():
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (f"{self.schema}:relay",),
+                    )
+                    row = conn.execute(
+                        "INSERT INTO relay (session_id, origin, at, run_start, events) "
+                        "VALUES (%s, %s, %s, false, %s) RETURNING id",
+                        (sid, self.origin, now_ms(), json.dumps([entry], ensure_ascii=False)),
+                    ).fetchone()
+                    conn.execute("SELECT pg_notify(%s, %s)", (self.channel, self.origin))
+            except Exception:
+                conn.close()
+                raise
+        return int(row[0]) if row else 0
+
+    def reclaim(self, row_id: int) -> bool:
+        """Delete a forwarded message's row unless another replica claimed it first: whether
+        this call deleted it (nobody took the message). Called in a worker thread."""
+        with self._query_lock:
+            conn = self._query()
+            try:
+                return bool(
+                    conn.execute("DELETE FROM relay WHERE id=%s RETURNING id", (row_id,)).fetchall()
+                )
+            except Exception:
+                conn.close()
+                raise
+
+    def _query(self) -> Any:
+        conn = self._query_conn
+        if conn is None or conn.closed or conn.broken:
+            conn = self._query_conn = self._connect(f"query-{self.origin}")
+        return conn
 
     async def publish(self) -> None:
         """Store and announce what was collected, until cancelled (at least a beat a second)."""
@@ -240,7 +295,8 @@ class Relay:
                     last = rows[-1][0]
                     mine = [r for r in rows if r[2] != self.origin]
                     if mine:
-                        anyio.from_thread.run_sync(self._deliver, mine)
+                        claimed = self._claim(conn, mine)
+                        anyio.from_thread.run_sync(self._deliver, mine, claimed)
                 anyio.from_thread.run_sync(self._check_publishers)
             except Exception as exc:
                 if self._stop.is_set():
@@ -253,9 +309,24 @@ class Relay:
         if conn is not None:
             conn.close()
 
-    def _deliver(self, rows: Sequence[Row]) -> None:
+    def _claim(self, conn: Any, rows: Sequence[Row]) -> set[int]:
+        """Claim the forwarded messages this replica takes (deleting their rows: one replica
+        takes each). Called in the listening thread."""
+        if not any(r[4].startswith('[["msg"') for r in rows):
+            return set()
+        ours = anyio.from_thread.run_sync(self.forwards.ours, rows)
+        if not ours:
+            return set()
+        got = conn.execute("DELETE FROM relay WHERE id = ANY(%s) RETURNING id", (ours,))
+        return {int(r[0]) for r in got.fetchall()}
+
+    def _deliver(self, rows: Sequence[Row], claimed: Set[int] = frozenset()) -> None:
+        self.forwards.answered(rows)
         for row in rows:
             sid = row[1]
+            if row[0] in claimed:
+                self.forwards.take(self.hub.opened(sid), row)
+                continue
             waiting = self._catching_up.get(sid)
             if waiting is not None:
                 waiting.append(row)
@@ -273,8 +344,8 @@ class Relay:
             if '["abort"]' in events:
                 chat.abort("stopped from the page (on another replica)")
             return
-        if row_id <= self._seen.get(sid, 0):
-            return
+        if row_id <= self._seen.get(sid, 0) or events.startswith(_CONTROL):
+            return  # a Stop or a message for another replica: no events, not the publisher's
         self._seen[sid] = row_id
         self._remote[sid] = (origin, time.monotonic())
         for entry in json.loads(events):
@@ -349,9 +420,7 @@ class Relay:
     def _run_rows(self, sid: str) -> list[Row]:
         """The rows of the session's last run here or elsewhere (none if none is kept)."""
         with self._query_lock:
-            conn = self._query_conn
-            if conn is None or conn.closed or conn.broken:
-                conn = self._query_conn = self._connect(f"catch-up-{self.origin}")
+            conn = self._query()
             try:
                 rows = conn.execute(
                     "SELECT id, session_id, origin, run_start, events FROM relay "
@@ -375,6 +444,7 @@ def relay_for(store: object, hub: Hub) -> Relay | None:
     relay = Relay(store, hub)
     hub.on_open.append(relay.catch_up)
     hub.abort_elsewhere = relay.abort
+    hub.forward = relay.forwards.send
     return relay
 
 

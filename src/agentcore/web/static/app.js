@@ -254,8 +254,12 @@
     pending = new Set(list.map(function (a) { return a.toolCallId; }));
     for (const id in cards) {
       const c = cards[id];
-      if (!pending.has(id)) { c.approval.hidden = true; continue; }
+      if (!pending.has(id)) { c.approval.hidden = true; c.asking = null; continue; }
       const info = list.find(function (a) { return a.toolCallId === id; });
+      if (info && info.inputSchema) { showQuestion(c, id, info, !before.has(id)); continue; }
+      c.asking = null;
+      c.focusQuestion = null;
+      c.approval.classList.remove("input-request");
       c.approval.textContent = "";
       c.approval.appendChild(el("span", null, "Needs your approval" +
         (info && info.reason ? ": " + info.reason : "")));
@@ -272,6 +276,31 @@
     }
   }
 
+  // A tool's question for the user (an MCP elicitation): a form built from the answer's schema
+  // (static/inputform.js), kept as it is while the same question waits (what is typed stays).
+  function showQuestion(c, id, info, fresh) {
+    const key = JSON.stringify([info.reason, info.inputSchema]);
+    const built = c.asking !== key;
+    if (built) {
+      c.asking = key;
+      c.approval.textContent = "";
+      c.approval.classList.add("input-request");
+      c.approval.appendChild(el("div", "question", info.reason || "The tool asks for input"));
+      const path = "api/sessions/" + encodeURIComponent(sessionId) + "/approvals/" +
+        encodeURIComponent(id);
+      const form = window.agentcoreInputForm.build(info.inputSchema, {
+        submit: function (content) { return api("POST", path, { approved: true, arguments: content }); },
+        decline: function () { return api("POST", path, { approved: false }); },
+        cancel: function () { return api("POST", path, { approved: false, reason: "cancel" }); },
+      });
+      c.approval.appendChild(form.el);
+      c.focusQuestion = form.focus;
+    }
+    c.approval.hidden = false;
+    setCard(c, "waiting", "waiting for your answer");
+    if (fresh || built) bringIntoView(c); // also a form drawn again (the transcript redrawn)
+  }
+
   // An approval card is always shown, wherever the reader was: the run waits for it. After the
   // frame's own following, so that nothing scrolls it away again.
   function bringIntoView(c) {
@@ -280,6 +309,11 @@
         c.el.scrollIntoView({ block: "nearest" });
         c.approval.scrollIntoView({ block: "nearest" });
         if (distanceFromBottom() <= 120) toBottom(); // the card ends the transcript: follow again
+        // a question's first field takes the focus, unless the reader is typing something
+        const active = document.activeElement;
+        const idle = !active || active === document.body ||
+          ($("composer").contains(active) && !view.prompt.value);
+        if (c.focusQuestion && idle) c.focusQuestion();
       });
     });
   }
@@ -339,7 +373,10 @@
       if (s.model) selectModel(s.model);
       showApprovals(s.pendingApprovals || []);
       showQueued(s.queued);
-      if (!s.running && pending.size) view.status.textContent = "waiting for your approval";
+      if (!s.running && pending.size) {
+        const asks = (s.pendingApprovals || []).some(function (a) { return a.inputSchema; });
+        view.status.textContent = asks ? "waiting for your answer" : "waiting for your approval";
+      }
     },
     RUN_STARTED: function () { setRunning(true); },
     RUN_FINISHED: function () { setRunning(false); loadSessions(); },
