@@ -58,6 +58,9 @@ STAGES = {
     "compaction.py": set(),
     "decided_calls.py": {"add_message"},
     "instrumentation.py": set(),
+    "tool_batch.py": set(),
+    "tool_execution.py": set(),
+    "tool_outcomes.py": set(),
     "typed_answer.py": set(),
 }
 CHANGING = {"add_message", "turn_end", "turn_start", "turn_hooks", "turn_hooks_stop", "apply"}

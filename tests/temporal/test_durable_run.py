@@ -96,6 +96,35 @@ async def test_transcript_equals_the_in_process_run(
     await replay(client, run_id)
 
 
+async def test_a_raising_tool_gives_its_own_message_as_in_process(
+    client: Client, workers: Workers, run_id: str
+) -> None:
+    """A tool's exception is its error result's text, as in an in-process run (not the text of
+    the heartbeat's task group wrapping it), for an async tool and a sync one (in a thread)."""
+    run = await start_run(
+        client,
+        "go",
+        id=run_id,
+        task_queue=TASK_QUEUE,
+        model="failing",
+        tools=["explode", "explode_sync"],
+        options=FAST,
+    )
+    durable = await run.result()
+    results = [m for m in durable if isinstance(m, ToolResultMessage)]
+    assert [(text_of(r), r.is_error) for r in results] == [
+        ("the disk is full (async)", True),
+        ("the disk is full (sync)", True),
+    ]
+    local = await run_agent_loop(
+        [UserMessage(content="go")],
+        AgentContext(tools=local_tools[-2:]),
+        AgentLoopConfig(model=models["failing"]),
+        lambda event: None,
+    )
+    assert timeless(durable) == timeless(local)
+
+
 async def test_a_bad_model_name_ends_the_run_with_an_error(
     client: Client, workers: Workers, run_id: str
 ) -> None:

@@ -50,6 +50,14 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     + [faux_text("looped")],
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
     "question": [faux_tool_call("ask_size", {}, id="q1"), faux_text("sized")],
+    "failing": [
+        faux_message(
+            "Trying both.",
+            ToolCall(id="f1", name="explode", arguments={"note": "async"}),
+            ToolCall(id="f2", name="explode_sync", arguments={"note": "sync"}),
+        ),
+        faux_text("Both failed."),
+    ],
     "approval": [
         faux_message(
             "Paying.",
@@ -207,6 +215,26 @@ async def ask_size(tool_call_id: str) -> str:
     return f"{answer.action}: {answer.content}"
 
 
+@tool
+async def explode(note: str) -> str:
+    """Fail with a message of its own.
+
+    Args:
+        note: put into the message.
+    """
+    raise ValueError(f"the disk is full ({note})")
+
+
+@tool
+def explode_sync(note: str) -> str:
+    """Fail with a message of its own, in a worker thread.
+
+    Args:
+        note: put into the message.
+    """
+    raise ValueError(f"the disk is full ({note})")
+
+
 _providers = {name: scripted_provider(name) for name in [*SCRIPTS, *SLOW_MODELS]}
 
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
@@ -217,7 +245,9 @@ tools: list[AgentTool | DurableTool] = [
     DurableTool(charge, retry=False),
     pay,
     ask_size,
+    explode,
+    explode_sync,
 ]
-local_tools: list[AgentTool] = [add, record, slow, charge, pay, ask_size]
+local_tools: list[AgentTool] = [add, record, slow, charge, pay, ask_size, explode, explode_sync]
 
 __all__ = ["AgentMessage", "local_tools", "models", "scripted_provider", "tools"]

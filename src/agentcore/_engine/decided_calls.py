@@ -33,7 +33,9 @@ from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovalRequest, ApprovedCall
 from ..messages import AgentMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
 from .run_types import CallStage, Immediate, PipelineCall, ToolRun
-from .tool_execution import ToolBatch, error_result, run_calls
+from .tool_batch import ToolBatch
+from .tool_execution import run_calls
+from .tool_outcomes import error_result
 
 __all__ = ["decided", "resolve"]
 

@@ -31,6 +31,10 @@ one list of stop reasons), a tool call `Prepared | Immediate | Waiting` (`run_ty
 compaction `Compacted`; `agent_end` is built from the run's final `Stopped`. Adding a loop option
 or a stop reason: docs/contributing-engine.md.
 
+`LoopRun` is built in layers: the run's state and the events that change it (`run_state`), a
+turn's request and its streamed answer (`turn_request`), and here the run itself, its turns and
+its failure path.
+
 Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
 `request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
 compaction (built from the compacted transcript, compacted near the context window and once after
@@ -39,66 +43,26 @@ an overflow) in `compaction`; fallback models in `llm.fallback`.
 
 from __future__ import annotations
 
-import enum
-import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 
-from ..abort import AbortSignal
-from ..abort._no_signal import NEVER_ABORTED
-from ..config import (
-    AgentContext,
-    AgentLoopConfig,
-    NextTurn,
-    PrepareNextTurnContext,
-    default_convert_to_llm,
-)
-from ..errors import ConfigError
-from ..events import (
-    AgentEndEvent,
-    AgentEventSink,
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-    message_update,
-)
-from ..guardrails._trip import GuardrailTrip
-from ..llm.events import AssistantMessageEvent, DoneEvent, ErrorEvent
-from ..llm.registry import StreamFn, call_stream_fn
-from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
-from ..messages import AgentMessage, AssistantMessage, Message, StopReason, ToolResultMessage
+from ..config import PrepareNextTurnContext
+from ..events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent
+from ..llm.events import DoneEvent, ErrorEvent
+from ..messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
 from . import decided_calls, instrumentation, tool_execution
-from .bounds import Bounds
 from .checks import check_prompts
-from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
-from .emit import Emitter, SinkError, call_hook, error_text
-from .event_stream import RunEnding
-from .guardrail_checks import RunGuards, blocked_answer
-from .hooks import config_hooks
+from .compaction import retry_after_overflow
+from .emit import SinkError, call_hook, error_text
 from .instrumentation import RunInfo, end_observing, start_observing
 from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
-from .request import (
-    LlmTranscript,
-    RequestWatch,
-    aborted_answer,
-    run_stream_fn,
-    stream_options,
-    unique_tool_call_ids,
-)
-from .run_types import RunInputs
-from .typed_answer import TypedRun
+from .run_state import Phase
+from .turn_request import TurnRequests
 
 __all__ = ["LoopRun"]
-
-
-_log = logging.getLogger("agentcore")
 
 
 class _FailedAfterStop(Exception):
@@ -111,98 +75,9 @@ class _FailedAfterStop(Exception):
         self.stopped = stopped
 
 
-_Prepared: TypeAlias = tuple[Context, SimpleStreamOptions]
-"""A request ready to be sent: its context and options."""
-
-
-class _Phase(enum.Enum):
-    """Where the run is, for its failure path: which events it must close."""
-
-    BETWEEN_TURNS = "between_turns"  # no turn is open
-    IN_TURN = "in_turn"  # a turn is open, no answer is streaming
-    STREAMING = "streaming"  # an answer is streaming (failed: `partial_event` is its latest)
-
-
-class LoopRun:
-    """The state of one run. `run()` never raises (outer cancellation aside)."""
-
-    def __init__(
-        self,
-        context: AgentContext,
-        config: AgentLoopConfig,
-        emit: AgentEventSink,
-        signal: AbortSignal | None,
-        stream_fn: StreamFn | None,
-        *,
-        sync_sink: bool | None = None,
-    ) -> None:
-        hooks = config_hooks(config)  # normalised when the config was built
-        guards = RunGuards.of(config, signal)  # None: no guardrails, nothing of them runs
-        run_fn = run_stream_fn(config, stream_fn)
-        if guards is not None and guards.output_alongside:
-            run_fn = guards.watched(run_fn)  # streamed text shown to the output guardrails
-        self.inputs = RunInputs(
-            config=config,
-            hooks=hooks,
-            stream_fn=run_fn,
-            signal=signal if signal is not None else NEVER_ABORTED,  # (shared: never fires)
-            abort_signal=signal,
-            emitter=Emitter(emit, sync=sync_sink),
-            plain_transcript=(
-                config.compaction is None
-                and hooks.transform_context is None
-                and config.convert_to_llm is default_convert_to_llm
-            ),
-            guards=guards,
-        )
-        # -- the run's state: what its turns change
-        self.system_prompt = context.system_prompt
-        self.messages: list[AgentMessage] = list(context.messages)
-        self.tools = list(context.tools)
-        self.tools_by_name = {t.name: t for t in self.tools}
-        self.llm_tools = [t.llm_tool for t in self.tools]
-        self.transcript = LlmTranscript()  # the default conversion, kept as the run goes
-        self.model = config.model
-        self.reasoning = config.reasoning
-        self.new_messages: list[AgentMessage] = []
-        self.phase = _Phase.BETWEEN_TURNS
-        # the latest event of an answer whose request failed while it streamed (`fail` keeps it)
-        self.partial_event: AssistantMessageEvent | None = None
-        self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
-        self._options: SimpleStreamOptions | None = None
-        self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
-        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
-        self.compaction_failed = False  # then only an overflow compacts again (see `compaction`)
-        self.end: Done | Stopped | None = None  # how the run ended (set once, at its end)
-        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
-
-    # -- emitting --------------------------------------------------------------------------
-
-    async def turn_start(self) -> None:
-        self.phase = _Phase.IN_TURN
-        if (pending := self.inputs.emitter.send(TurnStartEvent())) is not None:
-            await pending
-
-    async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
-        self.phase = _Phase.BETWEEN_TURNS
-        if (
-            pending := self.inputs.emitter.send(TurnEndEvent(message=message, tool_results=results))
-        ) is not None:
-            await pending
-
-    async def add_message(self, message: AgentMessage) -> None:
-        """A complete message joins the transcript, with its start and end events."""
-        if (pending := self.inputs.emitter.send(MessageStartEvent(message=message))) is not None:
-            await pending
-        self.messages.append(message)
-        self.new_messages.append(message)
-        if (pending := self.inputs.emitter.send(MessageEndEvent(message=message))) is not None:
-            await pending
-
-    def context(self) -> AgentContext:
-        return AgentContext(
-            system_prompt=self.system_prompt, messages=list(self.messages), tools=self.tools
-        )
+class LoopRun(TurnRequests):
+    """One run: its state (`RunState`), its requests (`TurnRequests`) and its turns. `run()`
+    never raises (outer cancellation aside)."""
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -401,37 +276,6 @@ class LoopRun:
                 return Stopped(StopCause.LIMIT, limit)
         return outcome
 
-    async def guarded_request(self, guards: RunGuards) -> AssistantMessage | Stopped:
-        """A turn's request under the run's guardrails (see `guardrail_checks`): its answer,
-        or, when a guardrail blocked the request or withheld the answer, the run's stop (the
-        turn closed)."""
-        prepared = await guards.before_request(
-            self.model, await self.prepare_request(), self.group, self.inputs.signal
-        )
-        if isinstance(prepared, GuardrailTrip):
-            answer = blocked_answer(self.model, prepared)
-            await self.add_message(answer)
-            await self.turn_end(answer, [])
-            return Stopped(StopCause.GUARDRAIL, prepared)
-        message = await self.request(prepared)
-        if self.inputs.config.compaction is not None and guards.trip is None:
-            compacted = await retry_after_overflow(self.inputs, self, message)
-            if compacted is not None and await self.keep(compacted):
-                prepared = await guards.before_request(
-                    self.model, await self.prepare_request(), self.group, self.inputs.signal
-                )
-                if isinstance(prepared, GuardrailTrip):
-                    guards.trip = prepared
-                else:
-                    message = await self.request(prepared)  # once, after it
-        trip = guards.take_trip()
-        if trip is not None:
-            if self.bounds is not None:
-                self.bounds.count(message)
-            await self.turn_end(message, [])
-            return Stopped(StopCause.GUARDRAIL, trip)
-        return message
-
     async def run_tools(
         self, message: AssistantMessage
     ) -> tuple[list[ToolResultMessage], TurnOutcome]:
@@ -470,172 +314,6 @@ class LoopRun:
             return Stopped(StopCause.HOOK)
         return Stopped(StopCause.ABORTED) if self.inputs.signal.aborted else None
 
-    def apply(self, turn: Any) -> None:
-        if turn is None:
-            return
-        if not isinstance(turn, NextTurn):
-            raise ConfigError(
-                f"prepare_next_turn returned {type(turn).__name__}; expected NextTurn or None"
-            )
-        if turn.context is not None:
-            self.system_prompt = turn.context.system_prompt
-            self.messages = list(turn.context.messages)
-            self.tools = list(turn.context.tools)
-            self.tools_by_name = {t.name: t for t in self.tools}
-            self.llm_tools = [t.llm_tool for t in self.tools]
-        if turn.model is not None:
-            self.model = turn.model
-            self._options = None
-        if turn.thinking_level is not None:
-            if turn.thinking_level not in THINKING_LEVELS:
-                raise ConfigError(
-                    f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
-                    f"expected one of {THINKING_LEVELS}"
-                )
-            self.reasoning = turn.thinking_level
-            self._options = None
-
-    def options(self) -> SimpleStreamOptions:
-        if self._options is None:
-            self._options = stream_options(self.inputs.config, self.inputs.signal, self.reasoning)
-        return self._options
-
-    async def prepare_request(self) -> _Prepared | None:
-        """The next request's context and options; None when the abort fired before it could
-        be sent (also one fired by a preparing hook): then nothing further is called."""
-        config = self.inputs.config
-        signal = self.inputs.signal
-        if signal.aborted:
-            return None
-        if self.inputs.plain_transcript:  # the default conversion, no hook: kept as the run grows
-            llm_messages: list[Message] = self.transcript.of(self.messages)
-        else:
-            converted = await request_messages(self.inputs, self)  # compacted first if due
-            if isinstance(converted, Compacted):
-                if await self.keep(converted):
-                    if signal.aborted:
-                        return None
-                    converted = await convert_view(self.inputs, self.messages)
-                else:
-                    converted = converted.messages
-            if converted is None:
-                return None
-            llm_messages = converted
-        context = Context(
-            system_prompt=self.system_prompt,
-            messages=llm_messages,  # the request's own list
-            tools=list(self.llm_tools),
-        )
-        options = self.options()
-        if config.get_api_key is not None:
-            key = await call_hook(config.get_api_key, self.model.provider)
-            if key:
-                options = replace(options, api_key=key)
-        typed = self.typed
-        if typed is not None:  # the final-answer tool, or the native schema
-            context, options = typed.request(self.model, context, options)
-            if (tool := typed.answer_tool) is not None:  # a batch may run it
-                self.tools_by_name[tool.name] = tool
-        if signal.aborted:
-            return None
-        return context, options
-
-    async def keep(self, compacted: Compacted) -> bool:
-        """Keep what a compaction returned: its marker joins the transcript (True), a failure
-        is remembered (only an overflow compacts again in this run)."""
-        if compacted.failed:
-            self.compaction_failed = True
-        if compacted.marker is None:
-            return False
-        await self.add_message(compacted.marker)
-        return True
-
-    async def request(
-        self, prepared: tuple[Context, SimpleStreamOptions] | None
-    ) -> AssistantMessage:
-        """Send a prepared request (None: the abort answers it) and stream its answer into the
-        transcript. Called straight from the turn, so a streaming run is one frame shallower."""
-        if prepared is None:
-            return await self.aborted()
-        context, options = prepared
-        watch = None
-        inputs = self.inputs
-        if inputs.observer is not None or _log.isEnabledFor(logging.INFO):
-            # watched: seen by the instrumentation, logged (see `RequestWatch`)
-            observer = inputs.observer
-            watch = RequestWatch(
-                observer.start_request(self.model, context) if observer is not None else None
-            )
-        emitter = inputs.emitter
-        sink = emitter.sink if emitter.sync else None  # the hot path: one call per delta
-        started = False
-        latest: AssistantMessageEvent | None = None  # the latest event of the open message
-        try:
-            stream = await call_stream_fn(inputs.stream_fn, self.model, context, options)
-            try:
-                async for event in stream:
-                    if event.type == "done" or event.type == "error":
-                        break
-                    if event.type == "start":
-                        if started:  # a provider repeating `start`: the message is open
-                            continue
-                        started = True
-                        self.phase = _Phase.STREAMING
-                        latest = event
-                        pending = emitter.send(MessageStartEvent(message=event.partial))
-                        if pending is not None:
-                            await pending
-                    elif started:
-                        if watch is not None and not watch.first:
-                            watch.first_event()
-                        latest = event
-                        update = message_update(event)
-                        if sink is None:
-                            await emitter.emit(update)
-                        else:  # no coroutine for a plain function sink
-                            try:
-                                pending = sink(update)
-                            except Exception as exc:
-                                emitter.error = exc
-                                break
-                            if pending is None:
-                                continue  # (nothing else can have failed the sink meanwhile)
-                            if inspect.isawaitable(pending):
-                                await emitter.wait(pending)
-                    if emitter.error is not None:
-                        break
-                emitter.check()
-                final = unique_tool_call_ids(await stream.result())
-            finally:
-                await stream.aclose()
-            if inputs.guards is not None:  # withheld or rewritten before it joins
-                final = await inputs.guards.settle(final, self.model)
-            if not started:  # nothing streamed: the message starts and ends here
-                pending = emitter.send(MessageStartEvent(message=final))
-                if pending is not None:
-                    await pending
-            self.messages.append(final)
-            self.new_messages.append(final)
-            self.phase, self.partial_event = _Phase.IN_TURN, None
-            if (pending := emitter.send(MessageEndEvent(message=final))) is not None:
-                await pending
-        except BaseException as exc:
-            self.partial_event = latest  # what the failure path keeps of a streaming answer
-            if inputs.guards is not None:
-                inputs.guards.cancel_pending()
-            if watch is not None:
-                watch.failed(exc)
-            raise
-        if watch is not None:
-            watch.finished(self.model, final)
-        return final
-
-    async def aborted(self) -> AssistantMessage:
-        """The answer of a request the abort stopped before it was sent."""
-        answer = aborted_answer(self.model)
-        await self.add_message(answer)
-        return answer
-
     # -- failure ---------------------------------------------------------------------------
 
     async def fail(self, exc: BaseException) -> Stopped:
@@ -650,11 +328,11 @@ class LoopRun:
         self.inputs.emitter.failing = True
         text = error_text(exc)
         reason: StopReason = "aborted" if self.inputs.signal.aborted else "error"
-        if self.phase is _Phase.BETWEEN_TURNS:
+        if self.phase is Phase.BETWEEN_TURNS:
             await self.turn_start()
         # `emit` never raises, so the only message that can be open here is a streaming answer:
         # the error message ends it, keeping what arrived.
-        event = self.partial_event if self.phase is _Phase.STREAMING else None
+        event = self.partial_event if self.phase is Phase.STREAMING else None
         base: AssistantMessage | None = None
         if event is not None and not isinstance(event, DoneEvent | ErrorEvent):
             base = event.partial

@@ -1,26 +1,20 @@
 """`MCPClient`: a connection to one MCP server, whose tools become `AgentTool`s.
 
-The connection lives in a task of its own, started in the client's task group: the SDK's
-transports are context managers bound to the task that enters them (a subprocess with reader and
-writer tasks, an HTTP client with one task per request), and a tool call runs in whichever task
-the agent loop gives it. The connection task opens the transport and the session, lists the
-tools, then waits until the client closes or the connection ends; it never raises after it has
-started, so a dying server cannot cancel the code inside `async with client`.
-
-The transport's read stream is watched: when it ends (the server process exited, an HTTP request
-failed hard) the connection is marked lost at once, pending calls fail with the SDK's "connection
-closed" (each becomes an error result naming the server), and later calls say the server is
-unavailable without waiting on anything. An HTTP client connects again on the next call; a stdio
-server is not restarted behind the caller's back (`reconnect()` does it on request).
+The client owns its connection through a task group: entering starts the connection task
+(`_connection.run_connection`, which opens the transport and the session and lists the tools),
+leaving closes it. When the transport's read stream ends (the server process exited, an HTTP
+request failed hard) the connection is marked lost at once, pending calls fail with the SDK's
+"connection closed" (each becomes an error result naming the server), and later calls say the
+server is unavailable without waiting on anything. An HTTP client connects again on the next
+call; a stdio server is not restarted behind the caller's back (`reconnect()` does it on
+request). What the server asks of the client (sampling, elicitation, roots) is answered by
+`_requests.ServerRequests`.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -31,9 +25,21 @@ import anyio.abc
 import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
-from ._elicitation import ElicitationHandler, ask_through_approvals, elicit, file_roots
-from ._listing import announces_changes, list_tools
-from ._sampling import CallCharge, MCPSampling, current_charge, sample
+from ._connection import (
+    Connection,
+    Unavailable,
+    connect_failure,
+    describe,
+    leaf,
+    lost_during_call,
+    lost_text,
+    run_connection,
+    stop,
+)
+from ._elicitation import ElicitationHandler
+from ._listing import list_tools
+from ._requests import ServerRequests
+from ._sampling import CallCharge, MCPSampling, current_charge
 from ._sdk import httpx2, mcp, types
 from ._tools import (
     MCPProgress,
@@ -41,16 +47,11 @@ from ._tools import (
     ToolFilter,
     bound_output_checks,
     build_tools,
-    clip,
     to_agent_result,
 )
-from ._transports import Http, Stdio, Streams, WatchedReceive, has_fd
+from ._transports import Http, Stdio, has_fd
 
 __all__ = ["MCPClient", "MCPConnectionError"]
-
-_log = logging.getLogger("agentcore")
-
-_CLOSE_TIMEOUT = 5.0  # seconds a graceful close may take before the connection is cut
 
 
 class MCPConnectionError(AgentCoreError, ConnectionError):
@@ -60,57 +61,6 @@ class MCPConnectionError(AgentCoreError, ConnectionError):
     raise it (a failed call is an error result for the model). The SDK's own exception is the
     `__cause__`.
     """
-
-
-# --- one connection ----------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class _Connection:
-    """One live session with the server, owned by its connection task."""
-
-    session: mcp.Client | None = None
-    wake: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    phase: Literal["open", "closing", "lost", "ended"] = "open"
-    error: BaseException | None = None
-
-    def lost(self) -> None:
-        if self.phase == "open":
-            self.phase = "lost"
-        self.wake.set()
-
-    def close(self) -> None:
-        if self.phase == "open":
-            self.phase = "closing"
-        self.wake.set()
-
-    @property
-    def alive(self) -> bool:
-        return self.phase == "open"
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first exception of a (nested) group that is not a cancellation."""
-    while isinstance(exc, BaseExceptionGroup):
-        leaves = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
-        exc = (leaves or list(exc.exceptions))[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """One line naming what failed, from the innermost exception of a group."""
-    exc = _leaf(exc)
-    if isinstance(exc, mcp.MCPError):
-        return clip(f"{exc.message} (MCP error {exc.code})")
-    if isinstance(exc, TimeoutError):
-        return "it did not answer in time"
-    text = str(exc)
-    return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
-
-
-class _Unavailable(Exception):
-    """The server cannot take a call now; the text is the error result."""
 
 
 # --- the client ----------------------------------------------------------------------------
@@ -193,22 +143,10 @@ class MCPClient:
         self.name = name or transport.describe()
         self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
         self._connect_timeout = float(connect_timeout)
-        if sampling is not None and not isinstance(sampling, MCPSampling):
-            raise ConfigError(
-                f"sampling must be an MCPSampling or None, got {type(sampling).__name__}"
-            )
-        if elicitation is not None and elicitation != "approvals" and not callable(elicitation):
-            raise ConfigError(
-                f"elicitation must be a function (an MCPElicitation -> an MCPElicitationAnswer), "
-                f"'approvals' or None, got {elicitation!r}"
-            )
-        self._sampling = sampling
-        self._elicitation = elicitation
-        self._roots = file_roots(roots)
-        self._running: list[CallCharge] = []
+        self._requests = ServerRequests(self, sampling, elicitation, roots, self._note_change)
         self._phase: Literal["new", "open", "closed"] = "new"
         self._group: anyio.abc.TaskGroup | None = None
-        self._conn: _Connection | None = None
+        self._conn: Connection | None = None
         self._lock: anyio.Lock | None = None
         self._tools: list[MCPTool] = []
         self._listed: list[types.Tool] = []
@@ -353,11 +291,11 @@ class MCPClient:
             conn = await self._live()
             assert conn.session is not None
             listed = await list_tools(conn.session, self.name)
-        except _Unavailable as exc:
+        except Unavailable as exc:
             raise MCPConnectionError(str(exc)) from exc.__cause__
         except Exception as exc:
             raise MCPConnectionError(
-                f"could not list the tools of MCP server {self.name!r}: {_describe(exc)}"
+                f"could not list the tools of MCP server {self.name!r}: {describe(exc)}"
             ) from exc
         await self._absorb(listed)
         return self.tools
@@ -375,10 +313,10 @@ class MCPClient:
         async with lock:
             old = self._conn
             if old is not None:
-                await self._stop(old)
+                await stop(old)
             try:
                 await self._connect()
-            except _Unavailable as exc:
+            except Unavailable as exc:
                 raise MCPConnectionError(str(exc)) from exc.__cause__
 
     # -- the context manager ----------------------------------------------------------------
@@ -399,7 +337,7 @@ class MCPClient:
             group.cancel_scope.cancel()
             # Exited at the level it was entered (not inside a new scope), as anyio requires.
             await group.__aexit__(None, None, None)
-            if isinstance(exc, _Unavailable):
+            if isinstance(exc, Unavailable):
                 raise MCPConnectionError(str(exc)) from exc.__cause__
             raise
         return self
@@ -416,7 +354,7 @@ class MCPClient:
         self._phase = "closed"
         conn = self._conn
         if conn is not None:
-            await self._stop(conn)  # shielded: a cancelled caller still closes cleanly
+            await stop(conn)  # shielded: a cancelled caller still closes cleanly
         group.cancel_scope.cancel()
         # Exited at the level it was entered (not inside a new scope), as anyio requires.
         await group.__aexit__(None, None, None)
@@ -433,128 +371,37 @@ class MCPClient:
             self._lock = anyio.Lock()
         return self._lock
 
-    async def _stop(self, conn: _Connection) -> None:
-        """Close a connection gracefully, cutting it after `_CLOSE_TIMEOUT`."""
-        conn.close()
-        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
-            await conn.done.wait()
-
     # -- connecting ---------------------------------------------------------------------------
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self) -> Connection:
         """Open a connection in the client's task group and adopt its tool listing.
 
         Raises:
-            _Unavailable: connecting failed (the text names the server and the reason).
+            Unavailable: connecting failed (the text names the server and the reason).
         """
         assert self._group is not None
         try:
-            conn, listed = await self._group.start(self._connection)
+            conn, listed = await self._group.start(
+                run_connection,
+                self._transport,
+                self.name,
+                self._connect_timeout,
+                self._requests.callbacks(),
+                self._note_change,
+            )
         except Exception as exc:
-            failure = self._connect_failure(exc, again=self._conn is not None)
-            raise _Unavailable(failure) from _leaf(exc)
+            failure = connect_failure(
+                exc, self.name, self._transport, self._connect_timeout, again=self._conn is not None
+            )
+            raise Unavailable(failure) from leaf(exc)
+        self._server_info = conn.session.server_info
         self._conn = conn
         await self._absorb(listed)
         return conn  # type: ignore[no-any-return]
 
-    def _connect_failure(self, exc: BaseException, *, again: bool) -> str:
-        leaf = _leaf(exc)
-        if isinstance(leaf, TimeoutError):
-            why = f"it did not complete the MCP handshake within {self._connect_timeout:g} s"
-        elif isinstance(leaf, mcp.MCPError) and leaf.code == types.CONNECTION_CLOSED:
-            why = "it closed the connection during the MCP handshake"
-            if isinstance(self._transport, Stdio):
-                why += " (its process exited; its stderr may say why)"
-        else:
-            why = _describe(exc)
-        if again:
-            return f"MCP server {self.name!r} is unavailable: connecting again failed: {why}"
-        return f"could not connect to MCP server {self.name!r}: {why}"
-
-    async def _connection(self, *, task_status: anyio.abc.TaskStatus[Any]) -> None:
-        """The connection task: open, list the tools, report them, then hold the connection
-        until it is closed or lost. Raises only before it has reported (to `_connect`)."""
-        conn = _Connection()
-        started = False
-
-        @asynccontextmanager
-        async def transport() -> AsyncIterator[Streams]:
-            async with self._transport.open() as (read, write):
-                yield WatchedReceive(read, conn.lost), write
-
-        try:
-            # One scope around the whole session (cancel scopes must nest), whose deadline
-            # bounds only the handshake and the first listing.
-            with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as scope:
-                async with mcp.Client(
-                    transport(),
-                    message_handler=self._on_message,
-                    sampling_callback=self._on_sampling,
-                    elicitation_callback=self._on_elicitation if self._elicitation else None,
-                    list_roots_callback=self._on_list_roots if self._roots is not None else None,
-                    cache=None,  # a listing is fetched when asked for, never from a cache
-                ) as client:
-                    conn.session = client
-                    listed = await list_tools(client, self.name)
-                    scope.deadline = math.inf
-                    self._server_info = client.server_info
-                    task_status.started((conn, listed))
-                    started = True
-                    async with anyio.create_task_group() as watchers:
-                        if announces_changes(client):
-                            watchers.start_soon(self._listen, client)
-                        await conn.wake.wait()
-                        watchers.cancel_scope.cancel()
-            if not started:
-                raise TimeoutError("the MCP handshake did not complete in time")
-        except Exception as exc:
-            if not started:
-                raise
-            conn.error = exc
-            _log.info("MCP server %r: the connection ended: %s", self.name, _describe(exc))
-        finally:
-            conn.phase = "lost" if started and conn.phase == "open" else conn.phase
-            if not started:
-                conn.phase = "ended"
-            conn.done.set()
-
-    async def _listen(self, client: mcp.Client) -> None:
-        """Keep a 2026-era `subscriptions/listen` stream open for tool-list changes (older
-        servers send the notification unasked; `_on_message` sees both)."""
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._changed = True
-        except Exception as exc:  # a server that cannot listen still works; it just never tells
-            _log.debug("MCP server %r: no tool-change subscription: %s", self.name, exc)
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self._changed = True
-
-    def _charge(self) -> CallCharge | None:
-        """The running call a server's request belongs to: the one in this context, else the
-        oldest running call of this client (a stand-alone request of an older server)."""
-        charge = current_charge.get()
-        if charge is not None and charge in self._running:
-            return charge
-        return self._running[0] if self._running else None
-
-    async def _on_sampling(
-        self, context: Any, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
-        return await sample(self._sampling, self.name, self._charge(), params)
-
-    async def _on_elicitation(
-        self, context: Any, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        charge = self._charge()
-        if self._elicitation == "approvals":
-            return ask_through_approvals(self.name, charge, params)
-        return await elicit(self._elicitation, self.name, charge.tool if charge else None, params)
-
-    async def _on_list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
-        return types.ListRootsResult(roots=list(self._roots or []))
+    def _note_change(self) -> None:
+        """The server announced a change of its tools (a notification or a subscription)."""
+        self._changed = True
 
     async def _absorb(self, listed: list[types.Tool]) -> None:
         self._changed = False
@@ -571,35 +418,26 @@ class MCPClient:
         if session is not None:
             await anyio.to_thread.run_sync(bound_output_checks, session, listed)
 
-    async def _live(self) -> _Connection:
+    async def _live(self) -> Connection:
         """The live connection; an HTTP client connects again if the last one was lost.
 
         Raises:
-            _Unavailable: with the text of the error result.
+            Unavailable: with the text of the error result.
         """
         self._check_open()
         conn = self._conn
         if conn is not None and conn.alive:
             return conn
         if not self._transport.reconnects:
-            raise _Unavailable(
-                f"MCP server {self.name!r} is unavailable: {self._lost_text(conn)}. Its tools "
-                "cannot be called any more in this session."
+            raise Unavailable(
+                f"MCP server {self.name!r} is unavailable: {lost_text(conn, self._transport)}. "
+                "Its tools cannot be called any more in this session."
             )
         async with self._get_lock():
             conn = self._conn
             if conn is not None and conn.alive:
                 return conn
             return await self._connect()
-
-    def _lost_text(self, conn: _Connection | None) -> str:
-        if conn is None:
-            return "it is not connected"
-        if conn.error is not None:
-            return f"the connection failed ({_describe(conn.error)})"
-        if isinstance(self._transport, Stdio):
-            return "its process exited or closed its output"
-        return "the connection dropped"
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -619,7 +457,7 @@ class MCPClient:
             )
         try:
             conn = await self._live()
-        except _Unavailable as exc:
+        except Unavailable as exc:
             return AgentToolResult.error(str(exc))
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
@@ -627,13 +465,13 @@ class MCPClient:
             on_update(AgentToolResult.text(update.text(), details=update))
 
         charge = CallCharge(tool.mcp_name, call_id=tool_call_id)
-        self._running.append(charge)
+        self._requests.running.append(charge)
         token = current_charge.set(charge)
         try:
             result = await self._send(conn, tool, arguments, progress)
         finally:
             current_charge.reset(token)
-            self._running.remove(charge)
+            self._requests.running.remove(charge)
         if charge.asked is not None:  # the server asked the user: the call waits (approvals)
             raise charge.asked
         if charge.requests:  # the server sampled the model: the call's result carries the usage
@@ -641,7 +479,7 @@ class MCPClient:
         return result
 
     async def _send(
-        self, conn: _Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
+        self, conn: Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
     ) -> AgentToolResult:
         session = conn.session
         assert session is not None
@@ -649,35 +487,17 @@ class MCPClient:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                return AgentToolResult.error(await self._lost_during_call(conn, tool))
+                return AgentToolResult.error(
+                    await lost_during_call(conn, self.name, tool.mcp_name, self._transport)
+                )
             return AgentToolResult.error(
-                f"MCP server {self.name!r} rejected the call to {tool.mcp_name!r}: {_describe(exc)}"
+                f"MCP server {self.name!r} rejected the call to {tool.mcp_name!r}: {describe(exc)}"
             )
         except Exception as exc:
             return AgentToolResult.error(
-                f"MCP server {self.name!r}: the call to {tool.mcp_name!r} failed: {_describe(exc)}"
+                f"MCP server {self.name!r}: the call to {tool.mcp_name!r} failed: {describe(exc)}"
             )
         return to_agent_result(result, self.name, tool.mcp_name)
-
-    async def _lost_during_call(self, conn: _Connection, tool: MCPTool) -> str:
-        conn.lost()
-        # The connection task records why it ended; wait for it (bounded) to say so.
-        with anyio.move_on_after(_CLOSE_TIMEOUT):
-            await conn.done.wait()
-        then = (
-            "The next call connects again."
-            if self._transport.reconnects
-            else "Its tools cannot be called any more in this session."
-        )
-        if conn.phase == "closing":
-            return (
-                f"MCP server {self.name!r}: the call to {tool.mcp_name!r} was cut off because "
-                "the client was closed."
-            )
-        return (
-            f"MCP server {self.name!r} closed the connection during the call to "
-            f"{tool.mcp_name!r}: {self._lost_text(conn)}. {then}"
-        )
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"

@@ -74,19 +74,29 @@ def _text(exc: BaseException) -> str:
 
 @asynccontextmanager
 async def _heartbeating(interval: float) -> AsyncIterator[None]:
-    """Heartbeat every `interval` seconds while the block runs."""
+    """Heartbeat every `interval` seconds while the block runs.
+
+    An exception the block raises leaves as itself, not wrapped in the heartbeat's task group's
+    `ExceptionGroup` (whose text, "unhandled errors in a TaskGroup", would otherwise become a
+    tool's error result or an activity's failure message).
+    """
 
     async def beat() -> None:
         while True:
             activity.heartbeat()
             await anyio.sleep(interval)
 
+    raised: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(beat)
         try:
             yield
+        except Exception as exc:  # raised below, out of the task group
+            raised = exc
         finally:
             group.cancel_scope.cancel()
+    if raised is not None:
+        raise raised
 
 
 def _interval(payload: Mapping[str, Any]) -> float:
