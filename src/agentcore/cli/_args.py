@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import sys
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from ..limits import (
 )
 from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
+from ._arg_types import OFF, amount_or_off
 from ._eval_args import EvalOptions, add_eval_command, eval_options
 from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
@@ -121,11 +121,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-_OFF = ("0", "none", "off")
-
-
 def _count_or_off(text: str) -> int | None:
-    if text.strip().lower() in _OFF:
+    if text.strip().lower() in OFF:
         return None
     try:
         value = int(text)
@@ -134,20 +131,6 @@ def _count_or_off(text: str) -> int | None:
     if value < 1:
         raise argparse.ArgumentTypeError(
             f"expected a positive integer, or 0 or none for no limit, got {text!r}"
-        )
-    return value
-
-
-def _amount_or_off(text: str) -> float | None:
-    if text.strip().lower() in _OFF:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number, or 0 or none for no limit, got {text!r}"
         )
     return value
 
@@ -180,7 +163,7 @@ def _add_bounds(common: argparse.ArgumentParser) -> None:
     )
     bounds.add_argument(
         "--max-cost",
-        type=_amount_or_off,
+        type=amount_or_off,
         metavar="USD",
         help="end a run after the turn that brings its cost to USD or more (default: none)",
     )
@@ -199,7 +182,7 @@ def _add_bounds(common: argparse.ArgumentParser) -> None:
     )
     bounds.add_argument(
         "--tool-timeout",
-        type=_amount_or_off,
+        type=amount_or_off,
         default=DEFAULT_TOOL_TIMEOUT,
         metavar="S",
         help="seconds a tool call may run before it gets an error result "
@@ -207,7 +190,7 @@ def _add_bounds(common: argparse.ArgumentParser) -> None:
     )
     bounds.add_argument(
         "--request-timeout",
-        type=_amount_or_off,
+        type=amount_or_off,
         default=DEFAULT_REQUEST_TIMEOUT,
         metavar="S",
         help="seconds from sending a request to its first event "
@@ -215,7 +198,7 @@ def _add_bounds(common: argparse.ArgumentParser) -> None:
     )
     bounds.add_argument(
         "--idle-timeout",
-        type=_amount_or_off,
+        type=amount_or_off,
         default=DEFAULT_IDLE_TIMEOUT,
         metavar="S",
         help="the longest silence in seconds while an answer streams "

@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ._arg_types import amount_or_off
+
 __all__ = ["EvalOptions", "add_eval_command", "eval_options"]
 
 
@@ -39,17 +41,7 @@ def _count(text: str) -> int:
 
 
 def _seconds(text: str) -> float | None:
-    if text.strip().lower() in ("0", "none", "off"):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(
-            f"expected seconds (a positive number), or 0 or none for no limit, got {text!r}"
-        )
-    return value
+    return amount_or_off(text, "seconds (a positive number)")
 
 
 def _tolerance(text: str) -> float:
