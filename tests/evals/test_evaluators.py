@@ -254,3 +254,22 @@ def test_a_bad_report_file_names_the_problem(tmp_path: Path) -> None:
     (tmp_path / "other.json").write_text('{"cases": 3}')
     with pytest.raises(ValueError, match=r"is not an evaluation report .*: name: Field required"):
         load_report(tmp_path / "other.json")
+
+
+async def test_the_run_usage_includes_what_tools_report() -> None:
+    """A sub-agent's tokens (reported on its tool result) are part of what the case cost, as
+    they are for the run's usage limits (`run_usage`)."""
+    from agentcore import AgentToolResult, TextContent, Usage
+    from agentcore.evals import run_agent
+
+    @tool
+    def ask_expert(question: str) -> AgentToolResult:
+        """Ask a sub-agent."""
+        return AgentToolResult(content=[TextContent(text="3")], usage=Usage(input=100, output=20))
+
+    faux = FauxProvider([faux_tool_call("ask_expert", {"question": "1 + 2?"}), faux_text("3.")])
+    agent = Agent(initial_state={"model": faux.model, "tools": [ask_expert]})
+    run = await run_agent(agent, "1 + 2?")
+    answers = [m for m in run.messages if m.role == "assistant"]
+    assert run.usage.input == sum(m.usage.input for m in answers) + 100
+    assert run.usage.output == sum(m.usage.output for m in answers) + 20

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from pydantic import TypeAdapter
 
-from .. import agent_loop
+from .. import agent_loop, run_usage
 from ..agent import Agent
 from ..config import AgentContext, AgentLoopConfig
 from ..errors import ConfigError
@@ -27,7 +27,6 @@ from ..llm.registry import StreamFn
 from ..messages import (
     AgentMessage,
     AssistantMessage,
-    Cost,
     StopReason,
     TextContent,
     ToolCall,
@@ -59,7 +58,8 @@ class AgentRun:
         text: the text of the last assistant message.
         messages: the messages the run added, the prompt first.
         tool_calls: every tool call the model made, in order (the final-answer tool excluded).
-        usage: the sum of the usage of every answer.
+        usage: what the run cost (`run_usage` of its messages: every answer, compaction
+            summaries, and the usage tool results report, such as a sub-agent's).
         turns: how many answers the model gave.
         stop_reason: the stop reason of the last answer (None when there was none); a typed
             answer given with the final-answer tool ends on `tool_use`.
@@ -136,7 +136,7 @@ def _summarise(
         text=text,
         messages=messages,
         tool_calls=calls,
-        usage=_total(answers),
+        usage=run_usage(messages),
         turns=len(answers),
         stop_reason=last.stop_reason if last is not None else None,
         answered=limit is None
@@ -144,13 +144,6 @@ def _summarise(
         limit=limit,
         error_message=last.error_message if last is not None else None,
     )
-
-
-def _total(answers: list[AssistantMessage]) -> Usage:
-    fields = ("input", "output", "cache_read", "cache_write")
-    tokens = {f: sum(getattr(m.usage, f) for m in answers) for f in fields}
-    cost = {f: sum(getattr(m.usage.cost, f) for m in answers) for f in fields}
-    return Usage(**tokens, cost=Cost(**cost))
 
 
 async def run_agent(
