@@ -20,7 +20,7 @@ import pytest
 
 from support.postgres import open_postgres_store, postgres_url, schema_for
 
-from .test_web_replicas import Replica, read_until, roles, text_of
+from .test_web_replicas import Replica, read_until, replica_pair, roles, text_of
 from .web_support import SseReader, open_events
 
 pytestmark = [pytest.mark.external, pytest.mark.timeout(240)]
@@ -32,18 +32,8 @@ PACE = {"FAUX_TOKENS_PER_SECOND": "1000"}
 @pytest.fixture
 def replicas(tmp_path: Path) -> Iterator[tuple[Replica, Replica]]:
     open_postgres_store(tmp_path).close()  # the schema, dropped when the tests end
-    url = f"{postgres_url()}?schema={schema_for(tmp_path)}"
-    one = Replica(url, **PACE)
-    try:
-        two = Replica(url, **PACE)
-    except BaseException:
-        one.stop()
-        raise
-    try:
-        yield one, two
-    finally:
-        one.stop()
-        two.stop()
+    with replica_pair(f"{postgres_url()}?schema={schema_for(tmp_path)}", **PACE) as pair:
+        yield pair
 
 
 def send(replica: Replica, sid: str, kind: str, text: str) -> dict[str, Any]:

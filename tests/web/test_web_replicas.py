@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -83,11 +84,12 @@ def store_url(tmp_path: Path) -> str:
     return f"{postgres_url()}?schema={schema_for(tmp_path)}"
 
 
-@pytest.fixture
-def replicas(store_url: str) -> Iterator[tuple[Replica, Replica]]:
-    one = Replica(store_url)
+@contextmanager
+def replica_pair(store_url: str, **env: str) -> Iterator[tuple[Replica, Replica]]:
+    """Two `serve` replicas on one database (`env`: extra environment for both)."""
+    one = Replica(store_url, **env)
     try:
-        two = Replica(store_url)
+        two = Replica(store_url, **env)
     except BaseException:
         one.stop()
         raise
@@ -96,6 +98,12 @@ def replicas(store_url: str) -> Iterator[tuple[Replica, Replica]]:
     finally:
         one.stop()
         two.stop()
+
+
+@pytest.fixture
+def replicas(store_url: str) -> Iterator[tuple[Replica, Replica]]:
+    with replica_pair(store_url) as pair:
+        yield pair
 
 
 def roles(tmp_path: Path, sid: str) -> list[tuple[str, str | None]]:

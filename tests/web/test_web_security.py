@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from agentcore.messages import ToolCall, UserMessage
 from agentcore.sessions import JsonlSessionStore, SessionLockedError
 from agentcore.testing import faux_message, faux_text, faux_tool_call
 from agentcore.web import create_app
+from support.slow_clients import FD_LIMIT, all_closed_within, low_fd_limit, open_slow_connections
 
 from .test_web_guard import _address, _command, _env, _serve, _stop
 from .web_support import Served, SseReader, open_events, start_server, stop_server
@@ -378,10 +378,6 @@ def test_the_server_holds_a_session_lock_only_while_a_run_writes(tmp_path: Path)
 # -- connections that never finish their headers ---------------------------------------------
 
 
-def _low_fd_limit() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-
-
 def test_slow_clients_cannot_starve_the_server(tmp_path: Path) -> None:
     process = subprocess.Popen(
         _command(tmp_path, "--token", "tok", "--header-timeout", "2", "--max-connections", "30"),
@@ -389,42 +385,20 @@ def test_slow_clients_cannot_starve_the_server(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
-        preexec_fn=_low_fd_limit,
+        preexec_fn=low_fd_limit,
     )
     slow: list[socket.socket] = []
     try:
         base = _address(process).split("/?token=")[0]
-        port = int(base.rsplit(":", 1)[1])
-        failures = 0
-        for _ in range(300):  # more than the server has file descriptors
-            s = socket.socket()
-            s.settimeout(2)
-            try:
-                s.connect(("127.0.0.1", port))
-                s.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
-            except OSError:
-                s.close()
-                failures += 1
-                if failures > 3:
-                    break
-                continue
-            slow.append(s)
-        assert len(slow) > 256
+        slow = open_slow_connections(int(base.rsplit(":", 1)[1]))
+        assert len(slow) > FD_LIMIT  # more than the server has file descriptors
         started = time.monotonic()
         with httpx.Client(base_url=base, timeout=15) as client:
             answer = client.get("/api/info", headers={"Authorization": "Bearer tok"})
         assert answer.status_code == 200
         assert time.monotonic() - started < 10
         # the slow ones are closed by the header timeout
-        time.sleep(2.5)
-        closed = 0
-        for s in slow:
-            try:
-                s.settimeout(0.5)
-                closed += s.recv(1) == b""
-            except OSError:
-                closed += 1
-        assert closed == len(slow)
+        assert all_closed_within(slow, 2.5) == len(slow)
     finally:
         for s in slow:
             s.close()
