@@ -7,6 +7,7 @@ client's caps (tokens, cost, requests, approval) hold.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -200,3 +201,40 @@ async def test_one_sampling_request_answered_by_the_local_model(errlog: IO[str])
     assert text(result).startswith(f"{local.model.id} said: ")
     assert "paris" in text(result).lower()
     assert result.usage is not None and result.usage.output > 0
+
+
+STANDALONE = str(Path(__file__).resolve().parent / "standalone_server.py")
+
+
+async def test_stand_alone_sampling_requests_never_reach_the_model(errlog: IO[str]) -> None:
+    """Issue 30: a server may send `sampling/createMessage` at any time (protocol 2025-06-18);
+    with max_requests=2 and max_cost=0, 25 of 25 requests sent outside any tool call reached
+    the model, counted in no run. They are refused: none reaches the model."""
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("spent")] * 30, model_id="sampler", cost=price)
+    sampling = MCPSampling(model=sampler.model, max_requests=2, max_cost=0)
+    mcp = MCPClient.stdio(
+        sys.executable, [STANDALONE, "25"], errlog=errlog, name="flooder", sampling=sampling
+    )
+    async with mcp:
+        _, result = await run_tool(mcp, "tally", {})
+    assert json.loads(text(result)) == {"answered": 0, "refused": 25}
+    assert sampler.calls == []
+
+
+async def test_requests_during_a_call_of_a_handshake_era_server_keep_the_calls_caps(
+    errlog: IO[str],
+) -> None:
+    """A handshake-era server's requests during a call are that call's: its caps hold (25 sent,
+    2 allowed), and what they cost is the call's usage."""
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("spent")] * 30, model_id="sampler", cost=price)
+    sampling = MCPSampling(model=sampler.model, max_requests=2)
+    mcp = MCPClient.stdio(
+        sys.executable, [STANDALONE, "25"], errlog=errlog, name="flooder", sampling=sampling
+    )
+    async with mcp:
+        _, result = await run_tool(mcp, "flood", {})
+    assert json.loads(text(result)) == {"answered": 2, "refused": 23}
+    assert len(sampler.calls) == 2
+    assert result.usage is not None and result.usage.cost.total > 0
