@@ -206,3 +206,45 @@ def test_chat_shows_an_elicitation_and_takes_the_answer() -> None:
     result = call.context.messages[-1]
     assert isinstance(result, ToolResultMessage)
     assert text(result) == "ordered 1 large pizzas"
+
+
+# --- a 2.x server whose tool asks the mcp 1.x way (ctx.elicit) -------------------------------
+
+OLD_STYLE = str(Path(__file__).resolve().parent / "old_style_server.py")
+
+
+async def test_a_tool_that_elicits_the_mcp_1x_way_works_on_a_2x_server(errlog: IO[str]) -> None:
+    """Issue 30: `ctx.elicit` in a 2.x server failed with "no back-channel for server-initiated
+    requests"; the client connects again with the handshake, where it works, for a handler and
+    through approvals alike."""
+    asked: list[MCPElicitation] = []
+
+    def handler(request: MCPElicitation) -> MCPElicitationAnswer:
+        asked.append(request)
+        return MCPElicitationAnswer.accept({"size": "L"})
+
+    mcp = MCPClient.stdio(
+        sys.executable, [OLD_STYLE], errlog=errlog, name="old", elicitation=handler
+    )
+    async with mcp:
+        main = FauxProvider([faux_tool_call("pick", {}), faux_text("ok")])
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("pick")
+    (result,) = results(agent.state.messages)
+    assert text(result) == "#1 accept size='L'", text(result)
+    (request,) = asked
+    assert (request.tool, request.message) == ("pick", "Which size?")
+
+    main = FauxProvider([faux_tool_call("pick", {}), faux_text("ok")])
+    mcp = MCPClient.stdio(
+        sys.executable, [OLD_STYLE], errlog=errlog, name="old", elicitation="approvals"
+    )
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("pick")
+        (question,) = agent.state.pending_approvals
+        assert question.reason == "MCP server 'old' asks: Which size?"
+        agent.approve(question.tool_call_id, arguments={"size": "S"})
+        await agent.continue_()
+    (result,) = results(agent.state.messages)
+    assert text(result) == "#2 accept size='S'", text(result)

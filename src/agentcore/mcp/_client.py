@@ -25,9 +25,12 @@ import anyio.abc
 import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ..approvals import input_answers
 from ._connection import (
     Connection,
+    Era,
     Unavailable,
+    back_channel_method,
     connect_failure,
     describe,
     leaf,
@@ -148,6 +151,7 @@ class MCPClient:
         self._group: anyio.abc.TaskGroup | None = None
         self._conn: Connection | None = None
         self._lock: anyio.Lock | None = None
+        self._era: Era = "auto"  # "legacy" once a tool needed the handshake's back-channel
         self._tools: list[MCPTool] = []
         self._listed: list[types.Tool] = []
         self._changed = False
@@ -388,6 +392,7 @@ class MCPClient:
                 self._connect_timeout,
                 self._requests.callbacks(),
                 self._note_change,
+                self._era,
             )
         except Exception as exc:
             failure = connect_failure(
@@ -464,11 +469,14 @@ class MCPClient:
             update = MCPProgress(progress=progress, total=total, message=message)
             on_update(AgentToolResult.text(update.text(), details=update))
 
-        charge = CallCharge(tool.mcp_name, call_id=tool_call_id)
+        answers = input_answers(tool_call_id) if tool_call_id is not None else {}
+        charge = CallCharge(tool.mcp_name, call_id=tool_call_id, answers=answers)
         self._requests.running.append(charge)
         token = current_charge.set(charge)
         try:
             result = await self._send(conn, tool, arguments, progress)
+            if isinstance(result, _NeedsBackChannel):  # an mcp 1.x-style tool of a 2.x server
+                result = await self._in_handshake_era(conn, tool, arguments, progress, result)
         finally:
             current_charge.reset(token)
             self._requests.running.remove(charge)
@@ -478,14 +486,63 @@ class MCPClient:
             result = replace(result, usage=charge.usage)
         return result
 
+    async def _in_handshake_era(
+        self,
+        conn: Connection,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        progress: Any,
+        refused: _NeedsBackChannel,
+    ) -> AgentToolResult:
+        """The call again on a connection of the handshake era, where a server may send its own
+        requests: a 2.x server's tool written the mcp 1.x way (`ctx.session.create_message`,
+        `ctx.elicit`) failed when it tried to send one on the 2026-07-28 protocol, which has
+        no channel for them. The connection is replaced once for the whole client (the old one
+        closes when its other calls are answered), and this call is sent again, once."""
+        try:
+            async with self._get_lock():
+                if self._era == "auto":
+                    self._era = "legacy"
+                    conn.retire()
+                    self._conn = None
+                    await self._connect()
+            conn = await self._live()
+        except Unavailable as exc:
+            return AgentToolResult.error(
+                f"MCP server {self.name!r}: the tool {tool.mcp_name!r} sent "
+                f"{refused.method!r} the mcp 1.x way, and connecting again with the handshake "
+                f"(where it works) failed: {exc}"
+            )
+        result = await self._send(conn, tool, arguments, progress)
+        if isinstance(result, _NeedsBackChannel):  # not even the handshake has a channel
+            return AgentToolResult.error(refused.text)
+        return result
+
     async def _send(
         self, conn: Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
-    ) -> AgentToolResult:
+    ) -> AgentToolResult | _NeedsBackChannel:
         session = conn.session
         assert session is not None
+        conn.enter()
+        try:
+            return await self._send_on(conn, session, tool, arguments, progress)
+        finally:
+            conn.leave()
+
+    async def _send_on(
+        self,
+        conn: Connection,
+        session: mcp.Client,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        progress: Any,
+    ) -> AgentToolResult | _NeedsBackChannel:
         try:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
+            method = back_channel_method(exc)
+            if method is not None:
+                return self._no_back_channel(tool, method)
             if exc.code == types.CONNECTION_CLOSED:
                 return AgentToolResult.error(
                     await lost_during_call(conn, self.name, tool.mcp_name, self._transport)
@@ -499,5 +556,25 @@ class MCPClient:
             )
         return to_agent_result(result, self.name, tool.mcp_name)
 
+    def _no_back_channel(self, tool: MCPTool, method: str) -> AgentToolResult | _NeedsBackChannel:
+        """What a call whose tool could not send `method` gives: a call again in the handshake
+        era when this client answers `method` there, else an error result saying why."""
+        why = (
+            f"MCP server {self.name!r}: the tool {tool.mcp_name!r} sent {method!r} as a request "
+            "of its own (the mcp 1.x way: ctx.session.create_message, ctx.elicit), which the "
+            "2026-07-28 protocol has no channel for"
+        )
+        if not self._requests.answers(method):
+            return AgentToolResult.error(f"{why}; this client does not answer it anyway (off).")
+        return _NeedsBackChannel(method, f"{why}, and neither has the handshake era.")
+
     def __repr__(self) -> str:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"
+
+
+class _NeedsBackChannel:
+    """A call whose tool needs the handshake era's back-channel for `method`."""
+
+    def __init__(self, method: str, text: str) -> None:
+        self.method = method
+        self.text = text

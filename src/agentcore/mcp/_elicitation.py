@@ -188,7 +188,9 @@ def ask_through_approvals(
             message="elicitation outside a tool call cannot be asked through approvals",
         )
     key = question_key(params)
-    answer = input_answer(charge.call_id, key)
+    # the answers were read in the call's own context (a handshake-era request comes in
+    # another task, where the answers being given are not in view)
+    answer = charge.answers.get(key) or input_answer(charge.call_id, key)
     if answer is not None:
         if answer.action == "accept":
             return types.ElicitResult(action="accept", content=answer.content)

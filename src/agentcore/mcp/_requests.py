@@ -62,6 +62,15 @@ class ServerRequests:
             "list_roots_callback": self.on_list_roots if self.roots is not None else None,
         }
 
+    def answers(self, method: str) -> bool:
+        """Whether this client answers a server's request of `method` (when it is turned on)."""
+        wanted = {
+            "sampling/createMessage": self.sampling is not None,
+            "elicitation/create": self.elicitation is not None,
+            "roots/list": self.roots is not None,
+        }
+        return wanted.get(method, False)
+
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.on_change()

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 
 from .. import ConfigError, get_instrumentation
-from ..approvals import InputRequired
+from ..approvals import InputAnswer, InputRequired
 from ..llm import Context, Model, StreamOptions, complete
 from ..messages import AssistantMessage, ImageContent, TextContent, Usage, UserMessage
 from ._sdk import types
@@ -133,6 +133,7 @@ class CallCharge:
     tool: str
     call_id: str | None = None
     asked: InputRequired | None = None  # a question for the user, when asked via approvals
+    answers: dict[str, InputAnswer] = field(default_factory=dict)  # given to its questions
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
     lock: anyio.Lock = field(default_factory=anyio.Lock)
