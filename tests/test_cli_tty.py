@@ -409,3 +409,21 @@ def test_text_that_looks_like_html_is_shown_as_written(open_terminal: Start, pla
     ):
         assert text in screen, screen
     assert term.quit() == 0
+
+
+def test_a_call_waiting_for_an_answer_says_so_and_the_server_is_named_by_its_own_name(
+    open_terminal: Start,
+) -> None:
+    """Issue 30: the terminal showed `[order ok]` for a call still waiting for the user's
+    answer, and named the server by its whole command line."""
+    pytest.importorskip("mcp")
+    term = open_terminal("--mcp", f"{sys.executable} {ASKING_SERVER}")
+    term.line("order")
+    term.wait(r"\[order waiting for input\]")
+    term.wait(r"call_1  order: MCP server 'interactive-server' asks: How many pizzas")
+    assert "[order ok]" not in term.screen
+    assert str(ASKING_SERVER) not in term.screen
+    term.line('/approve {"size": "large", "count": 2}')
+    term.wait(r"\[order ok\]")
+    term.wait(r"ordered 2 large pizzas")
+    assert term.quit() == 0

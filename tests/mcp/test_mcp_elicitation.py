@@ -248,3 +248,28 @@ async def test_a_tool_that_elicits_the_mcp_1x_way_works_on_a_2x_server(errlog: I
         await agent.continue_()
     (result,) = results(agent.state.messages)
     assert text(result) == "#2 accept size='S'", text(result)
+
+
+def test_a_server_is_named_shortly_to_the_user() -> None:
+    """A question names the server by `name=`, else the name it reports (cleaned, clipped),
+    else a short form of its command line or URL, never the whole command line."""
+    from agentcore.mcp._elicitation import reported_name
+
+    assert reported_name("shop") == "shop"
+    assert reported_name(" evil\x1b[2J\u202ename\n") == "evil[2Jname"
+    assert reported_name("x" * 500) == "x" * 63 + "…"
+    assert reported_name(None) == ""
+    shorts = {
+        MCPClient.stdio(sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"]): (
+            "mcp_server_time"
+        ),
+        MCPClient.stdio(sys.executable, ["-u", "/srv/tools/server.py"]): "server.py",
+        MCPClient.stdio("uvx", ["mcp-server-git", "--repository", "."]): "mcp-server-git",
+        MCPClient.stdio("/usr/local/bin/my-server", ["--flag"]): "my-server",
+        MCPClient.http("https://user:pw@tools.example.org:8443/mcp?key=1"): (
+            "tools.example.org:8443"
+        ),
+        MCPClient.stdio("python", ["s.py"], name="given"): "given",
+    }
+    for client, short in shorts.items():
+        assert client.server_name == short

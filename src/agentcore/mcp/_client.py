@@ -39,7 +39,7 @@ from ._connection import (
     run_connection,
     stop,
 )
-from ._elicitation import ElicitationHandler
+from ._elicitation import ElicitationHandler, reported_name
 from ._listing import list_tools
 from ._requests import ServerRequests
 from ._sampling import CallCharge, MCPSampling, current_charge
@@ -144,6 +144,7 @@ class MCPClient:
             )
         self._transport = transport
         self.name = name or transport.describe()
+        self._named = name is not None
         self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
         self._connect_timeout = float(connect_timeout)
         self._requests = ServerRequests(self, sampling, elicitation, roots, self._note_change)
@@ -278,6 +279,17 @@ class MCPClient:
         """Whether a live connection is open (False before entering, after leaving, and after
         the connection was lost)."""
         return self._conn is not None and self._conn.alive
+
+    @property
+    def server_name(self) -> str:
+        """How the server is named to the user in its questions and sampling requests: `name`
+        when one was given; else the name the server reported when it connected (without
+        control characters, at most 64 characters); else a short form of the command (the
+        program, or the script or module an interpreter runs) or of the URL (its host)."""
+        if self._named:
+            return self.name
+        reported = self._server_info.name if self._server_info is not None else ""
+        return reported_name(reported) or self._transport.short()
 
     @property
     def server_info(self) -> types.Implementation | None:

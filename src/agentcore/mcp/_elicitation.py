@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,20 @@ __all__ = [
     "MCPElicitationAnswer",
     "elicit",
     "file_roots",
+    "reported_name",
 ]
+
+_NAME_LIMIT = 64  # characters of a server's reported name shown in its questions
+
+
+def reported_name(name: object) -> str:
+    """A server's own name (`serverInfo.name`) fit to be shown: control and format characters
+    left out, spaces at the ends stripped, at most 64 characters (`""` when nothing is left)."""
+    if not isinstance(name, str):
+        return ""
+    kept = "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf", "Cs"))
+    kept = " ".join(kept.split())
+    return kept if len(kept) <= _NAME_LIMIT else kept[: _NAME_LIMIT - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +53,7 @@ class MCPElicitation:
     """A server's request for input from the user (`elicitation/create`, form mode).
 
     Attributes:
-        server: the server's name (`MCPClient.name`).
+        server: the server's name (`MCPClient.server_name`).
         tool: the server-side name of the tool whose call asked, or None.
         message: what the server asks, for the user.
         schema: the JSON schema the answer's content must match (an object of flat properties:

@@ -43,7 +43,7 @@ class MCPSamplingRequest:
     """What an `MCPSampling.approve` callback is shown before the model is called.
 
     Attributes:
-        server: the server's name (`MCPClient.name`).
+        server: the server's name (`MCPClient.server_name`).
         tool: the server-side name of the tool whose call asked (a request while no call of
             the client runs is refused before it is asked about).
         system_prompt: the system prompt the server sent, if any.
