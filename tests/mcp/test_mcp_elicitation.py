@@ -9,6 +9,7 @@ store), by running it again with the answer.
 from __future__ import annotations
 
 import io
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -273,3 +274,61 @@ def test_a_server_is_named_shortly_to_the_user() -> None:
     }
     for client, short in shorts.items():
         assert client.server_name == short
+
+
+QUESTIONS = str(Path(__file__).resolve().parent / "question_server.py")
+
+
+async def test_a_huge_question_is_cut_where_it_enters_and_a_sprawling_one_refused(
+    errlog: IO[str],
+) -> None:
+    """Issue 30: a question reached the page at any size (a 100k-character field title took
+    seconds to lay out, 2M froze the tab). Its texts are cut, with a note, in the
+    `ApprovalRequest` every surface shows; the answer is still checked as the server asked."""
+    from agentcore.mcp._question import MESSAGE_LIMIT, SCHEMA_LIMIT, TEXT_LIMIT
+
+    main = FauxProvider([faux_tool_call("loud", {}), faux_text("asked"), faux_text("answered")])
+    mcp = MCPClient.stdio(
+        sys.executable, [QUESTIONS], errlog=errlog, name="q", elicitation="approvals"
+    )
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("ask")
+        (question,) = agent.state.pending_approvals
+        assert question.reason is not None and question.input_schema is not None
+        head = "MCP server 'q' asks: "
+        assert question.reason == head + "M" * MESSAGE_LIMIT + (
+            f"… ({2_000_000 - MESSAGE_LIMIT:,} more characters not shown)"
+        )
+        field = question.input_schema["properties"]["size"]
+        assert field["title"] == "T" * TEXT_LIMIT + (
+            f"… ({100_000 - TEXT_LIMIT:,} more characters not shown)"
+        )
+        assert field["description"].startswith("D" * TEXT_LIMIT + "… (1,999,500 more")
+        assert len(json.dumps(question.input_schema)) < SCHEMA_LIMIT
+        with pytest.raises(ConfigError, match="size"):  # still checked as asked
+            agent.approve(question.tool_call_id, arguments={"size": 3})
+        agent.approve(question.tool_call_id, arguments={"size": "L"})
+        await agent.continue_()
+    results_ = results(agent.state.messages)
+    assert text(results_[-1]) == "size L"
+
+    asked: list[MCPElicitation] = []
+
+    def handler(request: MCPElicitation) -> MCPElicitationAnswer:
+        asked.append(request)
+        return MCPElicitationAnswer.decline()
+
+    main = FauxProvider(
+        [faux_tool_call("sprawling", {}), faux_tool_call("loud", {}), faux_text("ok")]
+    )
+    mcp = MCPClient.stdio(sys.executable, [QUESTIONS], errlog=errlog, name="q", elicitation=handler)
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("ask")
+    sprawled, louder = results(agent.state.messages)
+    assert sprawled.is_error
+    assert "MCP server 'q' asked a question too large to show: its schema is" in text(sprawled)
+    assert len(asked) == 1  # the sprawling question never reached the handler
+    assert len(asked[0].message) < MESSAGE_LIMIT + 100
+    assert text(louder) == "no answer (decline)"

@@ -7,6 +7,7 @@ does not announce the capability, and a server that asks anyway is refused. The 
 `MCPElicitationAnswer`: accept with content, decline, or cancel. Accepted content is validated
 against the requested schema before it is sent; content that does not match is refused with an
 error naming the field (the handler, a UI, can check first with `MCPElicitation.check`).
+What a question may show is cut where it enters (`_question`): every surface gets the cut one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Literal
 
 from .. import ConfigError, OutputSpec, OutputValidationError
 from ..approvals import InputRequired, input_answer
+from ._question import shown_question
 from ._sampling import CallCharge
 from ._sdk import types
 
@@ -154,12 +156,10 @@ async def elicit(
             code=types.INVALID_REQUEST,
             message="this client answers form elicitations only (no URL mode)",
         )
-    request = MCPElicitation(
-        server=server,
-        tool=tool,
-        message=params.message,
-        schema=dict(params.requested_schema),
-    )
+    shown = shown_question(server, params.message, params.requested_schema)
+    if isinstance(shown, str):
+        return types.ErrorData(code=types.INVALID_PARAMS, message=shown)
+    request = MCPElicitation(server=server, tool=tool, message=shown[0], schema=shown[1])
     answer = handler(request)
     if inspect.isawaitable(answer):
         answer = await answer
@@ -201,6 +201,9 @@ def ask_through_approvals(
             code=types.INVALID_REQUEST,
             message="elicitation outside a tool call cannot be asked through approvals",
         )
+    shown = shown_question(server, params.message, params.requested_schema)
+    if isinstance(shown, str):
+        return types.ErrorData(code=types.INVALID_PARAMS, message=shown)
     key = question_key(params)
     # the answers were read in the call's own context (a handshake-era request comes in
     # another task, where the answers being given are not in view)
@@ -209,9 +212,8 @@ def ask_through_approvals(
         if answer.action == "accept":
             return types.ElicitResult(action="accept", content=answer.content)
         return types.ElicitResult(action=answer.action)
-    charge.asked = InputRequired(
-        key, f"MCP server {server!r} asks: {params.message}", dict(params.requested_schema)
-    )
+    message, schema = shown
+    charge.asked = InputRequired(key, f"MCP server {server!r} asks: {message}", schema)
     return types.ErrorData(
         code=types.INVALID_REQUEST, message="the question waits for the user's answer"
     )
