@@ -7,7 +7,8 @@ virtual environment that is not activated). The option may be given
 several times. The servers are connected before the first prompt and closed when the command
 ends; a server that cannot be reached is a configuration error (exit code 2). Their tools join
 the built-in ones under the servers' own names (a name offered twice is an error), and a
-server's announced change of its tools is picked up between the turns of a run.
+server's announced change of its tools is picked up between the turns of a run. Sampling is
+off unless `--mcp-sampling` allows it (`_mcp_sampling`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ _PYTHON = ("python", "python3")
 """Commands that mean the current interpreter (the docs' `--mcp "python -m ..."`)."""
 
 
-def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
-    """The `MCPClient` (not yet connected) for one `--mcp` value.
+def mcp_client(spec: str, *, errlog: TextIO | None = None, sampling: Any = None) -> Any:
+    """The `MCPClient` (not yet connected) for one `--mcp` value (`sampling`: the `MCPSampling`
+    of `--mcp-sampling`, else None: sampling is off).
 
     Raises:
         CommandError: an empty or unparsable value, or the MCP SDK is not installed.
@@ -40,7 +42,7 @@ def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
         raise CommandError(f"--mcp needs the MCP SDK: {exc}") from None
     text = spec.strip()
     if text.lower().startswith(("http://", "https://")):
-        return MCPClient.http(text, elicitation="approvals")
+        return MCPClient.http(text, elicitation="approvals", sampling=sampling)
     try:
         argv = shlex.split(text)
     except ValueError as exc:
@@ -49,7 +51,9 @@ def mcp_client(spec: str, *, errlog: TextIO | None = None) -> Any:
         raise CommandError("--mcp needs a command line or an http(s) URL, got an empty value")
     command = sys.executable if argv[0] in _PYTHON and sys.executable else argv[0]
     # a server's questions for the user wait as approvals do: shown and answered in the terminal
-    return MCPClient.stdio(command, argv[1:], errlog=errlog, elicitation="approvals")
+    return MCPClient.stdio(
+        command, argv[1:], errlog=errlog, elicitation="approvals", sampling=sampling
+    )
 
 
 def check_tool_names(offered: Sequence[tuple[str, Sequence[str]]]) -> None:
@@ -79,14 +83,16 @@ def _fileno_or_none(stream: TextIO) -> TextIO | None:
 
 @asynccontextmanager
 async def mcp_servers(
-    specs: Sequence[str], settings: Settings, stderr: TextIO
+    specs: Sequence[str], settings: Settings, stderr: TextIO, *, sampling: Any = None
 ) -> AsyncIterator[None]:
     """Connect the `--mcp` servers, add their tools to `settings` (and the hook that refreshes
-    them between turns) for the block, and close them after it."""
+    them between turns) for the block, and close them after it. `sampling`: the `MCPSampling`
+    of `--mcp-sampling` (shared by every server: its caps hold per tool call)."""
     if not specs:
         yield
         return
-    clients = [mcp_client(spec, errlog=_fileno_or_none(stderr)) for spec in specs]
+    errlog = _fileno_or_none(stderr)
+    clients = [mcp_client(spec, errlog=errlog, sampling=sampling) for spec in specs]
     from ..mcp import MCPConnectionError, refresh_tools
 
     async with AsyncExitStack() as stack:
