@@ -37,8 +37,7 @@ from ._chat import chat
 from ._conversation import SessionOptions
 from ._eval import eval_command
 from ._json import JsonLinesWriter
-from ._mcp import mcp_servers
-from ._mcp_sampling import mcp_sampling
+from ._mcp import mcp_sampling, mcp_servers
 from ._models import list_models
 from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler

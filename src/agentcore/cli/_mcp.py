@@ -20,10 +20,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TextIO
 
 from ..errors import MissingExtraError
+from ..llm import Model
 from ..tools import AgentTool
-from ._run import CommandError, Settings
+from ._mcp_args import SamplingOptions
+from ._mcp_sampling import SamplingQuestions
+from ._run import CommandError, Settings, resolve_model
 
-__all__ = ["check_tool_names", "mcp_client", "mcp_servers"]
+__all__ = ["check_tool_names", "mcp_client", "mcp_sampling", "mcp_servers"]
 
 _PYTHON = ("python", "python3")
 """Commands that mean the current interpreter (the docs' `--mcp "python -m ..."`)."""
@@ -108,3 +111,51 @@ async def mcp_servers(
         settings.tools = [*settings.tools, *tools]
         settings.prepare_next_turn = refresh_tools(*clients)
         yield
+
+
+def mcp_sampling(
+    options: SamplingOptions,
+    settings: Settings,
+    *,
+    command: str,
+    prompt: str | None,
+    stdin: TextIO,
+    stderr: TextIO,
+    stream_fn: Any = None,
+) -> tuple[Any, SamplingQuestions | None]:
+    """The `MCPSampling` of `--mcp-sampling`, and the questions object when it asks.
+
+    Raises:
+        CommandError: the sampling model is unknown or unusable, or asking is impossible here
+            (`run -`, `serve`).
+    """
+    try:
+        from ..mcp import MCPSampling
+    except MissingExtraError as exc:
+        raise CommandError(f"--mcp-sampling needs the MCP SDK: {exc}") from None
+
+    model: Model = (
+        resolve_model(options.model, stream_fn=stream_fn) if options.model else settings.model
+    )
+    questions = None
+    if options.ask:
+        if command == "serve":
+            raise CommandError(
+                "--mcp-sampling asks at the terminal before each request, and serve has none "
+                "to ask at: add --mcp-sampling-approve yes (the caps still hold)"
+            )
+        if command == "run" and prompt == "-":
+            raise CommandError(
+                "--mcp-sampling asks before each request and reads the answer from stdin, "
+                "which holds the prompt (run -): give the prompt as an argument, or add "
+                "--mcp-sampling-approve yes"
+            )
+        questions = SamplingQuestions(stdin, stderr, f"{model.provider}/{model.id}")
+    sampling = MCPSampling(
+        model=model,
+        max_tokens=options.max_tokens,
+        max_cost=options.max_cost,
+        max_requests=options.max_requests,
+        approve=questions.approve if questions is not None else None,
+    )
+    return sampling, questions

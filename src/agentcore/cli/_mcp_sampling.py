@@ -10,7 +10,8 @@ refuses it. Questions are asked one at a time.
 Where the answer is read: in the live terminal UI of `agentcore chat`, the next line typed on
 the input line (not a steering message); elsewhere the next line of stdin (`input()` in a
 terminal). `agentcore run -` reads its prompt from stdin and `agentcore serve` has no terminal
-to ask at: both need `--mcp-sampling-approve yes`.
+to ask at: both need `--mcp-sampling-approve yes`. (The `MCPSampling` itself is built in
+`_mcp`, the one module of the command that imports `agentcore.mcp`.)
 """
 
 from __future__ import annotations
@@ -21,13 +22,10 @@ from typing import Any, TextIO
 import anyio
 import anyio.to_thread
 
-from ..llm import Model
 from ..messages import TextContent
-from ._mcp_args import SamplingOptions
-from ._run import CommandError, Settings, resolve_model
 from ._safe import visible
 
-__all__ = ["SamplingQuestions", "describe_request", "mcp_sampling"]
+__all__ = ["SamplingQuestions", "describe_request"]
 
 _TEXT_LIMIT = 500  # characters of one message shown
 _MESSAGES_SHOWN = 6
@@ -102,48 +100,3 @@ class SamplingQuestions:
         line = await anyio.to_thread.run_sync(source.readline, abandon_on_cancel=True)
         self.stderr.write("\n" if not line.endswith("\n") else "")
         return line or None
-
-
-def mcp_sampling(
-    options: SamplingOptions,
-    settings: Settings,
-    *,
-    command: str,
-    prompt: str | None,
-    stdin: TextIO,
-    stderr: TextIO,
-    stream_fn: Any = None,
-) -> tuple[Any, SamplingQuestions | None]:
-    """The `MCPSampling` of `--mcp-sampling`, and the questions object when it asks.
-
-    Raises:
-        CommandError: the sampling model is unknown or unusable, or asking is impossible here
-            (`run -`, `serve`).
-    """
-    from ..mcp import MCPSampling
-
-    model: Model = (
-        resolve_model(options.model, stream_fn=stream_fn) if options.model else settings.model
-    )
-    questions = None
-    if options.ask:
-        if command == "serve":
-            raise CommandError(
-                "--mcp-sampling asks at the terminal before each request, and serve has none "
-                "to ask at: add --mcp-sampling-approve yes (the caps still hold)"
-            )
-        if command == "run" and prompt == "-":
-            raise CommandError(
-                "--mcp-sampling asks before each request and reads the answer from stdin, "
-                "which holds the prompt (run -): give the prompt as an argument, or add "
-                "--mcp-sampling-approve yes"
-            )
-        questions = SamplingQuestions(stdin, stderr, f"{model.provider}/{model.id}")
-    sampling = MCPSampling(
-        model=model,
-        max_tokens=options.max_tokens,
-        max_cost=options.max_cost,
-        max_requests=options.max_requests,
-        approve=questions.approve if questions is not None else None,
-    )
-    return sampling, questions

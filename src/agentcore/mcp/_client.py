@@ -29,8 +29,10 @@ from ..approvals import input_answers
 from ._connection import (
     Connection,
     Era,
+    NeedsBackChannel,
     Unavailable,
     back_channel_method,
+    back_channel_text,
     connect_failure,
     describe,
     leaf,
@@ -93,10 +95,17 @@ class MCPClient:
     `refresh_tools()` lists them again; `agentcore.mcp.refresh_tools(client)` is a
     `prepare_next_turn` hook that does it between turns of a run.
 
+    The protocol is the 2026-07-28 one when the server speaks it, else the handshake. A tool of
+    a 2.x server that asks the mcp 1.x way (`ctx.session.create_message`, `ctx.elicit`) fails
+    on the former for want of a channel; when the client answers what it asked, the client
+    connects again with the handshake and sends that call again, once (see docs/mcp.md).
+
     Use the constructors; the arguments they share:
 
     Args:
-        name: how error texts and logs name the server (default: the command line or URL).
+        name: how error texts, logs and the server's questions name the server (default:
+            the command line or URL in error texts and logs; in questions and sampling
+            requests, `server_name`: the name the server reports, else a short form).
         prefix: prepended to every tool name, to keep the tools of several servers apart
             (the server still receives its own names).
         allow: keep only the tools whose server-side name matches one of these `fnmatch`
@@ -109,7 +118,8 @@ class MCPClient:
         connect_timeout: seconds to connect and complete the MCP handshake.
         sampling: lets the server sample a model through this client (`MCPSampling`: the
             model, a token cap, a cost cap, an optional approval). None (the default): every
-            `sampling/createMessage` is refused with an MCP error saying sampling is off.
+            `sampling/createMessage` is refused with an MCP error saying sampling is off. A
+            request while none of the client's calls runs is refused either way.
         elicitation: answers the server's requests for input from the user: a function of an
             `MCPElicitation` returning an `MCPElicitationAnswer` (sync or async), asked while
             the call runs; or `"approvals"`: the call waits as a call waiting for approval does
@@ -487,7 +497,7 @@ class MCPClient:
         token = current_charge.set(charge)
         try:
             result = await self._send(conn, tool, arguments, progress)
-            if isinstance(result, _NeedsBackChannel):  # an mcp 1.x-style tool of a 2.x server
+            if isinstance(result, NeedsBackChannel):  # an mcp 1.x-style tool of a 2.x server
                 result = await self._in_handshake_era(conn, tool, arguments, progress, result)
         finally:
             current_charge.reset(token)
@@ -504,7 +514,7 @@ class MCPClient:
         tool: MCPTool,
         arguments: dict[str, Any],
         progress: Any,
-        refused: _NeedsBackChannel,
+        refused: NeedsBackChannel,
     ) -> AgentToolResult:
         """The call again on a connection of the handshake era, where a server may send its own
         requests: a 2.x server's tool written the mcp 1.x way (`ctx.session.create_message`,
@@ -526,13 +536,13 @@ class MCPClient:
                 f"(where it works) failed: {exc}"
             )
         result = await self._send(conn, tool, arguments, progress)
-        if isinstance(result, _NeedsBackChannel):  # not even the handshake has a channel
+        if isinstance(result, NeedsBackChannel):  # not even the handshake has a channel
             return AgentToolResult.error(refused.text)
         return result
 
     async def _send(
         self, conn: Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
-    ) -> AgentToolResult | _NeedsBackChannel:
+    ) -> AgentToolResult | NeedsBackChannel:
         session = conn.session
         assert session is not None
         conn.enter()
@@ -548,7 +558,7 @@ class MCPClient:
         tool: MCPTool,
         arguments: dict[str, Any],
         progress: Any,
-    ) -> AgentToolResult | _NeedsBackChannel:
+    ) -> AgentToolResult | NeedsBackChannel:
         try:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
@@ -568,25 +578,13 @@ class MCPClient:
             )
         return to_agent_result(result, self.name, tool.mcp_name)
 
-    def _no_back_channel(self, tool: MCPTool, method: str) -> AgentToolResult | _NeedsBackChannel:
+    def _no_back_channel(self, tool: MCPTool, method: str) -> AgentToolResult | NeedsBackChannel:
         """What a call whose tool could not send `method` gives: a call again in the handshake
         era when this client answers `method` there, else an error result saying why."""
-        why = (
-            f"MCP server {self.name!r}: the tool {tool.mcp_name!r} sent {method!r} as a request "
-            "of its own (the mcp 1.x way: ctx.session.create_message, ctx.elicit), which the "
-            "2026-07-28 protocol has no channel for"
-        )
+        why = back_channel_text(self.name, tool.mcp_name, method)
         if not self._requests.answers(method):
             return AgentToolResult.error(f"{why}; this client does not answer it anyway (off).")
-        return _NeedsBackChannel(method, f"{why}, and neither has the handshake era.")
+        return NeedsBackChannel(method, f"{why}, and neither has the handshake era.")
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"
-
-
-class _NeedsBackChannel:
-    """A call whose tool needs the handshake era's back-channel for `method`."""
-
-    def __init__(self, method: str, text: str) -> None:
-        self.method = method
-        self.text = text

@@ -34,7 +34,9 @@ __all__ = [
     "CLOSE_TIMEOUT",
     "Connection",
     "Era",
+    "NeedsBackChannel",
     "back_channel_method",
+    "back_channel_text",
     "Unavailable",
     "connect_failure",
     "describe",
@@ -127,6 +129,24 @@ def back_channel_method(exc: BaseException) -> str | None:
         return None
     found = _NO_BACK_CHANNEL.search(exc.message or "")
     return found.group(1) if found else None
+
+
+def back_channel_text(name: str, tool: str, method: str) -> str:
+    """Why a call of `tool` of server `name` failed: it sent `method` the mcp 1.x way."""
+    return (
+        f"MCP server {name!r}: the tool {tool!r} sent {method!r} as a request of its own (the "
+        "mcp 1.x way: ctx.session.create_message, ctx.elicit), which the 2026-07-28 protocol "
+        "has no channel for"
+    )
+
+
+class NeedsBackChannel:
+    """A call whose tool needs the handshake era's back-channel for `method` (`text`: the error
+    result should the handshake not have one either)."""
+
+    def __init__(self, method: str, text: str) -> None:
+        self.method = method
+        self.text = text
 
 
 class Unavailable(Exception):
