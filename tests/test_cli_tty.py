@@ -458,3 +458,19 @@ def test_mcp_sampling_is_asked_at_the_terminal_and_answered_on_the_input_line(
     term.wait(r"\[ask_model failed\]\n[^\n]*rejected the call")
     term.wait(r"the user did\s+not\s+approve")
     assert term.quit() == 0
+
+
+def test_mcp_sampling_is_asked_with_input_without_prompt_toolkit(open_terminal: Start) -> None:
+    pytest.importorskip("mcp")
+    term = open_terminal(
+        "--mcp",
+        f"{sys.executable} {ASKING_SERVER}",
+        "--mcp-sampling",
+        env={"CLI_TTY_NO_PROMPT_TOOLKIT": "1"},
+    )
+    term.line("sample")
+    term.wait(r"user: Capital of France\?\nallow it\? \[y/N\]$", re.M)
+    term.line("yes")
+    term.wait(r"faux-1 said: echo: Capital of France\?")
+    term.wait(r"tool done")
+    assert term.quit() == 0
