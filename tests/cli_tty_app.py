@@ -8,6 +8,8 @@
 - `hold`: waits until a line can be read from the FIFO named by $TTY_GATE, then answers `held`;
 - `tool`: calls the MCP test server's `wait` tool (it waits 30 s or until stopped);
 - `order`: calls the `order` tool of tests/mcp/interactive_server.py (it asks the user);
+- `sample`: calls its `ask_model` tool with "Capital of France?" (it samples the model, which
+  answers as to any other prompt);
 - `think`: thinks (two lines), then answers `thought`;
 - `fail`: fails with the error `the model fell over`;
 - `shell: CMD`: calls the `shell` tool of `--shell` with the command CMD;
@@ -106,6 +108,8 @@ async def answer(call: FauxCall) -> AssistantMessage:
         return faux_tool_call("wait", {"key": "k", "steps": 1})
     if prompt == "order":
         return faux_tool_call("order", {"item": "pizzas"})
+    if prompt == "sample":
+        return faux_tool_call("ask_model", {"question": "Capital of France?", "max_tokens": 500})
     return faux_text(f"echo: {prompt}" + seen)
 
 

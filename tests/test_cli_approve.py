@@ -270,3 +270,10 @@ def test_a_call_approved_elsewhere_runs_only_as_decided_here(tmp_path: Path) -> 
     assert (tmp_path / "asked.txt").read_text() == "asked\n"
     assert not (tmp_path / "edited").exists()
     assert "done" in out.getvalue()
+
+
+def test_the_cli_knows_the_waiting_for_input_text_of_the_loop() -> None:
+    from agentcore._engine.input_wait import WAITING_FOR_INPUT
+    from agentcore.cli._render import _WAITING_FOR_INPUT
+
+    assert _WAITING_FOR_INPUT == WAITING_FOR_INPUT

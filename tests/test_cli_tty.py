@@ -409,3 +409,68 @@ def test_text_that_looks_like_html_is_shown_as_written(open_terminal: Start, pla
     ):
         assert text in screen, screen
     assert term.quit() == 0
+
+
+def test_a_call_waiting_for_an_answer_says_so_and_the_server_is_named_by_its_own_name(
+    open_terminal: Start,
+) -> None:
+    """Issue 30: the terminal showed `[order ok]` for a call still waiting for the user's
+    answer, and named the server by its whole command line."""
+    pytest.importorskip("mcp")
+    term = open_terminal("--mcp", f"{sys.executable} {ASKING_SERVER}")
+    term.line("order")
+    term.wait(r"\[order waiting for input\]")
+    term.wait(r"call_1  order: MCP server 'interactive-server' asks: How many pizzas")
+    assert "[order ok]" not in term.screen
+    assert str(ASKING_SERVER) not in term.screen
+    term.line('/approve {"size": "large", "count": 2}')
+    term.wait(r"\[order ok\]")
+    term.wait(r"ordered 2 large pizzas")
+    assert term.quit() == 0
+
+
+def test_mcp_sampling_is_asked_at_the_terminal_and_answered_on_the_input_line(
+    open_terminal: Start,
+) -> None:
+    """Issue 30: the command line could not allow MCP sampling. With `--mcp-sampling` each
+    request is shown and runs only when the person answers y on the input line."""
+    pytest.importorskip("mcp")
+    term = open_terminal(
+        "--mcp",
+        f"{sys.executable} {ASKING_SERVER}",
+        "--mcp-sampling",
+        "--mcp-sampling-max-tokens",
+        "20",
+    )
+    term.line("sample")
+    term.wait(
+        r"MCP server 'interactive-server' asks faux-tty/faux-1 for an answer of at most 20 "
+        r"tokens \(tool ask_mo\n?del\):"  # the line is wrapped at 100 columns
+    )
+    term.wait(r"system: Answer in one word\.\n\s*user: Capital of France\?\nallow it\? \[y/N\]")
+    term.wait(r"waiting for your answer: type it and press Enter")
+    term.line("y")
+    term.wait(r"\[ask_model ok\]\n\s*faux-1 said: echo: Capital of France\?")
+    term.wait(r"tool done")
+    term.line("sample")
+    term.wait(r"allow it\? \[y/N\]", count=2)
+    term.line("n")
+    term.wait(r"\[ask_model failed\]\n[^\n]*rejected the call")
+    term.wait(r"the user did\s+not\s+approve")
+    assert term.quit() == 0
+
+
+def test_mcp_sampling_is_asked_with_input_without_prompt_toolkit(open_terminal: Start) -> None:
+    pytest.importorskip("mcp")
+    term = open_terminal(
+        "--mcp",
+        f"{sys.executable} {ASKING_SERVER}",
+        "--mcp-sampling",
+        env={"CLI_TTY_NO_PROMPT_TOOLKIT": "1"},
+    )
+    term.line("sample")
+    term.wait(r"user: Capital of France\?\nallow it\? \[y/N\]$", re.M)
+    term.line("yes")
+    term.wait(r"faux-1 said: echo: Capital of France\?")
+    term.wait(r"tool done")
+    assert term.quit() == 0

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp_support import SERVER
+from mcp_support import HERE, SERVER
 
 from agentcore.cli import main
 from agentcore.cli._args import parse_args
@@ -133,3 +133,92 @@ def test_a_tool_name_offered_twice_is_refused() -> None:
         "the tool 'search' is offered by both MCP server 'a' and MCP server 'b'; a run cannot "
         "have two tools of one name"
     )
+
+
+# --- --mcp-sampling: the servers may sample a model, within the caps ---------------------------
+
+ASKING = shlex.join([sys.executable, str(HERE / "interactive_server.py")])
+
+
+def sampling_calls(faux: FauxProvider) -> list[Any]:
+    """The requests of the server's sampling (its system prompt), not the run's own."""
+    return [c for c in faux.calls if c.context.system_prompt == "Answer in one word."]
+
+
+def test_run_allows_sampling_asks_first_and_keeps_the_caps(faux: FauxProvider) -> None:
+    """Issue 30: the command line could not allow MCP sampling ("sampling is off" always)."""
+    question = {"question": "Capital of France?", "max_tokens": 500}
+    faux.set_responses([faux_tool_call("ask_model", question), faux_text("Paris"), faux_text("ok")])
+    code, out, err = cli(faux, "run", "ask", "--mcp", ASKING, "--json")
+    assert code == 0, err
+    assert "sampling is off" in out  # off without --mcp-sampling
+
+    faux.set_responses([faux_tool_call("ask_model", question), faux_text("Paris"), faux_text("ok")])
+    code, out, err = cli(
+        faux,
+        "run",
+        "ask",
+        "--mcp",
+        ASKING,
+        "--mcp-sampling",
+        "--mcp-sampling-max-tokens",
+        "9",
+        stdin="y\n",
+    )
+    assert code == 0, err
+    assert "MCP server 'interactive-server' asks " in err and "at most 9 tokens" in err
+    assert "  user: Capital of France?\nallow it? [y/N] " in err
+    assert "faux-1 said: Paris" in err
+    (sampled,) = sampling_calls(faux)
+    assert sampled.options.max_tokens == 9  # the sampling request, capped
+
+    faux.set_responses([faux_tool_call("ask_model", question), faux_text("ok")])
+    code, out, err = cli(faux, "run", "ask", "--mcp", ASKING, "--mcp-sampling", stdin="no\n")
+    assert code == 0, err
+    assert "the user did not approve the request" in err
+    assert len(sampling_calls(faux)) == 1  # the model never saw this one
+
+    faux.set_responses(
+        [faux_tool_call("ask_model_twice", {"question": "Hi"}), faux_text("one"), faux_text("ok")]
+    )
+    code, out, err = cli(
+        faux,
+        "run",
+        "ask",
+        "--mcp",
+        ASKING,
+        "--mcp-sampling",
+        "--mcp-sampling-approve",
+        "yes",
+        "--mcp-sampling-max-requests",
+        "1",
+    )
+    assert code == 0, err
+    assert "allow it?" not in err
+    assert "sampling refused: this tool call already made 1 sam" in err  # cut by the renderer
+    assert len(sampling_calls(faux)) == 2  # one more
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--mcp-sampling-max-cost", "0.1"], "--mcp-sampling-max-cost needs --mcp-sampling"),
+        (["--mcp-sampling"], "--mcp-sampling needs an --mcp server to sample for"),
+        (["--mcp-sampling", "--mcp", "x", "--mcp-sampling-max-requests", "0"], "positive integer"),
+        (["--mcp-sampling", "--mcp", "x", "--mcp-sampling-approve", "maybe"], "invalid choice"),
+    ],
+)
+def test_sampling_options_given_wrong_are_usage_errors(
+    faux: FauxProvider, argv: list[str], said: str
+) -> None:
+    code, _, err = cli(faux, "run", "hi", *argv)
+    assert code == 2 and said in err
+    assert faux.calls == []
+
+
+def test_asking_is_refused_where_no_one_can_answer(faux: FauxProvider) -> None:
+    code, _, err = cli(faux, "run", "-", "--mcp", ASKING, "--mcp-sampling", stdin="hi")
+    assert code == 2
+    assert "reads the answer from stdin, which holds the prompt (run -)" in err
+    code, _, err = cli(faux, "serve", "--mcp", ASKING, "--mcp-sampling")
+    assert code == 2 and "add --mcp-sampling-approve yes" in err

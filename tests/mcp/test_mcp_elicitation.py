@@ -9,6 +9,7 @@ store), by running it again with the answer.
 from __future__ import annotations
 
 import io
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -206,3 +207,128 @@ def test_chat_shows_an_elicitation_and_takes_the_answer() -> None:
     result = call.context.messages[-1]
     assert isinstance(result, ToolResultMessage)
     assert text(result) == "ordered 1 large pizzas"
+
+
+# --- a 2.x server whose tool asks the mcp 1.x way (ctx.elicit) -------------------------------
+
+OLD_STYLE = str(Path(__file__).resolve().parent / "old_style_server.py")
+
+
+async def test_a_tool_that_elicits_the_mcp_1x_way_works_on_a_2x_server(errlog: IO[str]) -> None:
+    """Issue 30: `ctx.elicit` in a 2.x server failed with "no back-channel for server-initiated
+    requests"; the client connects again with the handshake, where it works, for a handler and
+    through approvals alike."""
+    asked: list[MCPElicitation] = []
+
+    def handler(request: MCPElicitation) -> MCPElicitationAnswer:
+        asked.append(request)
+        return MCPElicitationAnswer.accept({"size": "L"})
+
+    mcp = MCPClient.stdio(
+        sys.executable, [OLD_STYLE], errlog=errlog, name="old", elicitation=handler
+    )
+    async with mcp:
+        main = FauxProvider([faux_tool_call("pick", {}), faux_text("ok")])
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("pick")
+    (result,) = results(agent.state.messages)
+    assert text(result) == "#1 accept size='L'", text(result)
+    (request,) = asked
+    assert (request.tool, request.message) == ("pick", "Which size?")
+
+    main = FauxProvider([faux_tool_call("pick", {}), faux_text("ok")])
+    mcp = MCPClient.stdio(
+        sys.executable, [OLD_STYLE], errlog=errlog, name="old", elicitation="approvals"
+    )
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("pick")
+        (question,) = agent.state.pending_approvals
+        assert question.reason == "MCP server 'old' asks: Which size?"
+        agent.approve(question.tool_call_id, arguments={"size": "S"})
+        await agent.continue_()
+    (result,) = results(agent.state.messages)
+    assert text(result) == "#2 accept size='S'", text(result)
+
+
+def test_a_server_is_named_shortly_to_the_user() -> None:
+    """A question names the server by `name=`, else the name it reports (cleaned, clipped),
+    else a short form of its command line or URL, never the whole command line."""
+    from agentcore.mcp._elicitation import reported_name
+
+    assert reported_name("shop") == "shop"
+    assert reported_name(" evil\x1b[2J\u202ename\n") == "evil[2Jname"
+    assert reported_name("x" * 500) == "x" * 63 + "…"
+    assert reported_name(None) == ""
+    shorts = {
+        MCPClient.stdio(sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"]): (
+            "mcp_server_time"
+        ),
+        MCPClient.stdio(sys.executable, ["-u", "/srv/tools/server.py"]): "server.py",
+        MCPClient.stdio("uvx", ["mcp-server-git", "--repository", "."]): "mcp-server-git",
+        MCPClient.stdio("/usr/local/bin/my-server", ["--flag"]): "my-server",
+        MCPClient.http("https://user:pw@tools.example.org:8443/mcp?key=1"): (
+            "tools.example.org:8443"
+        ),
+        MCPClient.stdio("python", ["s.py"], name="given"): "given",
+    }
+    for client, short in shorts.items():
+        assert client.server_name == short
+
+
+QUESTIONS = str(Path(__file__).resolve().parent / "question_server.py")
+
+
+async def test_a_huge_question_is_cut_where_it_enters_and_a_sprawling_one_refused(
+    errlog: IO[str],
+) -> None:
+    """Issue 30: a question reached the page at any size (a 100k-character field title took
+    seconds to lay out, 2M froze the tab). Its texts are cut, with a note, in the
+    `ApprovalRequest` every surface shows; the answer is still checked as the server asked."""
+    from agentcore.mcp._question import MESSAGE_LIMIT, SCHEMA_LIMIT, TEXT_LIMIT
+
+    main = FauxProvider([faux_tool_call("loud", {}), faux_text("asked"), faux_text("answered")])
+    mcp = MCPClient.stdio(
+        sys.executable, [QUESTIONS], errlog=errlog, name="q", elicitation="approvals"
+    )
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("ask")
+        (question,) = agent.state.pending_approvals
+        assert question.reason is not None and question.input_schema is not None
+        head = "MCP server 'q' asks: "
+        assert question.reason == head + "M" * MESSAGE_LIMIT + (
+            f"… ({2_000_000 - MESSAGE_LIMIT:,} more characters not shown)"
+        )
+        field = question.input_schema["properties"]["size"]
+        assert field["title"] == "T" * TEXT_LIMIT + (
+            f"… ({100_000 - TEXT_LIMIT:,} more characters not shown)"
+        )
+        assert field["description"].startswith("D" * TEXT_LIMIT + "… (1,999,500 more")
+        assert len(json.dumps(question.input_schema)) < SCHEMA_LIMIT
+        with pytest.raises(ConfigError, match="size"):  # still checked as asked
+            agent.approve(question.tool_call_id, arguments={"size": 3})
+        agent.approve(question.tool_call_id, arguments={"size": "L"})
+        await agent.continue_()
+    results_ = results(agent.state.messages)
+    assert text(results_[-1]) == "size L"
+
+    asked: list[MCPElicitation] = []
+
+    def handler(request: MCPElicitation) -> MCPElicitationAnswer:
+        asked.append(request)
+        return MCPElicitationAnswer.decline()
+
+    main = FauxProvider(
+        [faux_tool_call("sprawling", {}), faux_tool_call("loud", {}), faux_text("ok")]
+    )
+    mcp = MCPClient.stdio(sys.executable, [QUESTIONS], errlog=errlog, name="q", elicitation=handler)
+    async with mcp:
+        agent = Agent(initial_state={"model": main.model, "tools": mcp.tools})
+        await agent.prompt("ask")
+    sprawled, louder = results(agent.state.messages)
+    assert sprawled.is_error
+    assert "MCP server 'q' asked a question too large to show: its schema is" in text(sprawled)
+    assert len(asked) == 1  # the sprawling question never reached the handler
+    assert len(asked[0].message) < MESSAGE_LIMIT + 100
+    assert text(louder) == "no answer (decline)"

@@ -7,6 +7,7 @@ client's caps (tokens, cost, requests, approval) hold.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -200,3 +201,76 @@ async def test_one_sampling_request_answered_by_the_local_model(errlog: IO[str])
     assert text(result).startswith(f"{local.model.id} said: ")
     assert "paris" in text(result).lower()
     assert result.usage is not None and result.usage.output > 0
+
+
+STANDALONE = str(Path(__file__).resolve().parent / "standalone_server.py")
+
+
+async def test_stand_alone_sampling_requests_never_reach_the_model(errlog: IO[str]) -> None:
+    """Issue 30: a server may send `sampling/createMessage` at any time (protocol 2025-06-18);
+    with max_requests=2 and max_cost=0, 25 of 25 requests sent outside any tool call reached
+    the model, counted in no run. They are refused: none reaches the model."""
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("spent")] * 30, model_id="sampler", cost=price)
+    sampling = MCPSampling(model=sampler.model, max_requests=2, max_cost=0)
+    mcp = MCPClient.stdio(
+        sys.executable, [STANDALONE, "25"], errlog=errlog, name="flooder", sampling=sampling
+    )
+    async with mcp:
+        _, result = await run_tool(mcp, "tally", {})
+    assert json.loads(text(result)) == {"answered": 0, "refused": 25}
+    assert sampler.calls == []
+
+
+async def test_requests_during_a_call_of_a_handshake_era_server_keep_the_calls_caps(
+    errlog: IO[str],
+) -> None:
+    """A handshake-era server's requests during a call are that call's: its caps hold (25 sent,
+    2 allowed), and what they cost is the call's usage."""
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("spent")] * 30, model_id="sampler", cost=price)
+    sampling = MCPSampling(model=sampler.model, max_requests=2)
+    mcp = MCPClient.stdio(
+        sys.executable, [STANDALONE, "25"], errlog=errlog, name="flooder", sampling=sampling
+    )
+    async with mcp:
+        _, result = await run_tool(mcp, "flood", {})
+    assert json.loads(text(result)) == {"answered": 2, "refused": 23}
+    assert len(sampler.calls) == 2
+    assert result.usage is not None and result.usage.cost.total > 0
+
+
+OLD_STYLE = str(Path(__file__).resolve().parent / "old_style_server.py")
+
+
+async def test_a_tool_that_samples_the_mcp_1x_way_works_on_a_2x_server(errlog: IO[str]) -> None:
+    """Issue 30: a 2.x server's tool calling `ctx.session.create_message` failed with "no
+    back-channel for server-initiated requests" (the 2026-07-28 protocol has none). The client
+    connects again with the handshake, where it works, and sends the call again once; later
+    calls go to the new connection at once."""
+    price = ModelCost(input=1000.0, output=1000.0)
+    sampler = FauxProvider([faux_text("Paris"), faux_text("Rome")], model_id="sampler", cost=price)
+    sampling = MCPSampling(model=sampler.model, max_requests=1)
+    mcp = MCPClient.stdio(sys.executable, [OLD_STYLE], errlog=errlog, name="old", sampling=sampling)
+    async with mcp:
+        _, first = await run_tool(mcp, "ask", {"question": "Capital of France?"})
+        _, second = await run_tool(mcp, "ask", {"question": "Capital of Italy?"})
+        _, plain = await run_tool(mcp, "plain", {"text": "hi"})
+    assert not first.is_error, text(first)
+    assert text(first) == "#1 sampler said: Paris"  # the first call of the new process
+    assert text(second) == "#2 sampler said: Rome"
+    assert text(plain) == "#3 hi"
+    assert len(sampler.calls) == 2
+    assert first.usage is not None and first.usage.cost.total > 0  # counted in the call
+
+
+async def test_without_sampling_the_mcp_1x_way_is_explained(errlog: IO[str]) -> None:
+    mcp = MCPClient.stdio(sys.executable, [OLD_STYLE], errlog=errlog, name="old")
+    async with mcp:
+        _, result = await run_tool(mcp, "ask", {"question": "Hi"})
+    assert result.is_error
+    assert text(result) == (
+        "MCP server 'old': the tool 'ask' sent 'sampling/createMessage' as a request of its own "
+        "(the mcp 1.x way: ctx.session.create_message, ctx.elicit), which the 2026-07-28 "
+        "protocol has no channel for; this client does not answer it anyway (off)."
+    )

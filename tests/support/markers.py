@@ -97,6 +97,8 @@ SLOW = [
     "tests/mcp/test_mcp_package.py",
     "tests/mcp/test_mcp_serve.py::test_served_over_stdio_to_the_sdk_client",
     "tests/mcp/test_mcp_third_party.py",
+    "tests/mcp/test_mcp_elicitation.py::test_a_huge_question_is_cut_where_it_enters_and_a_sprawling_one_refused",
+    "tests/mcp/test_mcp_*.py::test_a_tool_that_*_the_mcp_1x_way_works_on_a_2x_server",
     "tests/web/test_web_guard.py::test_serve_*",
     "tests/web/test_web_postgres.py",
     "tests/web/test_web_markdown.py",

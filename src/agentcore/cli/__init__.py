@@ -9,7 +9,8 @@ agentcore serve [options]            the web chat on http://127.0.0.1:8765/ (doc
 agentcore eval DATASET --agent M:F   run an evaluation dataset against an agent (docs/evals.md)
 ```
 
-`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`);
+`--mcp SERVER` (repeatable) adds the tools of MCP servers to a chat or run (see `_mcp.py`;
+`--mcp-sampling` lets them sample a model, see `_mcp_sampling.py`);
 `run --output-schema FILE` asks for a validated JSON answer (see `_output.py`); `--record FILE`
 and `--replay FILE` record or replay the model traffic (see `_traffic.py`).
 
@@ -36,7 +37,7 @@ from ._chat import chat
 from ._conversation import SessionOptions
 from ._eval import eval_command
 from ._json import JsonLinesWriter
-from ._mcp import mcp_servers
+from ._mcp import mcp_sampling, mcp_servers
 from ._models import list_models
 from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler
@@ -181,7 +182,18 @@ async def _main(
             make_styler(stderr),
         )
     settings = _settings(parsed, stream_fn)
-    async with mcp_servers(parsed.mcp, settings, stderr):
+    sampling = questions = None
+    if parsed.mcp_sampling is not None:
+        sampling, questions = mcp_sampling(
+            parsed.mcp_sampling,
+            settings,
+            command=parsed.command,
+            prompt=parsed.prompt,
+            stdin=stdin or sys.stdin,
+            stderr=stderr,
+            stream_fn=stream_fn,
+        )
+    async with mcp_servers(parsed.mcp, settings, stderr, sampling=sampling):
         with tracing(stderr, trace=parsed.trace) as trace:
             if parsed.command == "serve" and parsed.a2a:
                 return await serve_a2a_command(
@@ -220,6 +232,7 @@ async def _main(
                     stdout=stdout,
                     stderr=stderr,
                     trace=trace,
+                    questions=questions,
                     sessions=SessionOptions(
                         directory=parsed.sessions_dir,
                         continue_last=parsed.continue_last,

@@ -24,6 +24,7 @@ from ..llm import THINKING_LEVELS
 from ..llm.types import ThinkingLevel
 from ._arg_types import OFF, amount_or_off
 from ._eval_args import EvalOptions, add_eval_command, eval_options
+from ._mcp_args import SamplingOptions, add_sampling_arguments, sampling_options
 from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
@@ -77,6 +78,7 @@ class Parsed:
     redact_pii: bool = False  # the pii_redactor guardrail on the input
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    mcp_sampling: SamplingOptions | None = None  # --mcp-sampling and its caps
     output_schema: str | None = None
     shell: bool = False
     given: frozenset[str] = frozenset()  # of model, system, thinking: given on the command line
@@ -305,6 +307,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_bounds(common)
     _add_guardrails(common)
+    add_sampling_arguments(common)
 
     parser = argparse.ArgumentParser(
         prog="agentcore",
@@ -377,6 +380,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
             if ns.command is None:
                 parser.print_help(sys.stderr)
                 return 2
+            sampling = sampling_options(ns, parser) if hasattr(ns, "mcp") else None
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     if ns.command == "models":
@@ -416,6 +420,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         redact_pii=ns.redact_pii,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        mcp_sampling=sampling,
         output_schema=getattr(ns, "output_schema", None),
         shell=getattr(ns, "shell", False),
         given=given,

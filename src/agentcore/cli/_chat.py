@@ -27,6 +27,7 @@ from ..messages import AgentMessage, Usage
 from ..sessions import JsonlSessionStore, Session, SessionError, SessionLockedError, SessionStore
 from ._conversation import Chat, SessionOptions
 from ._json import JsonLinesWriter
+from ._mcp_sampling import SamplingQuestions
 from ._render import Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
@@ -182,12 +183,15 @@ async def chat(
     stderr: TextIO,
     trace: Tracing | None = None,
     sessions: SessionOptions | None = None,
+    questions: SamplingQuestions | None = None,
 ) -> int:
     """Run the chat until end of input or `/exit`; returns the exit code. After each answer,
     `trace` shows its usage and the conversation's total (and its span tree with `--trace`).
 
     With stdin and stdout terminals (and prompt_toolkit installed) the chat is the live terminal
-    UI of `_tty`; otherwise lines are read from stdin and the answers written as they stream."""
+    UI of `_tty`; otherwise lines are read from stdin and the answers written as they stream.
+    `questions` (of `--mcp-sampling`) then asks on the same input: the UI's input line, or the
+    next line of stdin."""
     options = sessions if sessions is not None else SessionOptions()
     trace = trace if trace is not None else Tracing(stderr, trace=False)
     source = stdin if stdin is not None else sys.stdin
@@ -203,7 +207,11 @@ async def chat(
 
                 front = terminal_front(conversation, stdout, trace, history_path(store))
                 if front is not None:
+                    if questions is not None:
+                        questions.ask_line = front.ask
                     return await front.loop()
+            if questions is not None:
+                questions.source = source
             styler = make_styler(stderr)
             renderer = Renderer(stdout, styler)
             writer = JsonLinesWriter(stdout) if json_mode else None

@@ -247,6 +247,7 @@ class LiveView:
         self._writing = False
         self._rendered: tuple[str, int, str] = ("", 0, "")  # the live block's last rendering
         self._rendered_at = 0.0
+        self.asking = False  # a question waits for its answer on the input line
         self.running = False
 
     @staticmethod
@@ -401,7 +402,11 @@ class LiveView:
         status = self.status()
         if status:
             frame = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
-            hint = "  (Ctrl-C stops · Enter sends a steering message)"
+            hint = (
+                "  (waiting for your answer: type it and press Enter)"
+                if self.asking
+                else "  (Ctrl-C stops · Enter sends a steering message)"
+            )
             lines.append(styled(f"{frame} {status}…", "tool") + styled(hint, "dim"))
         lines = lines[-max(height, 1) :]
         return "".join(line + "\n" for line in lines)

@@ -101,12 +101,21 @@ _WAITING = "Tool call was not executed: it is waiting for approval."
 (the agent layer's text; the CLI reads only public names, tests/test_cli_approve.py checks it)."""
 
 
+_WAITING_FOR_INPUT = "Tool call did not finish: it is waiting for input from the user."
+"""How it reads for a call that stopped to ask the user (an MCP elicitation through approvals):
+it has not finished (tests/test_cli_approve.py checks the text)."""
+
+
 def _result_label(name: str, result: AgentToolResult, is_error: bool) -> str:
-    """`[name ok]`, `[name failed]`, or `[name waiting for approval]` for a call that never ran."""
+    """`[name ok]`, `[name failed]`, `[name waiting for approval]` for a call that never ran, or
+    `[name waiting for input]` for one that stopped to ask the user."""
     if is_error:
         return f"[{name} failed]"
-    if _result_text(result).startswith(_WAITING):
+    shown = _result_text(result)
+    if shown.startswith(_WAITING):
         return f"[{name} waiting for approval]"
+    if shown.startswith(_WAITING_FOR_INPUT):
+        return f"[{name} waiting for input]"
     return f"[{name} ok]"
 
 

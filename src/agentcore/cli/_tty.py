@@ -74,6 +74,7 @@ class TerminalFront:
         self._handling = False  # a line is being handled
         self._message_text = ""
         self._message_parsed: Any = None
+        self._question: tuple[anyio.Event, list[str]] | None = None  # a question being asked
 
     def _message(self) -> Any:
         """The prompt: the live area, then `> ` (or `» ` while the agent runs). Called several
@@ -137,10 +138,30 @@ class TerminalFront:
         if app is not None and app.is_running:
             app.invalidate()
 
+    async def ask(self, text: str) -> str | None:
+        """Show `text` (a question, e.g. whether an MCP server may sample the model) and return
+        the next line typed, which answers it instead of steering."""
+        answered, box = anyio.Event(), list[str]()
+        self._question = (answered, box)
+        self.view.asking = True
+        try:
+            self.screen.print(styled(text.rstrip() + " (answer on the input line)", "tool"))
+            self.screen.redraw()
+            await answered.wait()
+        finally:
+            self._question = None
+            self.view.asking = False
+        return box[0] if box else None
+
     def _line(self, text: str, start: Callable[[str], None]) -> None:
-        """Where a line goes: a steering message while the agent runs, else `start`."""
+        """Where a line goes: the answer to a question being asked, a steering message while
+        the agent runs, else `start`."""
         chat = self.chat
-        if chat.busy:
+        if self._question is not None:
+            answered, box = self._question
+            box.append(text)
+            answered.set()
+        elif chat.busy:
             if text.startswith("/"):
                 chat.say("(commands wait until the answer ends; Ctrl-C stops it)")
             else:

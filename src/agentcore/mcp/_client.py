@@ -25,9 +25,14 @@ import anyio.abc
 import anyio.to_thread
 
 from .. import AgentCoreError, AgentToolResult, ConfigError, ToolExecutionMode, UsageError
+from ..approvals import input_answers
 from ._connection import (
     Connection,
+    Era,
+    NeedsBackChannel,
     Unavailable,
+    back_channel_method,
+    back_channel_text,
     connect_failure,
     describe,
     leaf,
@@ -36,7 +41,7 @@ from ._connection import (
     run_connection,
     stop,
 )
-from ._elicitation import ElicitationHandler
+from ._elicitation import ElicitationHandler, reported_name
 from ._listing import list_tools
 from ._requests import ServerRequests
 from ._sampling import CallCharge, MCPSampling, current_charge
@@ -90,10 +95,17 @@ class MCPClient:
     `refresh_tools()` lists them again; `agentcore.mcp.refresh_tools(client)` is a
     `prepare_next_turn` hook that does it between turns of a run.
 
+    The protocol is the 2026-07-28 one when the server speaks it, else the handshake. A tool of
+    a 2.x server that asks the mcp 1.x way (`ctx.session.create_message`, `ctx.elicit`) fails
+    on the former for want of a channel; when the client answers what it asked, the client
+    connects again with the handshake and sends that call again, once (see docs/mcp.md).
+
     Use the constructors; the arguments they share:
 
     Args:
-        name: how error texts and logs name the server (default: the command line or URL).
+        name: how error texts, logs and the server's questions name the server (default:
+            the command line or URL in error texts and logs; in questions and sampling
+            requests, `server_name`: the name the server reports, else a short form).
         prefix: prepended to every tool name, to keep the tools of several servers apart
             (the server still receives its own names).
         allow: keep only the tools whose server-side name matches one of these `fnmatch`
@@ -106,7 +118,8 @@ class MCPClient:
         connect_timeout: seconds to connect and complete the MCP handshake.
         sampling: lets the server sample a model through this client (`MCPSampling`: the
             model, a token cap, a cost cap, an optional approval). None (the default): every
-            `sampling/createMessage` is refused with an MCP error saying sampling is off.
+            `sampling/createMessage` is refused with an MCP error saying sampling is off. A
+            request while none of the client's calls runs is refused either way.
         elicitation: answers the server's requests for input from the user: a function of an
             `MCPElicitation` returning an `MCPElicitationAnswer` (sync or async), asked while
             the call runs; or `"approvals"`: the call waits as a call waiting for approval does
@@ -141,6 +154,7 @@ class MCPClient:
             )
         self._transport = transport
         self.name = name or transport.describe()
+        self._named = name is not None
         self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
         self._connect_timeout = float(connect_timeout)
         self._requests = ServerRequests(self, sampling, elicitation, roots, self._note_change)
@@ -148,6 +162,7 @@ class MCPClient:
         self._group: anyio.abc.TaskGroup | None = None
         self._conn: Connection | None = None
         self._lock: anyio.Lock | None = None
+        self._era: Era = "auto"  # "legacy" once a tool needed the handshake's back-channel
         self._tools: list[MCPTool] = []
         self._listed: list[types.Tool] = []
         self._changed = False
@@ -276,6 +291,17 @@ class MCPClient:
         return self._conn is not None and self._conn.alive
 
     @property
+    def server_name(self) -> str:
+        """How the server is named to the user in its questions and sampling requests: `name`
+        when one was given; else the name the server reported when it connected (without
+        control characters, at most 64 characters); else a short form of the command (the
+        program, or the script or module an interpreter runs) or of the URL (its host)."""
+        if self._named:
+            return self.name
+        reported = self._server_info.name if self._server_info is not None else ""
+        return reported_name(reported) or self._transport.short()
+
+    @property
     def server_info(self) -> types.Implementation | None:
         """The name and version the server reported when it connected, if any."""
         return self._server_info
@@ -388,6 +414,7 @@ class MCPClient:
                 self._connect_timeout,
                 self._requests.callbacks(),
                 self._note_change,
+                self._era,
             )
         except Exception as exc:
             failure = connect_failure(
@@ -464,11 +491,14 @@ class MCPClient:
             update = MCPProgress(progress=progress, total=total, message=message)
             on_update(AgentToolResult.text(update.text(), details=update))
 
-        charge = CallCharge(tool.mcp_name, call_id=tool_call_id)
+        answers = input_answers(tool_call_id) if tool_call_id is not None else {}
+        charge = CallCharge(tool.mcp_name, call_id=tool_call_id, answers=answers)
         self._requests.running.append(charge)
         token = current_charge.set(charge)
         try:
             result = await self._send(conn, tool, arguments, progress)
+            if isinstance(result, NeedsBackChannel):  # an mcp 1.x-style tool of a 2.x server
+                result = await self._in_handshake_era(conn, tool, arguments, progress, result)
         finally:
             current_charge.reset(token)
             self._requests.running.remove(charge)
@@ -478,14 +508,63 @@ class MCPClient:
             result = replace(result, usage=charge.usage)
         return result
 
+    async def _in_handshake_era(
+        self,
+        conn: Connection,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        progress: Any,
+        refused: NeedsBackChannel,
+    ) -> AgentToolResult:
+        """The call again on a connection of the handshake era, where a server may send its own
+        requests: a 2.x server's tool written the mcp 1.x way (`ctx.session.create_message`,
+        `ctx.elicit`) failed when it tried to send one on the 2026-07-28 protocol, which has
+        no channel for them. The connection is replaced once for the whole client (the old one
+        closes when its other calls are answered), and this call is sent again, once."""
+        try:
+            async with self._get_lock():
+                if self._era == "auto":
+                    self._era = "legacy"
+                    conn.retire()
+                    self._conn = None
+                    await self._connect()
+            conn = await self._live()
+        except Unavailable as exc:
+            return AgentToolResult.error(
+                f"MCP server {self.name!r}: the tool {tool.mcp_name!r} sent "
+                f"{refused.method!r} the mcp 1.x way, and connecting again with the handshake "
+                f"(where it works) failed: {exc}"
+            )
+        result = await self._send(conn, tool, arguments, progress)
+        if isinstance(result, NeedsBackChannel):  # not even the handshake has a channel
+            return AgentToolResult.error(refused.text)
+        return result
+
     async def _send(
         self, conn: Connection, tool: MCPTool, arguments: dict[str, Any], progress: Any
-    ) -> AgentToolResult:
+    ) -> AgentToolResult | NeedsBackChannel:
         session = conn.session
         assert session is not None
+        conn.enter()
+        try:
+            return await self._send_on(conn, session, tool, arguments, progress)
+        finally:
+            conn.leave()
+
+    async def _send_on(
+        self,
+        conn: Connection,
+        session: mcp.Client,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        progress: Any,
+    ) -> AgentToolResult | NeedsBackChannel:
         try:
             result = await session.call_tool(tool.mcp_name, arguments, progress_callback=progress)
         except mcp.MCPError as exc:
+            method = back_channel_method(exc)
+            if method is not None:
+                return self._no_back_channel(tool, method)
             if exc.code == types.CONNECTION_CLOSED:
                 return AgentToolResult.error(
                     await lost_during_call(conn, self.name, tool.mcp_name, self._transport)
@@ -498,6 +577,14 @@ class MCPClient:
                 f"MCP server {self.name!r}: the call to {tool.mcp_name!r} failed: {describe(exc)}"
             )
         return to_agent_result(result, self.name, tool.mcp_name)
+
+    def _no_back_channel(self, tool: MCPTool, method: str) -> AgentToolResult | NeedsBackChannel:
+        """What a call whose tool could not send `method` gives: a call again in the handshake
+        era when this client answers `method` there, else an error result saying why."""
+        why = back_channel_text(self.name, tool.mcp_name, method)
+        if not self._requests.answers(method):
+            return AgentToolResult.error(f"{why}; this client does not answer it anyway (off).")
+        return NeedsBackChannel(method, f"{why}, and neither has the handshake era.")
 
     def __repr__(self) -> str:
         return f"MCPClient(name={self.name!r}, tools={[t.name for t in self._tools]})"

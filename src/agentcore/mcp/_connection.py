@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ from ._transports import Http, Stdio, Streams, WatchedReceive
 __all__ = [
     "CLOSE_TIMEOUT",
     "Connection",
+    "Era",
+    "NeedsBackChannel",
+    "back_channel_method",
+    "back_channel_text",
     "Unavailable",
     "connect_failure",
     "describe",
@@ -46,6 +51,15 @@ _log = logging.getLogger("agentcore")
 
 CLOSE_TIMEOUT = 5.0  # seconds a graceful close may take before the connection is cut
 
+Era = Literal["auto", "legacy"]
+"""How a connection negotiates its protocol (the SDK's `mode`): `auto` takes the 2026-07-28
+protocol when the server speaks it, else the handshake; `legacy` always the handshake."""
+
+_NO_BACK_CHANNEL = re.compile(
+    r"Cannot send '([a-z/_A-Z]+)': this transport context has no back-channel for "
+    r"server-initiated requests"
+)
+
 
 @dataclass(eq=False)
 class Connection:
@@ -56,6 +70,22 @@ class Connection:
     done: anyio.Event = field(default_factory=anyio.Event)
     phase: Literal["open", "closing", "lost", "ended"] = "open"
     error: BaseException | None = None
+    calls: int = 0  # tool calls sent on it and not yet answered
+    retired: bool = False  # replaced by another connection: closed once its calls are answered
+
+    def enter(self) -> None:
+        self.calls += 1
+
+    def leave(self) -> None:
+        self.calls -= 1
+        if self.retired and self.calls == 0:
+            self.close()
+
+    def retire(self) -> None:
+        """Close once the calls on it are answered (at once when none is pending)."""
+        self.retired = True
+        if self.calls == 0:
+            self.close()
 
     def lost(self) -> None:
         if self.phase == "open":
@@ -89,6 +119,34 @@ def describe(exc: BaseException) -> str:
         return "it did not answer in time"
     text = str(exc)
     return clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+def back_channel_method(exc: BaseException) -> str | None:
+    """The method a server's tool could not send, when `exc` is the SDK's refusal of a request
+    of the mcp 1.x kind (`ctx.session.create_message`, `ctx.elicit`) on a connection of the
+    2026-07-28 protocol, which has no channel for requests from the server; else None."""
+    if not isinstance(exc, mcp.MCPError):
+        return None
+    found = _NO_BACK_CHANNEL.search(exc.message or "")
+    return found.group(1) if found else None
+
+
+def back_channel_text(name: str, tool: str, method: str) -> str:
+    """Why a call of `tool` of server `name` failed: it sent `method` the mcp 1.x way."""
+    return (
+        f"MCP server {name!r}: the tool {tool!r} sent {method!r} as a request of its own (the "
+        "mcp 1.x way: ctx.session.create_message, ctx.elicit), which the 2026-07-28 protocol "
+        "has no channel for"
+    )
+
+
+class NeedsBackChannel:
+    """A call whose tool needs the handshake era's back-channel for `method` (`text`: the error
+    result should the handshake not have one either)."""
+
+    def __init__(self, method: str, text: str) -> None:
+        self.method = method
+        self.text = text
 
 
 class Unavailable(Exception):
@@ -166,6 +224,7 @@ async def run_connection(
     connect_timeout: float,
     callbacks: dict[str, Any],
     on_change: Callable[[], None],
+    era: Era = "auto",
     *,
     task_status: anyio.abc.TaskStatus[Any],
 ) -> None:
@@ -174,7 +233,7 @@ async def run_connection(
 
     `callbacks` are the `mcp.Client` keyword arguments that answer the server (messages,
     sampling, elicitation, roots); `on_change` is called when the server announces a change of
-    its tools through a subscription."""
+    its tools through a subscription; `era` is how the protocol is negotiated."""
     conn = Connection()
     started = False
 
@@ -190,6 +249,7 @@ async def run_connection(
             async with mcp.Client(
                 streams(),
                 **callbacks,
+                mode=era,
                 cache=None,  # a listing is fetched when asked for, never from a cache
             ) as client:
                 conn.session = client

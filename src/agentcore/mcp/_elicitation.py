@@ -7,6 +7,7 @@ does not announce the capability, and a server that asks anyway is refused. The 
 `MCPElicitationAnswer`: accept with content, decline, or cancel. Accepted content is validated
 against the requested schema before it is sent; content that does not match is refused with an
 error naming the field (the handler, a UI, can check first with `MCPElicitation.check`).
+What a question may show is cut where it enters (`_question`): every surface gets the cut one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from .. import ConfigError, OutputSpec, OutputValidationError
 from ..approvals import InputRequired, input_answer
+from ._question import shown_question
 from ._sampling import CallCharge
 from ._sdk import types
 
@@ -31,7 +34,20 @@ __all__ = [
     "MCPElicitationAnswer",
     "elicit",
     "file_roots",
+    "reported_name",
 ]
+
+_NAME_LIMIT = 64  # characters of a server's reported name shown in its questions
+
+
+def reported_name(name: object) -> str:
+    """A server's own name (`serverInfo.name`) fit to be shown: control and format characters
+    left out, spaces at the ends stripped, at most 64 characters (`""` when nothing is left)."""
+    if not isinstance(name, str):
+        return ""
+    kept = "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf", "Cs"))
+    kept = " ".join(kept.split())
+    return kept if len(kept) <= _NAME_LIMIT else kept[: _NAME_LIMIT - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +55,7 @@ class MCPElicitation:
     """A server's request for input from the user (`elicitation/create`, form mode).
 
     Attributes:
-        server: the server's name (`MCPClient.name`).
+        server: the server's name (`MCPClient.server_name`).
         tool: the server-side name of the tool whose call asked, or None.
         message: what the server asks, for the user.
         schema: the JSON schema the answer's content must match (an object of flat properties:
@@ -140,12 +156,10 @@ async def elicit(
             code=types.INVALID_REQUEST,
             message="this client answers form elicitations only (no URL mode)",
         )
-    request = MCPElicitation(
-        server=server,
-        tool=tool,
-        message=params.message,
-        schema=dict(params.requested_schema),
-    )
+    shown = shown_question(server, params.message, params.requested_schema)
+    if isinstance(shown, str):
+        return types.ErrorData(code=types.INVALID_PARAMS, message=shown)
+    request = MCPElicitation(server=server, tool=tool, message=shown[0], schema=shown[1])
     answer = handler(request)
     if inspect.isawaitable(answer):
         answer = await answer
@@ -187,15 +201,19 @@ def ask_through_approvals(
             code=types.INVALID_REQUEST,
             message="elicitation outside a tool call cannot be asked through approvals",
         )
+    shown = shown_question(server, params.message, params.requested_schema)
+    if isinstance(shown, str):
+        return types.ErrorData(code=types.INVALID_PARAMS, message=shown)
     key = question_key(params)
-    answer = input_answer(charge.call_id, key)
+    # the answers were read in the call's own context (a handshake-era request comes in
+    # another task, where the answers being given are not in view)
+    answer = charge.answers.get(key) or input_answer(charge.call_id, key)
     if answer is not None:
         if answer.action == "accept":
             return types.ElicitResult(action="accept", content=answer.content)
         return types.ElicitResult(action=answer.action)
-    charge.asked = InputRequired(
-        key, f"MCP server {server!r} asks: {params.message}", dict(params.requested_schema)
-    )
+    message, schema = shown
+    charge.asked = InputRequired(key, f"MCP server {server!r} asks: {message}", schema)
     return types.ErrorData(
         code=types.INVALID_REQUEST, message="the question waits for the user's answer"
     )

@@ -22,7 +22,8 @@ __all__ = ["ServerRequests"]
 
 
 class _Named(Protocol):
-    name: str  # how error texts name the server (the client's `name`, read when asked)
+    @property
+    def server_name(self) -> str: ...  # how the server is named to the user (read when asked)
 
 
 class ServerRequests:
@@ -62,6 +63,15 @@ class ServerRequests:
             "list_roots_callback": self.on_list_roots if self.roots is not None else None,
         }
 
+    def answers(self, method: str) -> bool:
+        """Whether this client answers a server's request of `method` (when it is turned on)."""
+        wanted = {
+            "sampling/createMessage": self.sampling is not None,
+            "elicitation/create": self.elicitation is not None,
+            "roots/list": self.roots is not None,
+        }
+        return wanted.get(method, False)
+
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.on_change()
@@ -77,16 +87,16 @@ class ServerRequests:
     async def on_sampling(
         self, context: Any, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
-        return await sample(self.sampling, self.owner.name, self.charge(), params)
+        return await sample(self.sampling, self.owner.server_name, self.charge(), params)
 
     async def on_elicitation(
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         charge = self.charge()
         if self.elicitation == "approvals":
-            return ask_through_approvals(self.owner.name, charge, params)
+            return ask_through_approvals(self.owner.server_name, charge, params)
         return await elicit(
-            self.elicitation, self.owner.name, charge.tool if charge else None, params
+            self.elicitation, self.owner.server_name, charge.tool if charge else None, params
         )
 
     async def on_list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:

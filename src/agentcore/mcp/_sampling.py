@@ -10,8 +10,10 @@ Traced (with `agentcore.tracing.instrument()`) as a `chat` span under the tool's
 
 Which call a request belongs to: the client keeps the running calls in a context variable (the
 2026-07-28 protocol hands the request to the client inside the call, in the caller's context);
-a request that arrives outside a call (an older server's stand-alone request) is charged to the
-oldest call of that client still running.
+a request that arrives outside the caller's context (a handshake-era server's request, sent on
+its own) is charged to the oldest call of that client still running. A request while no call of
+the client runs is refused: it would be counted in no run and bounded by no call's caps (a
+handshake-era server may send one at any time).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import anyio
 
 from .. import ConfigError, get_instrumentation
-from ..approvals import InputRequired
+from ..approvals import InputAnswer, InputRequired
 from ..llm import Context, Model, StreamOptions, complete
 from ..messages import AssistantMessage, ImageContent, TextContent, Usage, UserMessage
 from ._sdk import types
@@ -41,8 +43,9 @@ class MCPSamplingRequest:
     """What an `MCPSampling.approve` callback is shown before the model is called.
 
     Attributes:
-        server: the server's name (`MCPClient.name`).
-        tool: the server-side name of the tool whose call asked, or None (outside a call).
+        server: the server's name (`MCPClient.server_name`).
+        tool: the server-side name of the tool whose call asked (a request while no call of
+            the client runs is refused before it is asked about).
         system_prompt: the system prompt the server sent, if any.
         messages: the server's messages, as agentcore messages (user and assistant).
         max_tokens: the output limit that will be sent (the server's, capped).
@@ -75,6 +78,10 @@ class MCPSampling:
         max_cost: USD that the sampling requests of one tool call may cost in all (None: no cap).
             Once a call's requests reached it, further ones are refused with an MCP error.
         max_requests: sampling requests one tool call may make (default 10).
+
+    A request that arrives while no tool call of the client runs (a handshake-era server may
+    send one at any time) is refused with an MCP error: it would be counted in no run, and no
+    call's caps would bound it.
         approve: asked before each request reaches the model (a function of an
             `MCPSamplingRequest`, sync or async, returning True or False); a False answer
             refuses the request. None: no question.
@@ -126,6 +133,7 @@ class CallCharge:
     tool: str
     call_id: str | None = None
     asked: InputRequired | None = None  # a question for the user, when asked via approvals
+    answers: dict[str, InputAnswer] = field(default_factory=dict)  # given to its questions
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
     lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -222,26 +230,31 @@ async def _sample(
             f"sampling is off in this client of MCP server {server!r}: the application did not "
             "allow it (MCPClient(sampling=MCPSampling(model=...)))"
         )
+    if charge is None:
+        return _refuse(
+            f"sampling refused: MCP server {server!r} sent a sampling request while none of its "
+            "tool calls runs; this client samples only for a running tool call (whose usage "
+            "and caps count it)"
+        )
     if params.tools or params.tool_choice is not None:
         return _refuse("this client does not sample with tools")
     messages = _messages(params)
     if isinstance(messages, str):
         return _refuse(messages)
-    if charge is not None:
-        if charge.requests >= config.max_requests:
-            return _refuse(
-                f"sampling refused: this tool call already made {charge.requests} sampling "
-                f"requests (the client allows {config.max_requests} per call)"
-            )
-        if config.max_cost is not None and charge.usage.cost.total >= config.max_cost:
-            return _refuse(
-                f"sampling refused: this tool call's sampling already cost "
-                f"${charge.usage.cost.total:.6f} (the client allows ${config.max_cost:g} per call)"
-            )
+    if charge.requests >= config.max_requests:
+        return _refuse(
+            f"sampling refused: this tool call already made {charge.requests} sampling "
+            f"requests (the client allows {config.max_requests} per call)"
+        )
+    if config.max_cost is not None and charge.usage.cost.total >= config.max_cost:
+        return _refuse(
+            f"sampling refused: this tool call's sampling already cost "
+            f"${charge.usage.cost.total:.6f} (the client allows ${config.max_cost:g} per call)"
+        )
     max_tokens = min(params.max_tokens, config.max_tokens)
     request = MCPSamplingRequest(
         server=server,
-        tool=charge.tool if charge is not None else None,
+        tool=charge.tool,
         system_prompt=params.system_prompt or "",
         messages=messages,
         max_tokens=max_tokens,
@@ -255,8 +268,7 @@ async def _sample(
     options = _options(config.options, max_tokens, params.temperature)
     context = Context(system_prompt=request.system_prompt, messages=list(messages))
     message = await _traced_complete(config.model, context, options)
-    if charge is not None:
-        charge.add(message.usage)
+    charge.add(message.usage)
     if message.stop_reason in ("error", "aborted"):
         return _refuse(f"the model failed: {message.error_message or message.stop_reason}")
     stop = {"stop": "endTurn", "length": "maxTokens"}.get(message.stop_reason, message.stop_reason)

@@ -23,6 +23,9 @@ from ._sdk import httpx2, mcp
 
 __all__ = ["Http", "Stdio", "Streams", "WatchedReceive", "has_fd"]
 
+_RUNNERS = ("python", "node", "uv", "uvx", "npx", "bunx", "bun", "deno", "pipx", "java")
+"""Programs that run the server named by an argument: a short name is that argument's."""
+
 
 Streams = tuple[Any, Any]
 
@@ -38,6 +41,18 @@ class Stdio:
 
     def describe(self) -> str:
         return shlex.join([Path(self.command).name, *self.args])
+
+    def short(self) -> str:
+        """A short name: the program, or for an interpreter or runner (`python`, `uvx`, `npx`,
+        ...) the script, module or package it runs (`python -m mcp_server_time`:
+        `mcp_server_time`; `python /path/server.py`: `server.py`)."""
+        program = Path(self.command).name
+        if not program.lower().startswith(_RUNNERS):
+            return program
+        for arg in self.args:
+            if not arg.startswith("-") and arg not in ("run", "exec"):
+                return Path(arg).name or program
+        return program
 
     def open(self) -> AbstractAsyncContextManager[Streams]:
         params = mcp.StdioServerParameters(
@@ -78,6 +93,12 @@ class Http:
 
     def describe(self) -> str:
         return _safe_url(self.url)
+
+    def short(self) -> str:
+        """A short name: the URL's host and port."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or "?"
+        return f"{host}:{parts.port}" if parts.port else host
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Streams]:
