@@ -171,12 +171,37 @@ def test_the_local_model_run_replayed_offline(tmp_path: Path) -> None:
     assert all(all(a.values()) for a in assertions(report).values()), assertions(report)
 
 
+CHANGED_POWER = (
+    'nearest is exchange 7: messages[1].content: recorded "What is 2 ** 10 - 24?", '
+    'sent "What is 2 ** 10 - 25?"'
+)  # the power case's first request in the recording (exchanges 7-9 are that case's)
+
+
 def test_a_replay_that_drifts_exits_1_naming_the_difference(tmp_path: Path) -> None:
+    # the cases run at once: whichever exchanges the others have used when the changed request
+    # comes, the nearest is the one it changed (chosen by content, not by arrival order)
     changed = DATASET.read_text().replace("What is 2 ** 10 - 24?", "What is 2 ** 10 - 25?")
     (tmp_path / "changed.yaml").write_text(changed)
     done = agentcore(str(tmp_path / "changed.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
     assert done.returncode == 1, done.stderr
     assert "2 ** 10 - 25" in done.stderr and "never requested" in done.stderr, done.stderr
+    assert CHANGED_POWER in done.stderr, done.stderr
+    assert "never requested: exchange 7 (" in done.stderr, done.stderr
+
+
+def test_a_drifted_request_sent_first_is_matched_by_content(tmp_path: Path) -> None:
+    # the adversarial order: the changed case alone, so that its request comes while every
+    # recorded exchange is unused and all of them are as near by their top-level fields
+    text = DATASET.read_text().replace("What is 2 ** 10 - 24?", "What is 2 ** 10 - 25?")
+    head, _, rest = text.partition("cases:\n")
+    power = rest[rest.index("  - name: power") : rest.index("evaluators:\n  - EqualsExpected")]
+    (tmp_path / "first.yaml").write_text(
+        head + "cases:\n" + power + rest[rest.index("evaluators:\n  - EqualsExpected") :]
+    )
+    done = agentcore(str(tmp_path / "first.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
+    assert done.returncode == 1, done.stderr
+    assert CHANGED_POWER in done.stderr, done.stderr
+    assert "9 recorded exchange(s) never requested" in done.stderr, done.stderr
 
 
 def test_the_progress_bar_on_a_terminal() -> None:
