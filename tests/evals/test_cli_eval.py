@@ -315,3 +315,31 @@ def test_pydantic_evals_span_evaluators_read_agentcore_spans(tmp_path: Path) -> 
     )
     [case] = json.loads(report.read_text())["cases"]
     assert case["assertions"]["ArgumentCorrectness"]["value"] is True
+
+
+HOSTILE_DATASET = r"""
+name: "hostile\e[2J"
+cases:
+  - name: "title\e]0;pwned\a"
+    inputs: "What is 17 * 23?\e[2J"
+    expected_output: 391
+  - name: "clear\e[2J\e[H\x9b31m"
+    inputs: What is 17 * 23?
+    expected_output: 391
+evaluators:
+  - EqualsExpected
+"""
+
+
+def test_escape_sequences_in_the_dataset_are_printed_escaped(tmp_path: Path) -> None:
+    (tmp_path / "hostile.yaml").write_text(HOSTILE_DATASET)
+    done = agentcore(
+        str(tmp_path / "hostile.yaml"), "--agent", SCRIPTED, "--show-output", "--progress"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "\x1b]" not in done.stdout and "\x1b[2J" not in done.stdout, repr(done.stdout)
+    assert "\x9b" not in done.stdout and "\x07" not in done.stdout, repr(done.stdout)
+    assert "title\\x1b]0;pwned\\x07" in done.stdout, done.stdout
+    assert "clear\\x1b[2J\\x1b[H\\x9b31m" in done.stdout, done.stdout
+    assert "hostile\\x1b[2J" in done.stderr  # the progress bar's label
+    assert "\x1b[2J" not in done.stderr and "\x1b]" not in done.stderr
