@@ -20,6 +20,7 @@ is left alone.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Collection
@@ -131,25 +132,30 @@ def _canonical(text: str) -> tuple[str, list[int] | None]:
 def _spans(canon: str, kinds: Collection[str]) -> list[tuple[int, int, str]]:
     """The (start, end, kind) of each finding in the canonical text, not overlapping."""
     found: list[tuple[int, int, str]] = []
-    taken: list[tuple[int, int]] = []  # spans found, or left alone on purpose
+    taken: list[tuple[int, int]] = []  # spans found or left alone on purpose: sorted, disjoint
 
     def free(start: int, end: int) -> bool:
-        return all(end <= a or start >= b for a, b in taken)
+        at = bisect.bisect_left(taken, (start, end))
+        before_free = at == 0 or taken[at - 1][1] <= start
+        return before_free and (at == len(taken) or taken[at][0] >= end)
+
+    def take(span: tuple[int, int]) -> None:
+        bisect.insort(taken, span)
 
     if "email" in kinds:
         for m in _EMAIL.finditer(canon):
             found.append((m.start(), m.end(), "email"))
-            taken.append(m.span())
+            take(m.span())
     for m in _CARD.finditer(canon):
         if not free(*m.span()):
             continue
         if _NOT_A_CARD.search(canon[max(0, m.start() - _CONTEXT) : m.start()]):
-            taken.append(m.span())  # an order number: neither a card nor a phone number
+            take(m.span())  # an order number: neither a card nor a phone number
             continue
         digits = re.sub(r"\D", "", m.group())
         if "card" in kinds and luhn_valid(digits) and _card_network(digits):
             found.append((m.start(), m.end(), "card"))
-            taken.append(m.span())
+            take(m.span())
     if "phone" in kinds:
         for m in _PHONE.finditer(canon):
             if free(*m.span()):
