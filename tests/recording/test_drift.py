@@ -313,3 +313,21 @@ def test_the_nearest_exchange_depends_on_content_not_order(
     sent = _request("What is 2 ** 10 - 25?", 0)
     candidates = [(i, RECORDED[i]) for i in order if i not in used]
     assert nearest(sent, candidates) == 6
+
+
+@pytest.mark.parametrize("api", list(ALL_WIRES))
+async def test_each_adapter_reports_the_drift_the_recording_lists(
+    api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the CLI prints a drift once: it leaves out a run error holding the first line of a drift
+    # the recording lists on exit, so every adapter's error must hold that line
+    set_aws_credentials(monkeypatch)
+    path = tmp_path / "r.json"
+    model = await record(path, api, context())
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    recording = Recording(path)
+    with pytest.raises(RecordingDriftError), recording:
+        message = await complete(model, context("Weather in Rome?"), StreamOptions())
+    [drift] = recording.drifts()
+    assert drift.partition("\n")[0] in (message.error_message or ""), message.error_message
