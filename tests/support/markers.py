@@ -89,6 +89,10 @@ SLOW = [
     # recorded traffic: the command line and a pytest run of their own, as processes
     "tests/recording/test_cli.py",
     "tests/recording/test_plugin.py",
+    # agentcore eval as a process: drift reports and escaped case names
+    "tests/evals/test_cli_eval.py::test_a_replay_that_drifts_exits_1_naming_the_difference",
+    "tests/evals/test_cli_eval.py::test_a_drifted_request_sent_first_is_matched_by_content",
+    "tests/evals/test_cli_eval.py::test_escape_sequences_in_the_dataset_are_printed_escaped",
     # MCP servers in subprocesses, the web server's command line, node
     "tests/mcp/test_mcp_cli.py",
     "tests/mcp/test_mcp_client.py::test_a_stdio_server_through_the_loop",

@@ -61,7 +61,7 @@ from ._serve_a2a import serve_a2a_command
 from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
-from ._traffic import recorded_traffic
+from ._traffic import recorded_traffic, reported_on_exit
 
 __all__ = ["main"]
 
@@ -145,7 +145,8 @@ async def _run(
     trace.after_answer(added)
     code, error = outcome(added, limit)
     if error is not None:
-        write_error(stderr, error)
+        if not reported_on_exit(error):  # a drift is listed once, on leaving the recording
+            write_error(stderr, error)
     elif code == EXIT_INTERRUPTED:
         renderer.notice("(stopped)")
     elif code == EXIT_LIMIT and limit is not None:
