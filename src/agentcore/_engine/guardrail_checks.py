@@ -152,14 +152,16 @@ def withheld(message: AssistantMessage, trip: GuardrailTrip) -> AssistantMessage
     return replace(message, content=[], stop_reason="error", error_message=str(trip))
 
 
-def _unchecked(message: AssistantMessage, guardrail: str) -> AssistantMessage:
-    """An answer whose output check the run's abort cut short: withheld, as aborted."""
+def _unchecked(message: AssistantMessage, guardrail: str, kind: str) -> AssistantMessage:
+    """An answer whose input or output check the run's abort cut short: withheld, as
+    aborted."""
+    checked = "the request" if kind == "input" else "the answer"
     return replace(
         message,
         content=[],
         stop_reason="aborted",
-        error_message=f"the run was aborted before output guardrail {guardrail!r} had checked "
-        "the answer",
+        error_message=f"the run was aborted before {kind} guardrail {guardrail!r} had checked "
+        f"{checked}",
     )
 
 
@@ -187,6 +189,7 @@ class _Pending:
 
     __slots__ = (
         "checking",
+        "checking_input",
         "checks",
         "chunks",
         "controller",
@@ -207,6 +210,7 @@ class _Pending:
         self.checks = anyio.CancelScope()  # the alongside input checks
         self.chunks: list[str] = []
         self.checking: str | None = None  # the output guardrail checking streamed text now
+        self.checking_input: str | None = None  # the alongside input guardrail checking now
         self.partial: AssistantMessage | None = None
         self.wake = anyio.Event()
 
@@ -316,13 +320,16 @@ class RunGuards:
         try:
             with pending.checks, cancel_on_abort(self.abort_signal):
                 for guard in self.input_alongside:
+                    pending.checking_input = guard.name  # (left set when the abort cuts it short)
                     result, failed = await verdict(guard, ctx, self.abort_signal)
                     if isinstance(result, Rewrite):
                         result, failed = _no_rewrite(guard), True
                     if isinstance(result, Block):
                         if not self.aborted():
+                            pending.checking_input = None
                             pending.tripped(trip_of(guard, result, failed))
                         return
+                    pending.checking_input = None
         finally:
             pending.done.set()
 
@@ -389,8 +396,11 @@ class RunGuards:
             if pending.trip is not None:
                 self.trip = pending.trip
                 return withheld(final, pending.trip)
-            if pending.checking is not None and self.aborted():
-                return _unchecked(final, pending.checking)
+            if self.aborted():  # a check the abort cut short: the answer was never checked
+                if pending.checking_input is not None:
+                    return _unchecked(final, pending.checking_input, "input")
+                if pending.checking is not None:
+                    return _unchecked(final, pending.checking, "output")
         if self.output and _is_final(final):
             ctx = OutputGuardrailContext(
                 text=_answer_text(final), message=final, final=True, model=model
@@ -411,7 +421,7 @@ class RunGuards:
                         continue
                 if isinstance(result, Block):
                     if self.aborted():  # unchecked: withheld all the same, as aborted
-                        return _unchecked(final, guard.name)
+                        return _unchecked(final, guard.name, "output")
                     self.trip = trip_of(guard, result, failed)
                     return withheld(final, self.trip)
         return final
