@@ -45,7 +45,7 @@ async def run_agent_loop(
     check_call(context, config, emit)
     run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(checked)
-    return run.new_messages
+    return run.transcript.new_messages
 
 
 async def run_agent_loop_continue(
@@ -64,7 +64,7 @@ async def run_agent_loop_continue(
     check_continue(context)
     run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(None)
-    return run.new_messages
+    return run.transcript.new_messages
 
 
 def agent_loop(
