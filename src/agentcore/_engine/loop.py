@@ -24,12 +24,13 @@ goes on while tool results need an answer or steering/follow-up messages are que
   `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
-A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal,
-emitter, observer) apart from its state (transcript, model, thinking level, tools, phase). Each
-stage returns a value the loop keeps: a turn `NEXT | DONE | Stopped(cause, data)` (`outcome`, the
-one list of stop reasons), a tool call `Prepared | Immediate | Waiting` (`run_types`), a
-compaction `Compacted`; `agent_end` is built from the run's final `Stopped`. Adding a loop option
-or a stop reason: docs/contributing-engine.md.
+A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal)
+apart from its services (`RunServices`: emitter, guardrails, observer) and its transcript. Each
+stage returns a value the loop keeps: a turn `NEXT | DONE` or a stop variant (`outcome`, the one
+list of stop reasons, each with its typed data), a tool call `Prepared | Immediate | Waiting`
+(`run_types`), a compaction `Compacted`, a guarded request `Settled`; `agent_end` is built from
+the run's end by `outcome.agent_end`. Adding a loop option or a stop reason:
+docs/contributing-engine.md.
 
 `LoopRun` is the driver: it owns the run's frozen inputs (`RunInputs`), its per-run services
 (`RunServices`: emitter, guardrails, observer), its transcript (`transcript.Transcript`, the one
@@ -71,11 +72,25 @@ from .bounds import Bounds
 from .checks import check_prompts
 from .compaction import retry_after_overflow
 from .emit import Emitter, SinkError, call_hook, error_text
-from .event_stream import RunEnding
 from .guardrail_checks import RunGuards
 from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
-from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
+from .outcome import (
+    DONE,
+    NEXT,
+    Aborted,
+    AwaitingApprovals,
+    Done,
+    Failed,
+    HookStopped,
+    LimitHit,
+    Next,
+    RunEnd,
+    Stopped,
+    Tripped,
+    TurnOutcome,
+    agent_end,
+)
 from .request import run_stream_fn, stream_options
 from .run_types import RunInputs, RunServices
 from .transcript import Phase, Transcript
@@ -88,7 +103,7 @@ class _FailedAfterStop(Exception):
     """The sink failed after a turn that decided the run stops (waiting for approvals): the run
     fails through its ordinary path, and `agent_end` still reports that stop's data."""
 
-    def __init__(self, cause: BaseException, stopped: Stopped) -> None:
+    def __init__(self, cause: BaseException, stopped: AwaitingApprovals) -> None:
         super().__init__(error_text(cause))
         self.cause = cause
         self.stopped = stopped
@@ -107,6 +122,7 @@ class LoopRun:
         stream_fn: StreamFn | None,
         *,
         sync_sink: bool | None = None,
+        on_end: Callable[[AgentEndEvent], None] | None = None,
     ) -> None:
         hooks = config_hooks(config)  # normalised when the config was built
         guards = RunGuards.of(config, signal)  # None: no guardrails, nothing of them runs
@@ -126,7 +142,7 @@ class LoopRun:
             ),
         )
         emitter = Emitter(emit, sync=sync_sink)
-        self.services = RunServices(emitter=emitter, guards=guards)
+        self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
         self.transcript = Transcript(context, emitter)
         # -- the settings of the next request (`prepare_next_turn` may change them)
         self.model = config.model
@@ -138,8 +154,7 @@ class LoopRun:
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
-        self.end: Done | Stopped | None = None  # how the run ended (set once, at its end)
-        self.ending: RunEnding | None = None  # agent_loop's: what its stream reports at the end
+        self.ended: AgentEndEvent | None = None  # how the run ended (its `agent_end`)
 
     @property
     def new_messages(self) -> list[AgentMessage]:
@@ -181,14 +196,13 @@ class LoopRun:
             error = exc
             raise
         finally:
-            end = self.end
-            stopped = end if isinstance(end, Stopped) else None
+            ended = self.ended
             end_observing(
                 observer,
                 transcript.new_messages,
-                stopped.limit if stopped is not None else None,
+                ended.limit if ended is not None else None,
                 error,
-                stopped.guardrail if stopped is not None else None,
+                ended.guardrail if ended is not None else None,
             )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
@@ -208,27 +222,10 @@ class LoopRun:
                     end = await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     end = await self.fail(exc)
-                self.end = end
-                if end is DONE:
-                    limit, output, waiting, guardrail = None, None, (), None
-                else:
-                    assert isinstance(end, Stopped)
-                    limit, output, waiting = end.limit, end.output, end.pending_approvals
-                    guardrail = end.guardrail
-                ending = self.ending
-                if ending is not None:  # readable from the stream as soon as agent_end is
-                    ending.limit = limit
-                    ending.messages = transcript.new_messages
-                    ending.output = output
-                    ending.pending_approvals = waiting
-                    ending.guardrail = guardrail
-                ended = AgentEndEvent(
-                    messages=list(transcript.new_messages),
-                    limit=limit,
-                    output=output,
-                    pending_approvals=waiting,
-                    guardrail=guardrail,
-                )
+                ended = self.ended = agent_end(end, transcript.new_messages)
+                on_end = self.services.on_end
+                if on_end is not None:  # the stream's end: readable as soon as agent_end is
+                    on_end(ended)
                 await emitter.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
@@ -245,11 +242,9 @@ class LoopRun:
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(
-        self, decided: Any = None, deferred: list[AgentMessage] | None = None
-    ) -> Done | Stopped:
-        """Turns until one ends the run (`Stopped`), or the model is done and no message is
-        queued (`DONE`)."""
+    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> RunEnd:
+        """Turns until one ends the run (a `Stopped` variant), or the model is done and no
+        message is queued (`DONE`)."""
         first = True  # the first turn's `turn_start` and prompts are out already
         if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
             outcome = await self.decided_turn(decided)
@@ -261,7 +256,7 @@ class LoopRun:
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if isinstance(outcome, Stopped):
+            if not isinstance(outcome, Next | Done):  # a stop
                 return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
@@ -283,11 +278,11 @@ class LoopRun:
             for request in waiting:
                 await transcript.join(request)
             await transcript.turn_end(message, results)
-            return Stopped(StopCause.APPROVALS, waiting)
+            return AwaitingApprovals(waiting)
         await transcript.turn_end(message, results)
         self.services.emitter.check()
         if self.inputs.signal.aborted:
-            return Stopped(StopCause.ABORTED)
+            return Aborted()
         stopped = await self.turn_hooks(message, results)
         if stopped is not None:
             return stopped
@@ -320,31 +315,32 @@ class LoopRun:
                 if self.bounds is not None:
                     self.bounds.count(message)
                 await transcript.turn_end(message, [])
-                return Stopped(StopCause.GUARDRAIL, settled.trip)
+                return Tripped(settled.trip)
         if self.bounds is not None:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
             await transcript.turn_end(message, [])
-            cause = StopCause.ERROR if message.stop_reason == "error" else StopCause.ABORTED
-            return Stopped(cause, message)
+            if message.stop_reason == "error":
+                return Failed(answer=message)
+            return Aborted(message)
         emitter.check()  # a broken sink fails the run before any tool runs
         # the tool calls, each with one result
         results, outcome = await self.run_tools(message)
         if self.bounds is not None:
             self.bounds.count_results(results)
         await transcript.turn_end(message, results)
-        if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
+        if isinstance(outcome, AwaitingApprovals):  # waiting for approvals: the run stops
             if emitter.error is not None and not emitter.failing:  # (as `emitter.check()`)
                 raise _FailedAfterStop(emitter.error, outcome)
             return outcome
         emitter.check()
         if inputs.signal.aborted:
-            return Stopped(StopCause.ABORTED)
+            return Aborted()
         # after the turn: the typed answer, the hooks, the bounds
         if self.typed is not None:
-            stopped = self.typed.after_turn(self.model, message, results)
-            if stopped is not None:
-                return stopped  # answered, or out of output retries
+            typed_end = self.typed.after_turn(self.model, message, results)
+            if typed_end is not None:
+                return typed_end  # answered, or out of output retries
         stopped = await self.turn_hooks(message, results)
         if stopped is not None:
             return stopped
@@ -353,14 +349,14 @@ class LoopRun:
             # messages where they are.
             limit = self.bounds.reached()
             if limit is not None:
-                return Stopped(StopCause.LIMIT, limit)
+                return LimitHit(limit)
         return outcome
 
     async def run_tools(
         self, message: AssistantMessage
-    ) -> tuple[list[ToolResultMessage], TurnOutcome]:
+    ) -> tuple[list[ToolResultMessage], Next | Done | AwaitingApprovals]:
         """The answer's tool calls, each with one result; the outcome of the turn so far
-        (`Stopped` with the requests of the calls waiting for approval, if any)."""
+        (`AwaitingApprovals` with the requests of the calls waiting for approval, if any)."""
         calls = message.tool_calls
         if not calls:
             return [], DONE
@@ -370,13 +366,13 @@ class LoopRun:
         if waiting:  # one request message per waiting call, in call order, after the results
             for request in waiting:
                 await self.transcript.join(request)
-            return results, Stopped(StopCause.APPROVALS, waiting)
+            return results, AwaitingApprovals(waiting)
         return results, DONE if terminate else NEXT
 
     async def turn_hooks(
         self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> Stopped | None:
-        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a `Stopped` when
+    ) -> HookStopped | Aborted | None:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a stop when
         the run ends here (the hook said so, or it aborted the run: no new request)."""
         hooks = self.inputs.hooks
         if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
@@ -392,8 +388,8 @@ class LoopRun:
             self.apply(await call_hook(hooks.prepare_next_turn, turn, self.inputs.signal))
         stop = hooks.should_stop_after_turn
         if stop is not None and await call_hook(stop, turn, self.inputs.signal):
-            return Stopped(StopCause.HOOK)
-        return Stopped(StopCause.ABORTED) if self.inputs.signal.aborted else None
+            return HookStopped()
+        return Aborted() if self.inputs.signal.aborted else None
 
     def apply(self, turn: Any) -> None:
         """What `prepare_next_turn` returned: a new conversation, model or thinking level."""
@@ -454,4 +450,4 @@ class LoopRun:
         await transcript.turn_end(message, [])
         if stopped is not None:
             return stopped
-        return Stopped(StopCause.ABORTED if reason == "aborted" else StopCause.ERROR, exc)
+        return Aborted(message) if reason == "aborted" else Failed(message, exc)

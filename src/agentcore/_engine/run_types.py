@@ -1,14 +1,16 @@
-"""The bottom of the engine: a run's read-only inputs (`RunInputs`), what each step sees of the
-run's state, and a tool call's state on its way through a batch.
+"""The bottom of the engine: a run's frozen inputs (`RunInputs`) and per-run services
+(`RunServices`), what each step sees of the run, and a tool call's values on its way through a
+batch (`Prepared`, `Immediate`, `Waiting`, `Executed`).
 
-The loop's run (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts) apart from
-its mutable state (transcript, model, thinking level, tools, phase) and provides every protocol
-here; each step reaches only what its protocol names: tool execution, the approval gate and
-carrying out approval decisions (`ToolRun`), compaction (`CompactionRun`, read-only). Compaction,
-typed answers, approvals and bounds return values (`compaction.Compacted`, `outcome.Stopped`,
-the requests of waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run
-or calls back into it. Nothing here imports a step, so the steps import each other and the loop
-without a circle.
+The driver (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts), the services
+(`run.services`: emitter, guardrails, observer) and the transcript (`run.transcript`, the one
+writer of the messages) and provides every protocol here; each step reaches only what its
+protocol names: tool execution, the approval gate and carrying out approval decisions
+(`ToolRun`), compaction (`CompactionRun`, read-only). Compaction, typed answers, approvals and
+bounds return values (`compaction.Compacted`, the stop variants of `outcome`, the requests of
+waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run or calls back
+into it. Nothing here imports a step, so the steps import each other and the loop without a
+circle.
 """
 
 from __future__ import annotations
