@@ -37,7 +37,7 @@ from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecuti
 from ..messages import AssistantMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
 from .approval_gate import await_approval
-from .emit import call_hook
+from .emit import call_hook, error_text
 from .guardrail_tools import check_arguments, execute_guarded
 from .input_wait import wait_for_input
 from .run_types import CallStage, Executed, Immediate, PipelineCall, Prepared, Waiting
@@ -48,7 +48,6 @@ from .tool_outcomes import (
     changed_result,
     checked_result,
     error_result,
-    error_text_of,
     invalid_arguments,
     is_stray_cancellation,
     stray_cancel,
@@ -229,7 +228,7 @@ class ToolBatch:
         except ArgumentsError as exc:
             return Immediate(error_result(str(exc)))
         except Exception as exc:
-            return Immediate(error_result(error_text_of(exc)))
+            return Immediate(error_result(error_text(exc)))
         return Prepared(tool, args)
 
     async def execute(self, item: PipelineCall, prepared: Prepared) -> Executed:
@@ -278,7 +277,7 @@ class ToolBatch:
                 )
             return changed_result(result, change)
         except Exception as exc:
-            return error_result(error_text_of(exc))
+            return error_result(error_text(exc))
 
     async def invoke(self, item: PipelineCall, prepared: Prepared) -> Executed:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
@@ -338,7 +337,7 @@ class ToolBatch:
             return wait_for_input(item.call, exc)
         except Exception as exc:
             item.error = exc
-            return error_result(error_text_of(exc))
+            return error_result(error_text(exc))
         except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
             return error_result(f"The tool exited (SystemExit: {exc.code!r}).")
         except BaseException as exc:
