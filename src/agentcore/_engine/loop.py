@@ -98,6 +98,9 @@ from .typed_answer import TypedRun
 
 __all__ = ["LoopRun"]
 
+_GOES_ON = (Next, Done)
+"""The outcomes of a turn after which the run goes on (any other is a stop)."""
+
 
 class _FailedAfterStop(Exception):
     """The sink failed after a turn that decided the run stops (waiting for approvals): the run
@@ -256,7 +259,7 @@ class LoopRun:
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if not isinstance(outcome, Next | Done):  # a stop
+            if not isinstance(outcome, _GOES_ON):  # a stop
                 return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
