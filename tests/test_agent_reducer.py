@@ -86,3 +86,39 @@ async def test_a_failure_without_text_settles_the_agent() -> None:
     assert not agent.state.is_streaming and agent.state.streaming_message is None
     await agent.prompt("again")  # the agent is idle and usable
     assert len(agent.state.messages) == 4
+
+
+def _private_state_writes(source: str) -> list[str]:
+    """Assignments to a private field of an `AgentState` (`x._state._f = ...`, `state._f = ...`)
+    outside `AgentState` itself."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if not (isinstance(target, ast.Attribute) and target.attr.startswith("_")):
+                continue
+            owner = target.value
+            if (isinstance(owner, ast.Attribute) and owner.attr == "_state") or (
+                isinstance(owner, ast.Name) and owner.id == "state"
+            ):
+                found.append(f"line {node.lineno}: {ast.unparse(target)}")
+    return found
+
+
+def test_only_the_reducer_writes_the_state_s_private_fields() -> None:
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "agentcore"
+    files = [src / "agent.py", *sorted((src / "_agent").glob("*.py"))]
+    for path in files:
+        if path.name == "state.py":  # AgentState itself
+            continue
+        assert _private_state_writes(path.read_text("utf-8")) == [], path.name
+    made_up = "def reset(self):\n    self._state._limit = None\n    state._output = 1\n"
+    assert len(_private_state_writes(made_up)) == 2

@@ -40,6 +40,7 @@ from ._agent.run import (
 )
 from ._agent.session import SessionBinding
 from ._agent.state import (
+    RESET,
     UNKNOWN_MODEL,
     AgentState,
     QueueMode,
@@ -400,12 +401,7 @@ class Agent(QueueMethods, ApprovalMethods):
             AgentBusyError: a run is active (nothing is changed).
         """
         self._check_idle("the agent is already running: reset() needs an idle agent")
-        self._state.messages = []
-        self._state._end_run()
-        self._state._error_message = None
-        self._state._limit = None
-        self._state._guardrail = None
-        self._state._output = None
+        self._state._reduce(RESET)
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])

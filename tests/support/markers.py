@@ -12,7 +12,7 @@ The root `conftest.py` marks the tests named here at collection. `bash scripts/t
 An entry is a test id as pytest prints it: a file (`tests/test_packaging.py`), a test
 (`tests/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
 (`...::test_fault[stall_before_every_first_event-*]`); `*` matches any text, `[` is literal.
-`tests/test_markers.py` checks that every entry still names a test file and function.
+`tests/test_support.py` checks that every entry still names a test file and function.
 """
 
 from __future__ import annotations

@@ -241,7 +241,7 @@
     const c = cards[callId] || card(callId, "tool", null);
     c.result.textContent = content;
     c.progress.textContent = "";
-    // A denied call's result is an error result whose text says so (agentcore._approval_tail).
+    // A denied call's result is an error result whose text says so (agentcore._approvals.transcript, denied_text).
     const denied = isError && (c.denied ||
       String(content).indexOf("Tool call was not executed: it was denied") === 0);
     if (denied) setCard(c, "denied", "denied");
