@@ -175,7 +175,7 @@ def a2a_app(
         v0_3=enable_v0_3,
     )
     handler = server.DefaultRequestHandler(
-        AgentcoreExecutor(conversations), session_task_store(sessions), card
+        AgentcoreExecutor(conversations), session_task_store(sessions, conversations), card
     )
     routes = server.routes
     all_routes = [
