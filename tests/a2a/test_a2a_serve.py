@@ -5,6 +5,7 @@ cancel mid-task, a dropped stream resubscribed, and a call waiting for approval 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -51,7 +52,9 @@ async def test_the_agent_card_is_built_from_the_agent() -> None:
     ):
         card = (await http.get(url + "/.well-known/agent-card.json")).json()
     assert card["name"] == "adder"
-    assert card["description"] == "You help."  # the system prompt's first line
+    # a fixed default: the system prompt ("You help.\nBe brief.") is never published
+    assert card["description"] == "An agentcore agent."
+    assert "You help" not in json.dumps(card) and "Be brief" not in json.dumps(card)
     assert [s["id"] for s in card["skills"]] == ["add", "delete_file"]
     assert card["skills"][0]["description"] == "Add two numbers."
     assert card["capabilities"]["streaming"] is True
