@@ -211,3 +211,33 @@ async def test_the_tools_timeout_cancels_the_remote_task() -> None:
     result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
     assert result.is_error
     assert len(echo.cancelled) == 1  # cancelled before the call gave its result
+
+
+async def test_the_callers_headers_stay_on_the_configured_origin() -> None:
+    """A card served from A naming an interface on B (issue 30): the call is refused and B
+    never sees the token, unless the caller allows B's origin."""
+    seen_a: list[dict[str, str]] = []
+    seen_b: list[dict[str, str]] = []
+    token = {"Authorization": "Bearer s3cret-for-a"}
+    async with (
+        served_asgi(functools.partial(sdk_app, Echo(), seen_headers=seen_b)) as b,
+        served_asgi(lambda _own: sdk_app(Echo(), b, seen_headers=seen_a)) as a,
+    ):
+        tool = a2a_tool(a, name="echo", description="echoes", headers=token)
+        refused, _ = await call(tool, "hello")
+        assert seen_a and seen_b == []  # A served its card; B got nothing
+        allowed = a2a_tool(
+            a, name="echo", description="echoes", headers=token, allowed_origins=[b + "/"]
+        )
+        result, _ = await call(allowed, "hello")
+    assert refused.is_error
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert f"names its interfaces on another origin ({b})" in text
+    assert "allowed_origins" in text and "s3cret" not in text
+    assert not result.is_error and result.content[0].text == "echo: hello"  # type: ignore[union-attr]
+    assert seen_b and all(h.get("authorization") == token["Authorization"] for h in seen_b)
+    for bad in ("ftp://x", "http://x/path", 3):
+        with pytest.raises(ConfigError, match="allowed_origins"):
+            a2a_tool(a, name="e", description="e", allowed_origins=[bad])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="not one string"):
+        a2a_tool(a, name="e", description="e", allowed_origins="http://x")

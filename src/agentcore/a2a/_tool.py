@@ -10,7 +10,9 @@ wrong.
 
 Headers (a bearer token, say) are the caller's: given as a mapping or a function returning one
 (called for each call, for tokens that rotate), they are sent with the requests of a call and
-kept nowhere else: not in results, details, events or logs.
+kept nowhere else: not in results, details, events or logs. They go only to `url`'s origin:
+an interface the agent card names on another origin is refused unless `allowed_origins` lists
+it, and redirects are not followed.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 import functools
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -169,6 +172,7 @@ def a2a_tool(
     label: str | None = None,
     timeout: float | None = None,
     execution_mode: ToolExecutionMode | None = None,
+    allowed_origins: Sequence[str] = (),
 ) -> AgentTool:
     """A remote A2A agent (an A2A 1.0 server at `url`) as a tool another agent can call with a
     `task` (a string).
@@ -189,10 +193,15 @@ def a2a_tool(
         label: the tool's label.
         timeout: seconds one call may run (then the remote task is cancelled).
         execution_mode: as for `AgentTool`.
+        allowed_origins: more origins (`scheme://host[:port]`) the agent card may name an
+            interface on. By default only `url`'s own origin is used: an interface the card
+            names elsewhere is refused (the call is an error naming it), so a card cannot send
+            the caller's headers, or its requests, to another server. An origin listed here
+            gets the call's headers too.
 
     Raises:
-        ConfigError: `url` is not an http(s) URL, or `headers` is neither a mapping nor a
-            function.
+        ConfigError: `url` is not an http(s) URL, `headers` is neither a mapping nor a
+            function, or an entry of `allowed_origins` is not an http(s) origin.
         MissingExtraError: the `[a2a]` extra is not installed (when the tool is first called).
     """
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -203,6 +212,9 @@ def a2a_tool(
             f"one, got {type(headers).__name__}"
         )
     base = url.rstrip("/")
+    if isinstance(allowed_origins, str):
+        raise ConfigError("allowed_origins is a list of origins, not one string")
+    origins = {_origin(base)} | {_origin_entry(o) for o in allowed_origins}
     cards: list[Any] = []
 
     async def resolve_headers() -> dict[str, str]:
@@ -238,7 +250,10 @@ def a2a_tool(
         # A client per call, so that the headers live only as long as the call; a shared SSL
         # context keeps that cheap (building one is most of what a new client costs).
         http = sdk.httpx.AsyncClient(
-            headers=sent, timeout=sdk.httpx.Timeout(30.0, read=None), verify=_ssl_context()
+            headers=sent,
+            timeout=sdk.httpx.Timeout(30.0, read=None),
+            verify=_ssl_context(),
+            follow_redirects=False,
         )
         del sent
         try:
@@ -246,8 +261,11 @@ def a2a_tool(
             try:
                 if not cards:  # the card is read once (it holds no secret) and kept
                     resolver = sdk.client.A2ACardResolver(http, base)
-                    cards.append(await resolver.get_agent_card())
+                    card = await resolver.get_agent_card()
+                    cards.append(_on_origins(card, origins))
                 client = sdk.client.ClientFactory(config).create(cards[0])
+            except _ElsewhereError as exc:
+                return failed(f"was not called: its agent card {exc}")
             except Exception as exc:
                 return failed(f"could not be reached: {_reason(exc)}")
             request = types.SendMessageRequest(
@@ -331,6 +349,56 @@ def a2a_tool(
         timeout=timeout,
         execution_mode=execution_mode,
     )
+
+
+def _origin(url: str) -> str:
+    """`scheme://host:port` of an http(s) URL (the port spelled out), lower case."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"http": 80, "https": 443}.get(scheme)
+    host = (parts.hostname or "").lower()
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}"
+
+
+def _origin_entry(entry: object) -> str:
+    if not isinstance(entry, str) or not entry.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"allowed_origins are http(s) origins such as 'https://agents.example:8443', "
+            f"got {entry!r}"
+        )
+    parts = urlsplit(entry)
+    if not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"an entry of allowed_origins is scheme://host[:port] only, got {entry!r}"
+        )
+    return _origin(entry)
+
+
+class _ElsewhereError(Exception):
+    """The agent card names interfaces only on origins the caller did not allow."""
+
+
+def _on_origins(card: Any, origins: set[str]) -> Any:
+    """`card` with only the interfaces on `origins` (the configured one and the allowed ones);
+    raises `_ElsewhereError` naming the others when none is left."""
+    kept = [i for i in card.supported_interfaces if _origin(i.url) in origins]
+    refused = sorted({_origin(i.url) for i in card.supported_interfaces} - origins)
+    if not kept:
+        named = ", ".join(refused[:5]) or "none"
+        raise _ElsewhereError(
+            f"names its interfaces on another origin ({named}), not on the configured one: "
+            "refused, so that the call's headers stay where they were meant to go (allow an "
+            "origin with a2a_tool(allowed_origins=[...]))"
+        )
+    if refused:
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(kept)
+    return card
 
 
 async def _cancel_remote(client: Any, call: _Call, types: Any) -> None:
