@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -57,30 +59,48 @@ TASK_SCHEMA: dict[str, Any] = {
     "required": ["task"],
 }
 
+_log = logging.getLogger("agentcore.a2a")
+
 _CANCEL_TIMEOUT = 10.0
 _ID_WAIT = 5.0  # how long an aborted call waits for the remote task's id, to cancel it
 
 
-def _usage(metadata: Any) -> Usage | None:
-    usage = metadata.get("agentcore", {}).get("usage") if isinstance(metadata, dict) else None
+_TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write")
+
+
+def _usage(metadata: Any) -> tuple[Usage | None, str | None]:
+    """The usage a remote agent reports in `metadata.agentcore.usage` (an agentcore server
+    does), and a note when it reported one that cannot be used: only finite, non-negative
+    numbers (whole ones for tokens) are taken, since a negative count or a NaN cost would switch
+    off the calling run's usage limits. A bad report is ignored as a whole (the note says
+    why), never added in part."""
+    agentcore = metadata.get("agentcore") if isinstance(metadata, dict) else None
+    usage = agentcore.get("usage") if isinstance(agentcore, dict) else None
+    if usage is None:
+        return None, None
     if not isinstance(usage, dict):
-        return None
-    try:
-        cost = usage.get("cost") or {}
-        return Usage(
-            input=int(usage.get("input", 0)),
-            output=int(usage.get("output", 0)),
-            cache_read=int(usage.get("cache_read", 0)),
-            cache_write=int(usage.get("cache_write", 0)),
-            cost=Cost(
-                input=float(cost.get("input", 0)),
-                output=float(cost.get("output", 0)),
-                cache_read=float(cost.get("cache_read", 0)),
-                cache_write=float(cost.get("cache_write", 0)),
-            ),
-        )
-    except (TypeError, ValueError, AttributeError):
-        return None
+        return None, f"its reported usage is not an object ({type(usage).__name__})"
+    cost = usage.get("cost") or {}
+    if not isinstance(cost, dict):
+        return None, f"its reported cost is not an object ({type(cost).__name__})"
+    tokens: dict[str, int] = {}
+    for key in _TOKEN_FIELDS:
+        value = usage.get(key, 0)
+        # JSON (protobuf's Struct) gives every number as a float: a whole one is a count
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None, f"its reported usage.{key} is not a number ({value!r:.40})"
+        if not math.isfinite(value) or value < 0 or value != int(value):
+            return None, f"its reported usage.{key} is not a whole number >= 0 ({value!r:.40})"
+        tokens[key] = int(value)
+    dollars: dict[str, float] = {}
+    for key in _TOKEN_FIELDS:
+        value = cost.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None, f"its reported cost.{key} is not a number ({value!r:.40})"
+        if not math.isfinite(value) or value < 0:
+            return None, f"its reported cost.{key} is not a finite number >= 0 ({value!r:.40})"
+        dollars[key] = float(value)
+    return Usage(**tokens, cost=Cost(**dollars)), None
 
 
 class _Call:
@@ -319,7 +339,7 @@ def a2a_tool(
         finally:
             with anyio.CancelScope(shield=True):
                 await http.aclose()
-        usage = _usage(call.metadata)
+        usage, usage_problem = _usage(call.metadata)
         details = {
             "agent": name,
             "task_id": call.task_id,
@@ -327,6 +347,9 @@ def a2a_tool(
             "state": call.state,
             "metadata": call.metadata,
         }
+        if usage_problem is not None:
+            details["usage_ignored"] = f"{usage_problem}: ignored, not counted in the run's usage"
+            _log.warning("the A2A agent %r at %s: %s", name, base, details["usage_ignored"])
         if call.state != "TASK_STATE_COMPLETED":
             what = _FAILED.get(call.state, f"ended its task as {call.state}")
             text = call.text()
