@@ -11,7 +11,13 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 from a2a_support import (
     add,
     answer_text,
@@ -77,8 +83,12 @@ async def test_a_task_streams_and_completes_with_its_usage(binding: str) -> None
         events = await collect(client.send_message(user_message("What is 2 + 3?")))
         task_id = events[0]["task"]["id"]
         task = MessageToDict(await client.get_task(GetTaskRequest(id=task_id)))
+        listed = MessageToDict(await client.list_tasks(ListTasksRequest()))
     seen = states(events)
     assert seen[0] == "TASK_STATE_SUBMITTED" and seen[-1] == "TASK_STATE_COMPLETED"
+    # a tool event belongs to its status update, not to the task (issue 30)
+    assert "agentcore_event" not in task["metadata"]
+    assert all("agentcore_event" not in t.get("metadata", {}) for t in listed["tasks"])
     assert "TASK_STATE_WORKING" in seen
     tools = [
         e["statusUpdate"]["metadata"]["agentcore_event"]

@@ -24,7 +24,10 @@ from ..sessions import SessionError, SessionStore
 from ._conversations import CONTEXT_KEY, Conversations, session_id_for
 from ._sdk import import_sdk_server
 
-__all__ = ["session_task_store"]
+__all__ = ["EVENT_KEY", "session_task_store"]
+
+EVENT_KEY = "agentcore_event"
+"""The metadata key of a `working` status update that reports a tool call's start or end."""
 
 
 def session_task_store(sessions: SessionStore | None, conversations: Conversations) -> Any:
@@ -35,6 +38,14 @@ def session_task_store(sessions: SessionStore | None, conversations: Conversatio
     state = types.TaskState
 
     class _SessionTaskStore(server.InMemoryTaskStore):  # type: ignore[misc,name-defined]
+        async def save(self, task: Any, context: Any = None) -> None:
+            # A tool event is news for the status update that carries it, not the task's
+            # state: the SDK merges an update's metadata into the task's, so without this the
+            # task would keep the last tool event for good (GetTask, ListTasks).
+            if EVENT_KEY in task.metadata:
+                del task.metadata[EVENT_KEY]
+            await super().save(task, context)
+
         async def get(self, task_id: str, context: Any = None) -> Any:
             task = await super().get(task_id, context)
             if task is not None or sessions is None or conversations.runs(task_id):
