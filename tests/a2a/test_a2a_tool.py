@@ -211,3 +211,106 @@ async def test_the_tools_timeout_cancels_the_remote_task() -> None:
     result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
     assert result.is_error
     assert len(echo.cancelled) == 1  # cancelled before the call gave its result
+
+
+async def test_the_callers_headers_stay_on_the_configured_origin() -> None:
+    """A card served from A naming an interface on B (issue 30): the call is refused and B
+    never sees the token, unless the caller allows B's origin."""
+    seen_a: list[dict[str, str]] = []
+    seen_b: list[dict[str, str]] = []
+    token = {"Authorization": "Bearer s3cret-for-a"}
+    async with (
+        served_asgi(functools.partial(sdk_app, Echo(), seen_headers=seen_b)) as b,
+        served_asgi(lambda _own: sdk_app(Echo(), b, seen_headers=seen_a)) as a,
+    ):
+        tool = a2a_tool(a, name="echo", description="echoes", headers=token)
+        refused, _ = await call(tool, "hello")
+        assert seen_a and seen_b == []  # A served its card; B got nothing
+        allowed = a2a_tool(
+            a, name="echo", description="echoes", headers=token, allowed_origins=[b + "/"]
+        )
+        result, _ = await call(allowed, "hello")
+    assert refused.is_error
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert f"names its interfaces on another origin ({b})" in text
+    assert "allowed_origins" in text and "s3cret" not in text
+    assert not result.is_error and result.content[0].text == "echo: hello"  # type: ignore[union-attr]
+    assert seen_b and all(h.get("authorization") == token["Authorization"] for h in seen_b)
+    for bad in ("ftp://x", "http://x/path", 3):
+        with pytest.raises(ConfigError, match="allowed_origins"):
+            a2a_tool(a, name="e", description="e", allowed_origins=[bad])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="not one string"):
+        a2a_tool(a, name="e", description="e", allowed_origins="http://x")
+
+
+class Liar(AgentExecutor):
+    """Their agent: answers, reporting the usage it was built with (the caller's limits must
+    not be switched off by it)."""
+
+    def __init__(self, usage: Any) -> None:
+        self.usage = usage
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id is not None and context.context_id is not None
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+            )
+        )
+        await updater.update_status(
+            TaskState.TASK_STATE_COMPLETED,
+            message=updater.new_agent_message([Part(text="done")]),
+            metadata={"agentcore": {"usage": self.usage}},
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize(
+    ("usage", "named"),
+    [
+        ({"input": -(10**9), "output": 5}, "usage.input is not a whole number >= 0"),
+        ({"input": 1, "output": 2.5}, "usage.output is not a whole number >= 0"),
+        ({"input": 1, "cost": {"input": -3.0}}, "cost.input is not a finite number >= 0"),
+        ({"input": 1, "cost": {"output": "lots"}}, "cost.output is not a number"),
+        ({"input": "1"}, "usage.input is not a number"),
+        ("everything", "usage is not an object"),
+    ],
+)
+async def test_a_remotes_bad_usage_is_ignored_with_a_note(usage: Any, named: str) -> None:
+    """Only finite, non-negative numbers of a peer's reported usage count (issue 30): a bad
+    report is ignored, and the result says so, instead of lowering the caller's totals."""
+    async with served_asgi(functools.partial(sdk_app, Liar(usage))) as url:
+        result, _ = await call(a2a_tool(url, name="liar", description="lies"), "hi")
+    assert not result.is_error and result.content[0].text == "done"  # type: ignore[union-attr]
+    assert result.usage is None
+    assert named in result.details["usage_ignored"]
+    assert "not counted in the run's usage" in result.details["usage_ignored"]
+
+
+async def test_a_remotes_good_usage_counts() -> None:
+    good = {"input": 7, "output": 3, "cost": {"input": 0.25, "output": 0.5}}
+    async with served_asgi(functools.partial(sdk_app, Liar(good))) as url:
+        result, _ = await call(a2a_tool(url, name="honest", description="x"), "hi")
+    assert result.usage is not None
+    assert (result.usage.input, result.usage.output, result.usage.cost.total) == (7, 3, 0.75)
+    assert "usage_ignored" not in result.details
+
+
+def test_nan_and_infinite_usage_is_refused() -> None:
+    """NaN and infinity (which the SDK's own server cannot send, but a JSON reply with `NaN`
+    can carry to the client's parser) are refused the same way: `nan >= limit` is never true."""
+    from agentcore.a2a._tool import _usage
+
+    for usage, named in (
+        ({"input": 1, "cost": {"cache_read": float("nan")}}, "cost.cache_read is not a finite"),
+        ({"input": float("inf")}, "usage.input is not a whole number >= 0"),
+        ({"output": float("nan")}, "usage.output is not a whole number >= 0"),
+    ):
+        found, problem = _usage({"agentcore": {"usage": usage}})
+        assert found is None and problem is not None and named in problem
+    assert _usage({"other": 1}) == (None, None)

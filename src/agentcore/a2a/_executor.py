@@ -42,6 +42,7 @@ from .. import (
 from ._conversations import Conversations
 from ._json import plain
 from ._sdk import import_sdk_server
+from ._task_store import EVENT_KEY
 
 __all__ = ["AgentcoreExecutor", "usage_json"]
 
@@ -196,7 +197,7 @@ class _Forward:
             if isinstance(event, ToolExecutionEndEvent):
                 info["is_error"] = event.is_error
             await self.updater.update_status(
-                types.TaskState.TASK_STATE_WORKING, metadata={"agentcore_event": info}
+                types.TaskState.TASK_STATE_WORKING, metadata={EVENT_KEY: info}
             )
 
 

@@ -10,16 +10,21 @@ wrong.
 
 Headers (a bearer token, say) are the caller's: given as a mapping or a function returning one
 (called for each call, for tokens that rotate), they are sent with the requests of a call and
-kept nowhere else: not in results, details, events or logs.
+kept nowhere else: not in results, details, events or logs. They go only to `url`'s origin:
+an interface the agent card names on another origin is refused unless `allowed_origins` lists
+it, and redirects are not followed.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import math
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -54,30 +59,48 @@ TASK_SCHEMA: dict[str, Any] = {
     "required": ["task"],
 }
 
+_log = logging.getLogger("agentcore.a2a")
+
 _CANCEL_TIMEOUT = 10.0
 _ID_WAIT = 5.0  # how long an aborted call waits for the remote task's id, to cancel it
 
 
-def _usage(metadata: Any) -> Usage | None:
-    usage = metadata.get("agentcore", {}).get("usage") if isinstance(metadata, dict) else None
+_TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write")
+
+
+def _usage(metadata: Any) -> tuple[Usage | None, str | None]:
+    """The usage a remote agent reports in `metadata.agentcore.usage` (an agentcore server
+    does), and a note when it reported one that cannot be used: only finite, non-negative
+    numbers (whole ones for tokens) are taken, since a negative count or a NaN cost would switch
+    off the calling run's usage limits. A bad report is ignored as a whole (the note says
+    why), never added in part."""
+    agentcore = metadata.get("agentcore") if isinstance(metadata, dict) else None
+    usage = agentcore.get("usage") if isinstance(agentcore, dict) else None
+    if usage is None:
+        return None, None
     if not isinstance(usage, dict):
-        return None
-    try:
-        cost = usage.get("cost") or {}
-        return Usage(
-            input=int(usage.get("input", 0)),
-            output=int(usage.get("output", 0)),
-            cache_read=int(usage.get("cache_read", 0)),
-            cache_write=int(usage.get("cache_write", 0)),
-            cost=Cost(
-                input=float(cost.get("input", 0)),
-                output=float(cost.get("output", 0)),
-                cache_read=float(cost.get("cache_read", 0)),
-                cache_write=float(cost.get("cache_write", 0)),
-            ),
-        )
-    except (TypeError, ValueError, AttributeError):
-        return None
+        return None, f"its reported usage is not an object ({type(usage).__name__})"
+    cost = usage.get("cost") or {}
+    if not isinstance(cost, dict):
+        return None, f"its reported cost is not an object ({type(cost).__name__})"
+    tokens: dict[str, int] = {}
+    for key in _TOKEN_FIELDS:
+        value = usage.get(key, 0)
+        # JSON (protobuf's Struct) gives every number as a float: a whole one is a count
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None, f"its reported usage.{key} is not a number ({value!r:.40})"
+        if not math.isfinite(value) or value < 0 or value != int(value):
+            return None, f"its reported usage.{key} is not a whole number >= 0 ({value!r:.40})"
+        tokens[key] = int(value)
+    dollars: dict[str, float] = {}
+    for key in _TOKEN_FIELDS:
+        value = cost.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None, f"its reported cost.{key} is not a number ({value!r:.40})"
+        if not math.isfinite(value) or value < 0:
+            return None, f"its reported cost.{key} is not a finite number >= 0 ({value!r:.40})"
+        dollars[key] = float(value)
+    return Usage(**tokens, cost=Cost(**dollars)), None
 
 
 class _Call:
@@ -169,6 +192,7 @@ def a2a_tool(
     label: str | None = None,
     timeout: float | None = None,
     execution_mode: ToolExecutionMode | None = None,
+    allowed_origins: Sequence[str] = (),
 ) -> AgentTool:
     """A remote A2A agent (an A2A 1.0 server at `url`) as a tool another agent can call with a
     `task` (a string).
@@ -189,10 +213,15 @@ def a2a_tool(
         label: the tool's label.
         timeout: seconds one call may run (then the remote task is cancelled).
         execution_mode: as for `AgentTool`.
+        allowed_origins: more origins (`scheme://host[:port]`) the agent card may name an
+            interface on. By default only `url`'s own origin is used: an interface the card
+            names elsewhere is refused (the call is an error naming it), so a card cannot send
+            the caller's headers, or its requests, to another server. An origin listed here
+            gets the call's headers too.
 
     Raises:
-        ConfigError: `url` is not an http(s) URL, or `headers` is neither a mapping nor a
-            function.
+        ConfigError: `url` is not an http(s) URL, `headers` is neither a mapping nor a
+            function, or an entry of `allowed_origins` is not an http(s) origin.
         MissingExtraError: the `[a2a]` extra is not installed (when the tool is first called).
     """
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -203,6 +232,9 @@ def a2a_tool(
             f"one, got {type(headers).__name__}"
         )
     base = url.rstrip("/")
+    if isinstance(allowed_origins, str):
+        raise ConfigError("allowed_origins is a list of origins, not one string")
+    origins = {_origin(base)} | {_origin_entry(o) for o in allowed_origins}
     cards: list[Any] = []
 
     async def resolve_headers() -> dict[str, str]:
@@ -238,7 +270,10 @@ def a2a_tool(
         # A client per call, so that the headers live only as long as the call; a shared SSL
         # context keeps that cheap (building one is most of what a new client costs).
         http = sdk.httpx.AsyncClient(
-            headers=sent, timeout=sdk.httpx.Timeout(30.0, read=None), verify=_ssl_context()
+            headers=sent,
+            timeout=sdk.httpx.Timeout(30.0, read=None),
+            verify=_ssl_context(),
+            follow_redirects=False,
         )
         del sent
         try:
@@ -246,8 +281,11 @@ def a2a_tool(
             try:
                 if not cards:  # the card is read once (it holds no secret) and kept
                     resolver = sdk.client.A2ACardResolver(http, base)
-                    cards.append(await resolver.get_agent_card())
+                    card = await resolver.get_agent_card()
+                    cards.append(_on_origins(card, origins))
                 client = sdk.client.ClientFactory(config).create(cards[0])
+            except _ElsewhereError as exc:
+                return failed(f"was not called: its agent card {exc}")
             except Exception as exc:
                 return failed(f"could not be reached: {_reason(exc)}")
             request = types.SendMessageRequest(
@@ -301,7 +339,7 @@ def a2a_tool(
         finally:
             with anyio.CancelScope(shield=True):
                 await http.aclose()
-        usage = _usage(call.metadata)
+        usage, usage_problem = _usage(call.metadata)
         details = {
             "agent": name,
             "task_id": call.task_id,
@@ -309,6 +347,9 @@ def a2a_tool(
             "state": call.state,
             "metadata": call.metadata,
         }
+        if usage_problem is not None:
+            details["usage_ignored"] = f"{usage_problem}: ignored, not counted in the run's usage"
+            _log.warning("the A2A agent %r at %s: %s", name, base, details["usage_ignored"])
         if call.state != "TASK_STATE_COMPLETED":
             what = _FAILED.get(call.state, f"ended its task as {call.state}")
             text = call.text()
@@ -331,6 +372,56 @@ def a2a_tool(
         timeout=timeout,
         execution_mode=execution_mode,
     )
+
+
+def _origin(url: str) -> str:
+    """`scheme://host:port` of an http(s) URL (the port spelled out), lower case."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"http": 80, "https": 443}.get(scheme)
+    host = (parts.hostname or "").lower()
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}"
+
+
+def _origin_entry(entry: object) -> str:
+    if not isinstance(entry, str) or not entry.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"allowed_origins are http(s) origins such as 'https://agents.example:8443', "
+            f"got {entry!r}"
+        )
+    parts = urlsplit(entry)
+    if not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"an entry of allowed_origins is scheme://host[:port] only, got {entry!r}"
+        )
+    return _origin(entry)
+
+
+class _ElsewhereError(Exception):
+    """The agent card names interfaces only on origins the caller did not allow."""
+
+
+def _on_origins(card: Any, origins: set[str]) -> Any:
+    """`card` with only the interfaces on `origins` (the configured one and the allowed ones);
+    raises `_ElsewhereError` naming the others when none is left."""
+    kept = [i for i in card.supported_interfaces if _origin(i.url) in origins]
+    refused = sorted({_origin(i.url) for i in card.supported_interfaces} - origins)
+    if not kept:
+        named = ", ".join(refused[:5]) or "none"
+        raise _ElsewhereError(
+            f"names its interfaces on another origin ({named}), not on the configured one: "
+            "refused, so that the call's headers stay where they were meant to go (allow an "
+            "origin with a2a_tool(allowed_origins=[...]))"
+        )
+    if refused:
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(kept)
+    return card
 
 
 async def _cancel_remote(client: Any, call: _Call, types: Any) -> None:
