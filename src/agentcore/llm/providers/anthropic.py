@@ -95,7 +95,7 @@ class _ErrorEvent(Exception):
 
 def _is_ping(event: Any) -> bool:
     """A `ping` event: a keep-alive, which neither starts the answer nor resets `idle_timeout`."""
-    return isinstance(event, Mapping) and event.get("type") == "ping"
+    return (type(event) is dict or isinstance(event, Mapping)) and event.get("type") == "ping"
 
 
 def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
