@@ -14,12 +14,8 @@ from ..limits import UsageLimits
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from ._args import Parsed
-from ._chat import chat
-from ._conversation import SessionOptions
-from ._eval import eval_command
 from ._json import JsonLinesWriter
 from ._mcp import mcp_servers
-from ._models import list_models
 from ._output import AnswerWatch, output_spec
 from ._render import Renderer, make_styler
 from ._run import (
@@ -37,9 +33,6 @@ from ._run import (
     write_error,
     write_notice,
 )
-from ._serve import serve_command
-from ._serve_a2a import serve_a2a_command
-from ._sessions_cmd import sessions_command
 from ._shell import shell_tool
 from ._trace import Tracing, tracing
 from ._traffic import recorded_traffic
@@ -143,9 +136,15 @@ async def _main(
     stdout: GuardedOutput,
     stderr: TextIO,
 ) -> int:
+    # each command's module is imported when that command runs: `run` loads no chat, server or
+    # evaluation code
     if parsed.command == "models":
+        from ._models import list_models
+
         return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
     if parsed.command == "eval" and parsed.evaluation is not None:
+        from ._eval import eval_command
+
         return await eval_command(
             parsed.evaluation,
             model_ref=parsed.model,
@@ -155,6 +154,8 @@ async def _main(
             stderr=stderr,
         )
     if parsed.command == "sessions":
+        from ._sessions_cmd import sessions_command
+
         return sessions_command(
             parsed.action or "list",
             parsed.session_ids,
@@ -166,6 +167,8 @@ async def _main(
     async with mcp_servers(parsed.mcp, settings, stderr):
         with tracing(stderr, trace=parsed.trace) as trace:
             if parsed.command == "serve" and parsed.a2a:
+                from ._serve_a2a import serve_a2a_command
+
                 return await serve_a2a_command(
                     settings,
                     host=parsed.host,
@@ -181,6 +184,8 @@ async def _main(
                     stderr=stderr,
                 )
             if parsed.command == "serve":
+                from ._serve import serve_command
+
                 return await serve_command(
                     settings,
                     host=parsed.host,
@@ -195,6 +200,9 @@ async def _main(
                     stderr=stderr,
                 )
             if parsed.command == "chat":
+                from ._chat import chat
+                from ._conversation import SessionOptions
+
                 return await chat(
                     settings,
                     json_mode=parsed.json,

@@ -435,7 +435,7 @@ class _Wire(Wire):
         return sdk_failure_text(self.sdk, exc, started=started)
 
     def feed(self, item: Any) -> list[AssistantMessageEvent]:
-        failure = _stream_error(item)
+        failure = None if type(item) is dict and "error" not in item else _stream_error(item)
         if failure is not None:
             raise AnswerFailed(failure)
         try:
