@@ -2,7 +2,7 @@
 
 The request body is built by `_anthropic_request` (transcript, prompt-cache markers, thinking),
 sent with `AsyncAnthropic.post` with the SDK's own retries off (`retry_request` retries instead,
-up to the first event), and the server-sent events, read by the shared `sse_events` parser as
+up to the first event), and the server-sent events, read raw by the shared `EventSource` as
 plain JSON objects, are fed to a `MessageBuilder`:
 
 * `message_start` / `message_delta` carry the usage (input, cache read/write, output) and the stop
@@ -303,7 +303,7 @@ class _Wire(Wire):
                 request.options, request.model, exc.status_code, exc.response.headers
             )
             raise
-        # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+        # the body is read by `EventSource` (as in every adapter), not by the SDK's decoder
         opened = await open_event_stream(response.response, request, skip=_is_ping)
         if isinstance(opened.first, Mapping) and opened.first.get("type") == "error":
             await release(request, (opened.aclose,))

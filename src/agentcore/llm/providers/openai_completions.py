@@ -7,9 +7,9 @@ checks (`prompt_cache_key`, which only OpenAI itself accepts, follows the API's 
 `_profiles.on_api_service`).
 
 The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
-429/5xx/connection failures before any output); the event stream is read with `sse_data` (the
-SDK's reader leaves its generators suspended at `[DONE]`) and translated chunk by chunk, each a
-plain JSON object:
+429/5xx/connection failures before any output); the event stream is read raw by the shared
+`EventSource` (the SDK's reader leaves its generators suspended at `[DONE]`) and translated
+chunk by chunk, each a plain JSON object:
 
 * `delta.content` becomes text (as a list of chunks, Magistral's: its `text` chunks text, its
   `thinking` chunks thinking), `delta.reasoning_content` / `reasoning` / `reasoning_text`
