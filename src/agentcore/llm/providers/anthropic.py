@@ -155,6 +155,11 @@ class _Translator:
         """The protocol events for one Anthropic event."""
         kind = get_field(event, "type")
         b = self.builder
+        if kind == "content_block_delta":  # the commonest event first
+            index = self.blocks.get(get_field(event, "index"))
+            if index is None or not b.is_open(index):
+                return []
+            return self._delta(index, get_field(event, "delta"))
         if kind == "message_start":
             self._usage(get_field(get_field(event, "message"), "usage"))
         elif kind == "message_delta":
@@ -166,11 +171,6 @@ class _Translator:
             self.finished = True
         elif kind == "content_block_start":
             return self._start(get_field(event, "index"), get_field(event, "content_block"))
-        elif kind == "content_block_delta":
-            index = self.blocks.get(get_field(event, "index"))
-            if index is None or not b.is_open(index):
-                return []
-            return self._delta(index, get_field(event, "delta"))
         elif kind == "content_block_stop":
             index = self.blocks.get(get_field(event, "index"))
             if index is None or not b.is_open(index):
@@ -317,7 +317,7 @@ class _Wire(Wire):
         return _failure_text(self.sdk, exc, started=started)
 
     def feed(self, item: Any) -> list[AssistantMessageEvent]:
-        if isinstance(item, Mapping) and item.get("type") == "error":
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type") == "error":
             raise _ErrorEvent(item)
         events = self.translator.feed(item)
         self.finished = self.translator.finished
