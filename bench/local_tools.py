@@ -28,7 +28,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import anyio
@@ -224,7 +224,7 @@ async def main(runs: int, part: str, json_path: str | None) -> int:
             for task in TASKS:
                 for setting, m in settings.items():
                     r = await run_calls(m, task, setting)
-                    out["calls"].append(r.__dict__ | {"per_answer": list(r.per_answer)})
+                    out["calls"].append(asdict(r))
                     print(
                         f"{r.task:<22} {r.setting:<7} {_calls_text(r.per_answer):>12} "
                         f"{r.requests:>8} {'yes' if r.complete else 'NO':>8} {r.seconds:>8.1f}"
@@ -245,7 +245,7 @@ async def main(runs: int, part: str, json_path: str | None) -> int:
         for _ in range(runs):
             for mode in ("tool", "native"):
                 t = await run_typed(model, mode)  # type: ignore[arg-type]
-                out["typed"].append(t.__dict__)
+                out["typed"].append(asdict(t))
                 print(
                     f"{t.mode:<7} {t.requests:>8} {'yes' if t.valid else 'NO':>6} {t.seconds:>8.1f}"
                 )

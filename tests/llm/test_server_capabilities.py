@@ -260,6 +260,7 @@ async def test_a_whole_two_call_answer_runs_both_calls_once() -> None:
             _ignore,
         )
         assert len(server.requests) == 2
+        assert all(r.json["parallel_tool_calls"] is True for r in server.requests)
     assert sorted(ran) == ["Paris", "Tokyo"]
     results = [m for m in messages if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == ["call_p", "call_t"]
