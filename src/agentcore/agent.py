@@ -175,10 +175,16 @@ class Agent:
         return AgentLoopConfig(
             model=self._state.model,
             reasoning=self._state.thinking_level,
-            get_steering_messages=lambda: poll_steering(self._queues, self._active),
-            get_follow_up_messages=lambda: poll_follow_up(self._queues, self._active),
+            get_steering_messages=self._poll_steering,
+            get_follow_up_messages=self._poll_follow_up,
             **options,
         )
+
+    def _poll_steering(self) -> list[AgentMessage]:  # bound methods: their arity is cached
+        return poll_steering(self._queues, self._active)
+
+    def _poll_follow_up(self) -> list[AgentMessage]:
+        return poll_follow_up(self._queues, self._active)
 
     if TYPE_CHECKING:  # the options' attributes (`option_property`), for type checkers
 
@@ -288,10 +294,9 @@ class Agent:
         instead of the requested ones if given (validated now, and again before it runs). The
         decision joins the transcript and, with a session, is stored before this returns.
 
-        For an input request (`request.input_schema` set: the tool asked the user for input
-        while it ran), `arguments` is the answer's content, required and checked against that
-        schema; the call runs again and is given the answer. `deny` declines it (reason
-        `"cancel"`: cancels it).
+        For an input request (`request.input_schema` set: the tool asked for input as it ran),
+        `arguments` is the answer, required and checked against that schema; the call runs
+        again with it. `deny` declines it (reason `"cancel"`: cancels it).
 
         Args:
             tool_call_id: the waiting call.
@@ -311,7 +316,7 @@ class Agent:
         self, tool_call_id: str, reason: str | None = None, *, decided_by: str | None = None
     ) -> None:
         """Deny a waiting tool call: the next run gives it an error result with `reason`. The
-        decision joins the transcript and, with a session, is stored before this returns.
+        decision joins the transcript (with a session: stored before this returns).
 
         Args:
             tool_call_id: the waiting call.
@@ -329,11 +334,10 @@ class Agent:
         self._decide(approvals.denial(self._state, tool_call_id, reason, decided_by))
 
     def reopen(self, tool_call_id: str) -> ApprovalRequest:
-        """Set aside the decision on a call that was decided but has not started, and make it
-        wait again: a new `ApprovalRequest` for it (with the arguments the model sent) joins
-        the transcript and, with a session, is stored before this returns. A surface that is
-        about to run calls it did not decide itself (`decided_approvals`, `decided_by`) uses it
-        to ask the person in front of it. Returns the new request.
+        """Make a call decided but not started wait again: a new `ApprovalRequest` for it (the
+        model's arguments) joins the transcript, stored with a session before this returns; a
+        surface about to run calls it did not decide (`decided_approvals`, `decided_by`) uses
+        it to ask its user. Returns the new request.
 
         Raises:
             ConfigError: no decided call with this id is waiting to run (undecided, already
@@ -346,8 +350,7 @@ class Agent:
         return request
 
     def _decide(self, decision: ApprovalDecision | ApprovalRequest) -> None:
-        """Add a decision to the transcript and store it (all or nothing), if still idle."""
-        with self._run_lock:
+        with self._run_lock:  # the decision joins and is stored, all or nothing, if still idle
             self._check_idle(approvals.BUSY)
             approvals.record(self._state, self._binding, decision)
 
