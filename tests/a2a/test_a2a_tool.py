@@ -82,7 +82,8 @@ async def test_their_agent_streams_into_tool_updates_and_answers() -> None:
     assert result.content[0].text == "echo: hello"  # type: ignore[union-attr]
     texts = [u.content[0].text for u in updates if u.content]  # type: ignore[union-attr]
     assert "hmm..." in texts  # progress shows while no answer came
-    assert "echo:" in texts and "echo: hello" in texts  # the answer grew as it streamed
+    # each update carries what its event brought: the chunks, in order, make the answer
+    assert texts[texts.index("echo:") :][:3] == ["echo:", " ", "hello"]
     assert all("a2a" in u.details for u in updates)
     assert result.details["state"] == "TASK_STATE_COMPLETED"
     # the caller's header reached every request, and is kept nowhere in what the tool returned
@@ -314,3 +315,106 @@ def test_nan_and_infinite_usage_is_refused() -> None:
         found, problem = _usage({"agentcore": {"usage": usage}})
         assert found is None and problem is not None and named in problem
     assert _usage({"other": 1}) == (None, None)
+
+
+class Flood(AgentExecutor):
+    """Their agent: streams `chunks` artifact chunks of `size` characters, then completes."""
+
+    def __init__(self, chunks: int, size: int) -> None:
+        self.chunks, self.size = chunks, size
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id is not None and context.context_id is not None
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+            )
+        )
+        await updater.start_work()
+        for i in range(self.chunks):
+            await updater.add_artifact([Part(text="x" * self.size)], artifact_id="o", append=i > 0)
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+async def test_a_large_answer_is_cut_with_a_note_and_updates_stay_linear() -> None:
+    """A remote's answer is capped as an MCP result is, and the updates carry only what each
+    event brought (issue 30: 20,000 events gave 20,002 updates each with the whole text)."""
+    from agentcore.tools import MAX_RESULT_CHARS
+
+    chunks, size = 2_000, 1_024  # 2,048,000 characters in all
+    async with served_asgi(functools.partial(sdk_app, Flood(chunks, size))) as url:
+        result, updates = await call(a2a_tool(url, name="flood", description="x"), "go")
+    assert not result.is_error
+    text = "".join(b.text for b in result.content)  # type: ignore[union-attr]
+    assert text.startswith("x" * MAX_RESULT_CHARS + "\n[result cut after 262,144 of 2,048,000")
+    assert "the agent returned more than one call may show" in text
+    shown = sum(len(b.text) for u in updates for b in u.content)  # type: ignore[union-attr]
+    assert shown == MAX_RESULT_CHARS  # the updates' text is capped too: linear, not quadratic
+    assert len(updates) >= chunks
+
+
+def _hostile_card_app(body: bytes, *, declare_length: bool = True) -> Any:
+    """A raw ASGI server whose agent card is `body` (sent in 64 KiB pieces)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"application/json")]
+        if declare_length:
+            headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        step = 64 * 1024
+        for at in range(0, len(body), step):
+            await send(
+                {"type": "http.response.body", "body": body[at : at + step], "more_body": True}
+            )
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+@pytest.mark.parametrize("declare_length", [True, False])
+async def test_a_huge_agent_card_is_refused_before_parsing(declare_length: bool) -> None:
+    from agentcore.a2a._tool import MAX_CARD_BYTES
+
+    body = b'{"name": "' + b"x" * (4 * MAX_CARD_BYTES) + b'"}'
+    app = _hostile_card_app(body, declare_length=declare_length)
+    async with served_asgi(lambda _url: app) as url:
+        result, _ = await call(a2a_tool(url, name="big", description="x"), "hi")
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "was not called: its agent card is" in text
+    assert f"more than {MAX_CARD_BYTES:,}" in text and "refused" in text
+
+
+async def test_a_card_that_is_not_an_agent_card_is_refused() -> None:
+    async with served_asgi(lambda _url: _hostile_card_app(b"[1, 2]")) as url:
+        result, _ = await call(a2a_tool(url, name="odd", description="x"), "hi")
+    assert result.is_error
+    assert "its agent card is not a JSON object (a list)" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_silent_agent_fails_after_the_read_timeout() -> None:
+    """A remote that accepts the stream and then sends nothing: the call ends (the default
+    read timeout, here shortened) instead of hanging."""
+    echo = Echo()
+    async with served_asgi(functools.partial(sdk_app, echo)) as url:
+        tool = a2a_tool(url, name="silent", description="x", read_timeout=0.5)
+        result, _ = await call(tool, "wait")
+    assert result.is_error
+    assert "failed" in result.content[0].text  # type: ignore[union-attr]
+    for bad in (0, -1, "5", True):
+        with pytest.raises(ConfigError, match="read_timeout"):
+            a2a_tool(url, name="e", description="e", read_timeout=bad)  # type: ignore[arg-type]
+    import inspect
+
+    from agentcore.a2a._tool import READ_TIMEOUT
+
+    default = inspect.signature(a2a_tool).parameters["read_timeout"].default
+    assert default == READ_TIMEOUT == 300.0
