@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging as _logging
 import typing as _typing
+from importlib import import_module as _import_module
 
-from ._optional import lazy_exports as _lazy_exports
 from ._version import __version__ as __version__
 
 if _typing.TYPE_CHECKING:
@@ -243,9 +243,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "tool",
     ),
 }
-_MODULE_OF = {name: f".{module}" for module, names in _EXPORTS.items() for name in names}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__getattr__ = _lazy_exports(__name__, _MODULE_OF, globals())
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentcore' has no attribute {name!r}")
+    value = getattr(_import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
 
 
 def __dir__() -> list[str]:
