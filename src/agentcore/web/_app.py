@@ -43,7 +43,7 @@ from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._forward import ForwardTimeoutError, send_anywhere
 from ._hub import Hub, HubSettings
-from ._relay import relay_for, relayed_snapshot
+from ._replicas.relay import relay_for, relayed_snapshot
 from ._steering import MessageKind
 
 __all__ = ["create_app"]
