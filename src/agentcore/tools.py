@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_IMAGE_CHARS",
     "MAX_RESULT_CHARS",
+    "TASK_SCHEMA",
     "AgentTool",
     "AgentToolResult",
     "ToolExecutionMode",
     "ToolUpdateCallback",
+    "TaskRunner",
     "capped_content",
+    "task_tool",
     "tool",
 ]
 
@@ -534,3 +537,65 @@ def tool(
         return _build_tool(f, name, description, label, execution_mode, timeout, requires_approval)
 
     return decorate
+
+
+TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {
+            "type": "string",
+            "description": "What the agent should do, with everything it needs to know: it "
+            "does not see this conversation.",
+        }
+    },
+    "required": ["task"],
+}
+"""The parameters of a tool that hands a task to another agent (`task_tool`): one string."""
+
+TaskRunner: TypeAlias = Callable[[str, AbortSignal, ToolUpdateCallback], Awaitable[AgentToolResult]]
+"""Runs one task for `task_tool`: `(task, signal, on_update) -> result`."""
+
+
+def task_tool(
+    run: TaskRunner,
+    *,
+    name: str,
+    description: str,
+    label: str | None = None,
+    timeout: float | None = None,
+    execution_mode: ToolExecutionMode | None = None,
+) -> AgentTool:
+    """A tool the model calls with a `task` (`TASK_SCHEMA`: one string) that another agent does:
+    the one skeleton of the agents-as-tools, `agentcore.mcp.agent_tool` (an agent of this
+    process) and `agentcore.a2a.a2a_tool` (a remote A2A agent).
+
+    Each call gives `run` the task, the call's abort signal and its update callback; what `run`
+    returns is the call's result (an error result for a task that failed). Arguments are
+    validated against `TASK_SCHEMA` before `run` is called, as for any tool.
+
+    Args:
+        run: does one task.
+        name: the tool's name, as for `AgentTool`.
+        description: the tool's description, as for `AgentTool`.
+        label: the tool's label, as for `AgentTool`.
+        timeout: seconds one call may run, as for `AgentTool`.
+        execution_mode: as for `AgentTool`.
+
+    Raises:
+        ToolDefinitionError: an invalid name.
+    """
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateCallback
+    ) -> AgentToolResult:
+        return await run(args["task"], signal, on_update)
+
+    return AgentTool(
+        name=name,
+        description=description,
+        parameters=TASK_SCHEMA,
+        execute=execute,
+        label=label,
+        timeout=timeout,
+        execution_mode=execution_mode,
+    )

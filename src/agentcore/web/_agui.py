@@ -37,7 +37,7 @@ from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
 from ._forward import ForwardTimeoutError, send_anywhere
 from ._hub import Hub
-from ._relay import relayed_snapshot
+from ._replicas.relay import relayed_snapshot
 from ._steering import KINDS, Delivery, MessageKind
 
 __all__ = ["AgUiEndpoint"]

@@ -33,16 +33,17 @@ import anyio
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
 from ..messages import valid_text
+from ..netguard import LOOPBACK_HOSTS
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
 from ._agui import AgUiEndpoint
 from ._chat import Chat, model_ref
+from ._chat_guard import ChatGuard
 from ._convert import event_json
 from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._forward import ForwardTimeoutError, send_anywhere
-from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
-from ._relay import relay_for, relayed_snapshot
+from ._replicas.relay import relay_for, relayed_snapshot
 from ._steering import MessageKind
 
 __all__ = ["create_app"]
@@ -490,6 +491,6 @@ def create_app(
     app = applications.Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
     app.add_middleware(
-        Guard, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes
+        ChatGuard, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes
     )
     return app

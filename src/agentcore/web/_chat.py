@@ -61,7 +61,8 @@ class Chat:
         self._held = HeldMessages()  # sent while it stops: they start the next run
         self._queued_seen: dict[str, list[str]] = {"steering": [], "followUp": []}
         self.on_idle: Callable[[Chat], None] | None = None  # the hub's: a run has ended
-        # set by the relay (`_relay`): a run on another replica, whose events this log holds
+        # set by the relay (`_replicas/relay.py`): a run on another replica, whose events this log
+        # holds
         # from the number after this one
         self.remote_start: int | None = None
         self._unsubscribe = agent.subscribe(self._on_event)

@@ -58,7 +58,7 @@ it was claimed, for its answer) before deciding on its own."""
 
 
 class RelayLink(Protocol):
-    """What forwarding needs of the relay (`_relay.Relay`)."""
+    """What forwarding needs of the relay (`_replicas.relay.Relay`)."""
 
     origin: str
     hub: Hub

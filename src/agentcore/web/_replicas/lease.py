@@ -29,11 +29,11 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .. import AgentEvent
-from ..events import MessageEndEvent, MessageUpdateEvent
-from ..messages import AssistantMessage
-from ..sessions import SessionLockedError, SessionStore
-from ._chat import Chat
+from ... import AgentEvent
+from ...events import MessageEndEvent, MessageUpdateEvent
+from ...messages import AssistantMessage
+from ...sessions import SessionLockedError, SessionStore
+from .._chat import Chat
 
 __all__ = ["CHECKPOINT_SECONDS", "HANDOFF_SECONDS", "Leases"]
 

@@ -1,16 +1,16 @@
 """Live events across replicas: a run's AG-UI events reach the readers of every `serve` process
 sharing one PostgreSQL database, whichever replica runs it.
 
-Publishing: the events of a run going here (`EventLog.tap`) are collected for `flush_seconds`,
-then stored as one row per session in the `relay` table, in one transaction that ends with
-`NOTIFY` on the store's channel. A notification carries only the publisher's id (PostgreSQL
-refuses payloads over 8000 bytes; an event can be a whole transcript), so events of any size take
-the same path. A Stop sent to a replica not running the session goes the same way, to the one
-running it, and so do steering and follow-up messages (`_forward`: claimed by exactly one
-replica, acknowledged with what they became). A run's first row starts with the transcript as
-it was when the run began, so a replica that did not see the run start can show it whole. Rows
-are kept `keep_seconds` and written under a transaction lock, so their ids are committed in order
-and a reader that has seen id N has seen everything before it.
+Publishing: the events of a run going here (`EventLog.tap`) are collected for `flush_seconds`, then
+stored as one row per session in the `relay` table (the relay's own: `schema`), in one transaction
+that ends with `NOTIFY` on the store's channel. A notification carries only the publisher's id
+(PostgreSQL refuses payloads over 8000 bytes; an event can be a whole transcript), so events of any
+size take the same path. A Stop sent to a replica not running the session goes the same way, to the
+one running it, and so do steering and follow-up messages (`_forward`: claimed by exactly one
+replica, acknowledged with what they became). A run's first row starts with the transcript as it
+was when the run began, so a replica that did not see the run start can show it whole. Rows are
+kept `keep_seconds` and written under a transaction lock, so their ids are committed in order and a
+reader that has seen id N has seen everything before it.
 
 Receiving: a thread `LISTEN`s on its own connection, and on each notification (and at least
 every `poll_seconds`, which bounds the delay when a notification is lost, say over a reconnect)
@@ -37,16 +37,17 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from .._optional import import_sdk
-from ..messages import now_ms
-from ._chat import Chat
-from ._convert import event_json, messages_snapshot
-from ._deps import ag_ui
-from ._forward import Forwards, Row
+from ..._optional import import_sdk
+from ...messages import now_ms
+from .._chat import Chat
+from .._convert import event_json, messages_snapshot
+from .._deps import ag_ui
+from .._forward import Forwards, Row
+from .schema import migrate_relay
 
 if TYPE_CHECKING:
-    from ..sessions import PostgresSessionStore
-    from ._hub import Hub
+    from ...sessions import PostgresSessionStore
+    from .._hub import Hub
 
 __all__ = ["Relay", "relay_for", "relayed_snapshot"]
 
@@ -104,16 +105,29 @@ class Relay:
         self._conn: Any = None
         self._query_conn: Any = None
         self._query_lock = threading.Lock()
+        self._migrated = False
+        self._migrate_lock = threading.Lock()
         self.forwards = Forwards(self)
 
     def _connect(self, name: str) -> Any:
-        return self.psycopg.Connection.connect(
+        """A connection of its own (autocommit), the relay's table migrated on the first one."""
+        conn = self.psycopg.Connection.connect(
             self.url,
             autocommit=True,
             connect_timeout=10,
             options=f"-c search_path={self.schema}",
             application_name=f"agentcore-relay-{name}",
         )
+        if not self._migrated:
+            try:
+                with self._migrate_lock:
+                    if not self._migrated:
+                        migrate_relay(conn, self.schema)
+                        self._migrated = True
+            except BaseException:
+                conn.close()
+                raise
+        return conn
 
     # -- publishing ---------------------------------------------------------------------------
 
@@ -437,7 +451,7 @@ class Relay:
 def relay_for(store: object, hub: Hub) -> Relay | None:
     """The relay of a hub whose store is a `PostgresSessionStore` (None for other stores: their
     sessions are one machine's)."""
-    from ..sessions import PostgresSessionStore
+    from ...sessions import PostgresSessionStore
 
     if not isinstance(store, PostgresSessionStore):
         return None

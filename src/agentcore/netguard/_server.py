@@ -1,7 +1,7 @@
 """Serving an ASGI app with uvicorn on a socket of our own (so port 0 works and the real address
 is known before the first request), with guards against clients that hold connections: the
 server of `agentcore serve`, `agentcore.mcp`'s `serve_http` and `agentcore.a2a`'s `serve_a2a`
-(public as `agentcore.web.guard.serve` and `listen`).
+(public as `agentcore.netguard.serve` and `listen`).
 
 uvicorn times out an idle keep-alive connection, but not one that never finishes its request
 headers (a "slowloris" client): enough of them would use up the process's file descriptors and
@@ -31,6 +31,8 @@ from .._optional import import_sdk
 
 __all__ = ["listen", "serve"]
 
+_NEEDED_BY = "agentcore.netguard.serve"
+
 _BACKLOG = 128
 """Connections waiting to be accepted (the kernel's queue, and asyncio's accept burst)."""
 _RESERVE = 48
@@ -51,8 +53,8 @@ def _descriptor_cap(wanted: int) -> int:
 
 def _guarded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol with a header timeout and room made for new connections."""
-    h11 = import_sdk("h11", "web", needed_by="agentcore.web")  # uvicorn's own dependency
-    impl = import_sdk("uvicorn.protocols.http.h11_impl", "web", needed_by="agentcore.web")
+    h11 = import_sdk("h11", "web", needed_by=_NEEDED_BY)  # uvicorn's own dependency
+    impl = import_sdk("uvicorn.protocols.http.h11_impl", "web", needed_by=_NEEDED_BY)
 
     class _GuardedH11(impl.H11Protocol):  # type: ignore[misc,name-defined]
         _header_timer: asyncio.TimerHandle | None = None
@@ -185,7 +187,7 @@ async def serve(
             f"max_connections, got {header_timeout}, {keep_alive_timeout}, {max_connections}"
             f" (and shutdown_timeout >= 0, got {shutdown_timeout})"
         )
-    uvicorn = import_sdk("uvicorn", "web", needed_by="agentcore.web")
+    uvicorn = import_sdk("uvicorn", "web", needed_by=_NEEDED_BY)
     if sock is None:
         sock = listen(host, port)
     try:

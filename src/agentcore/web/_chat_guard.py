@@ -1,5 +1,5 @@
-"""The web chat's settings of the shared guard (`agentcore.web.guard.Guard`, see its docstring
-and docs/security.md):
+"""The web chat's settings of the network guard every server shares (`agentcore.netguard.Guard`,
+see its docstring and docs/security.md):
 
 - With a token, every request must carry it: `Authorization: Bearer <token>`, or the cookie the
   server sets when the page is opened as `/?token=<token>` (the page then reloads without it in
@@ -17,14 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .guard import LOOPBACK_HOSTS
-from .guard import Guard as _Guard
+from ..netguard import Guard
 
-__all__ = ["LOOPBACK_HOSTS", "Guard"]
+__all__ = ["ChatGuard"]
 
 
-class Guard(_Guard):
-    """The shared guard as the web chat uses it (see the module docstring)."""
+class ChatGuard(Guard):
+    """The network guard as the web chat uses it (see the module docstring)."""
 
     def __init__(
         self,

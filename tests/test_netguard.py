@@ -1,4 +1,4 @@
-"""`agentcore.web.guard`, the guard every agentcore server shares, at the ASGI level: each rule's
+"""`agentcore.netguard`, the guard every agentcore server shares, at the ASGI level: each rule's
 edge cases (IPv6 Host with a port, `localhost.`, Origin `null`, an empty token, a chunked body
 past the cap, ...) against a real app that reads its body; and `serve` on a real socket, ended
 by cancellation with the app's lifespan shut down."""
@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from agentcore import ConfigError
-from agentcore.web.guard import (
+from agentcore.netguard import (
     DEFAULT_MAX_BODY_BYTES,
     LOOPBACK_HOSTS,
     Guard,
@@ -388,15 +388,35 @@ async def test_serve_ends_on_cancellation_with_the_lifespan_shut_down() -> None:
 def test_the_guard_needs_no_web_framework() -> None:
     """MCP and A2A import it without the `[web]` extra's packages (Starlette, AG-UI, uvicorn)."""
     code = (
-        "import sys, agentcore.web.guard\n"
+        "import sys, agentcore.netguard\n"
         "print(sorted(m for m in ('starlette', 'ag_ui', 'uvicorn', 'h11') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
         timeout=60,
         check=True,
     )
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_servers_import_the_guard_from_its_own_module() -> None:
+    """MCP and A2A take the guard from `agentcore.netguard` (DESIGN section 1), not from a part
+    of the web chat: nothing outside `agentcore.web` imports it."""
+    import ast
+
+    src = Path(__file__).parents[1] / "src" / "agentcore"
+    found = []
+    for file in src.rglob("*.py"):
+        rel = file.relative_to(src).parts
+        if rel[0] in ("web", "cli"):  # the CLI serves the web chat: it may import it
+            continue
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            if module is not None and (module.split(".")[-1] == "web" or ".web." in f".{module}."):
+                found.append(f"{'/'.join(rel)}: {node.module}")
+    assert found == []
+    for server in ("mcp/_server.py", "a2a/_server.py"):
+        assert "from ..netguard import" in (src / server).read_text(encoding="utf-8")
