@@ -10,7 +10,7 @@ The root `conftest.py` marks the tests named here at collection. `bash scripts/t
   `local_llm` or `temporal` (which count as external too).
 
 An entry is a test id as pytest prints it: a file (`tests/test_packaging.py`), a test
-(`tests/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
+(`tests/cli/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
 (`...::test_fault[stall_before_every_first_event-*]`); `*` matches any text, `[` is literal.
 `tests/test_support.py` checks that every entry still names a test file and function.
 """
@@ -51,16 +51,16 @@ SLOW = [
     "tests/test_compaction.py::test_random_runs_keep_every_promise",
     "tests/test_output_property.py::test_partial_never_raises_and_ends_with_the_value",
     "tests/test_tool_values_property.py::test_any_tool_value_keeps_the_session_in_step",
-    "tests/test_storage_edges.py::test_jsonl_every_flipped_bit_is_detected",
-    "tests/test_storage_edges.py::test_whatever_a_tool_returns_disk_equals_memory",
-    "tests/test_storage_edges.py::test_whatever_a_tool_returns_the_next_prompt_works",
+    "tests/sessions/test_storage_edges.py::test_jsonl_every_flipped_bit_is_detected",
+    "tests/sessions/test_storage_edges.py::test_whatever_a_tool_returns_disk_equals_memory",
+    "tests/sessions/test_storage_edges.py::test_whatever_a_tool_returns_the_next_prompt_works",
     # processes killed at random points, several processes on one store
-    "tests/test_sessions_crash.py",
+    "tests/sessions/test_sessions_crash.py",
     "tests/test_approvals_crash.py",
-    "tests/test_sessions.py::test_a_session_held_by_another_process",
-    "tests/test_sessions.py::test_two_processes_writing_one_store_at_once",
-    "tests/test_sessions_postgres.py::test_two_replicas_racing_for_one_session_lose_nothing",
-    "tests/test_sessions_postgres.py::test_a_database_restarted_mid_run_loses_nothing",
+    "tests/sessions/test_sessions.py::test_a_session_held_by_another_process",
+    "tests/sessions/test_sessions.py::test_two_processes_writing_one_store_at_once",
+    "tests/sessions/test_sessions_postgres.py::test_two_replicas_racing_for_one_session_lose_nothing",
+    "tests/sessions/test_sessions_postgres.py::test_a_database_restarted_mid_run_loses_nothing",
     "tests/test_tool_execution_edges.py::test_an_update_while_the_run_is_torn_down_is_dropped",
     "tests/test_agent_threads.py::test_steer_and_follow_up_from_another_thread_lose_and_repeat_nothing",
     "tests/test_loop.py::test_leaving_while_the_run_waits_for_the_consumer_is_clean",
@@ -70,13 +70,13 @@ SLOW = [
     "tests/tracing/test_spans.py::test_the_core_never_imports_tracing_or_opentelemetry",
     "tests/llm/test_catalogue.py::test_the_checked_in_catalogue_is_the_generator_output",
     "tests/llm/test_output_schema.py::test_gemini_sends_response_json_schema",
-    "tests/test_cli.py::test_ctrl_c_in_chat_stops_the_answer_but_not_the_chat",
-    "tests/test_cli.py::test_ctrl_c_stops_a_run",
-    "tests/test_cli.py::test_python_m_agentcore_cli_help",
-    "tests/test_cli.py::test_unreachable_server_exits_1",
-    "tests/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
-    "tests/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
-    "tests/test_cli_tty.py",
+    "tests/cli/test_cli.py::test_ctrl_c_in_chat_stops_the_answer_but_not_the_chat",
+    "tests/cli/test_cli.py::test_ctrl_c_stops_a_run",
+    "tests/cli/test_cli.py::test_python_m_agentcore_cli_help",
+    "tests/cli/test_cli.py::test_unreachable_server_exits_1",
+    "tests/cli/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
+    "tests/cli/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
+    "tests/cli/test_cli_tty.py",
     "tests/test_examples.py::test_coding_helper_asks_at_the_terminal",
     "tests/test_examples.py::test_coding_helper_example_approves_the_fix_and_denies_the_test_change",
     "tests/test_examples.py::test_mcp_agent_example",
