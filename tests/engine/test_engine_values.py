@@ -36,7 +36,7 @@ from agentcore.testing import FauxProvider, faux_message
 
 pytestmark = pytest.mark.anyio
 
-ENGINE = Path(__file__).resolve().parents[1] / "src" / "agentcore" / "_engine"
+ENGINE = Path(__file__).resolve().parents[2] / "src" / "agentcore" / "_engine"
 
 
 def test_each_end_fills_its_agent_end_field_alone() -> None:
