@@ -57,8 +57,8 @@ from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from support import BACKENDS, make_tool, texts
 from support.postgres import drop_schema, postgres_url, schema_for
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sessions"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 
 
 def store_location(kind: str, where: Path) -> Path | str:

@@ -13,10 +13,10 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._optional import import_sdk
+from ..._optional import import_sdk
 
 if TYPE_CHECKING:
-    from ._record_exchange import Pending, Router
+    from ._exchange import Pending, Router
 
 __all__ = ["wrap_botocore_client"]
 

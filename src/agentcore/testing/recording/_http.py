@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._record_exchange import Pending, Router
+    from ._exchange import Pending, Router
 
 __all__ = ["RecordingTransport", "wrap_client"]
 

@@ -45,7 +45,7 @@ from secrets import token_hex
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import AgentCoreError
+from ...errors import AgentCoreError
 
 __all__ = [
     "FORMAT_VERSION",

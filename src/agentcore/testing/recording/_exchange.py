@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._record_format import response_chunks, response_record, scrub
+from ._format import response_chunks, response_record, scrub
 
 __all__ = ["Outcome", "Pending", "Router", "drift_response"]
 

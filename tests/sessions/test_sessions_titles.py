@@ -210,7 +210,7 @@ def test_a_schema_2_postgres_store_is_migrated_and_lists_titles(
 def test_old_jsonl_files_list_their_titles(tmp_path: Path) -> None:
     where = tmp_path / "sessions"
     where.mkdir()
-    fixture = Path(__file__).parent / "fixtures" / "sessions" / "v0.jsonl"
+    fixture = Path(__file__).parent.parent / "fixtures" / "sessions" / "v0.jsonl"
     (where / "old0.jsonl").write_bytes(fixture.read_bytes())
     # format 1: records without checksums
     header = {"type": "session", "format": 1, "id": "old1", "created_at": 5, "parent": None,

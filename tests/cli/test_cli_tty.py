@@ -24,8 +24,8 @@ if sys.platform == "win32":
     pytest.skip("pseudo-terminals are POSIX", allow_module_level=True)
 
 APP = Path(__file__).with_name("cli_tty_app.py")
-MCP_SERVER = Path(__file__).parent / "mcp" / "mcp_test_server.py"
-ASKING_SERVER = Path(__file__).parent / "mcp" / "interactive_server.py"
+MCP_SERVER = Path(__file__).parent.parent / "mcp" / "mcp_test_server.py"
+ASKING_SERVER = Path(__file__).parent.parent / "mcp" / "interactive_server.py"
 SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"
 USAGE = r"── [\d,]+ in( \([\d,]+ cached\))? / [\d,]+ out tokens · free · faux-tty/faux-1"
 UP = "\x1b[A"

@@ -25,11 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
-from ..llm import interception as _intercept
+from ...llm import interception as _intercept
+from ._boto import wrap_botocore_client
 from ._drift import describe_drift, match_key, nearest
-from ._record_boto import wrap_botocore_client
-from ._record_exchange import Outcome, Pending, drift_response
-from ._record_format import (
+from ._exchange import Outcome, Pending, drift_response
+from ._format import (
     RecordingError,
     dump_recording,
     environment_secrets,
@@ -39,7 +39,7 @@ from ._record_format import (
     secret_values_of,
     write_file,
 )
-from ._record_http import wrap_client
+from ._http import wrap_client
 
 __all__ = ["RecordMode", "Recording", "RecordingDriftError", "recorded"]
 
