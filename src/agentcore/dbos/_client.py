@@ -51,12 +51,19 @@ class DurableRun:
         self.client = client
         self.id = id
 
-    async def events(self, *, since: int = 0) -> AsyncIterator[AgentEvent]:
+    async def events(
+        self, *, since: int = 0, poll_interval: float = 0.02
+    ) -> AsyncIterator[AgentEvent]:
         """The run's events from index `since`, as they happen, until `agent_end` (or until the
         workflow ends without one: cancelled or failed). Text deltas are not part of a durable
-        run's events: each answer arrives whole in its `message_end`."""
+        run's events: each answer arrives whole in its `message_end`. The stream is read again every
+        `poll_interval` seconds while nothing new has arrived (a SQLite database has no
+        notifications)."""
         index = 0
-        async for entry in self.client.read_stream_async(self.id, EVENTS_STREAM):
+        stream = self.client.read_stream_async(
+            self.id, EVENTS_STREAM, polling_interval_sec=poll_interval
+        )
+        async for entry in stream:
             for data in entry:
                 if index >= since:
                     yield event_from_json(data)
@@ -125,10 +132,10 @@ class DurableRun:
         starts after it. The events so far stay readable; `result()` then raises."""
         await self.client.cancel_workflow_async(self.id)
 
-    async def outcome(self) -> RunOutcome:
-        """Wait for the run to end; how it ended."""
+    async def outcome(self, *, poll_interval: float = 0.02) -> RunOutcome:
+        """Wait for the run to end (asking every `poll_interval` seconds); how it ended."""
         handle: Any = await self.client.retrieve_workflow_async(self.id)
-        data: dict[str, Any] = await handle.get_result()
+        data: dict[str, Any] = await handle.get_result(polling_interval_sec=poll_interval)
         limit = data.get("limit")
         return RunOutcome(
             messages=messages_from_json(data["messages"]),
