@@ -32,8 +32,10 @@ TESTS = ROOT / "tests"
 class Worker:
     """One worker process on the test's system database, with a fixed executor id."""
 
-    def __init__(self, url: str, effects: Path, executor: str = "w1") -> None:
-        self.url, self.effects, self.executor = url, effects, executor
+    def __init__(
+        self, url: str, effects: Path, executor: str = "w1", schema: str | None = None
+    ) -> None:
+        self.url, self.effects, self.executor, self.schema = url, effects, executor, schema
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, **env: str) -> None:
@@ -56,6 +58,7 @@ class Worker:
                     self.url,
                     "--executor-id",
                     self.executor,
+                    *(["--schema", self.schema, "--concurrency", "1"] if self.schema else []),
                 ],
                 env=environment,
                 stdout=log,
@@ -224,3 +227,45 @@ async def test_cancel(env: tuple[DBOSClient, Worker]) -> None:
     status = await (await client.retrieve_workflow_async(rid)).get_status()
     assert status.status == "CANCELLED"
     assert lines(worker.effects / "effects", rid) == []  # the running call was cut off
+
+
+def _launched(log: Path) -> bool:
+    return log.exists() and "agentcore dbos worker" in log.read_text(errors="replace")
+
+
+async def test_two_workers_on_postgresql_share_runs(tmp_path: Path) -> None:
+    from support.postgres import postgres_url
+
+    url = postgres_url()
+    schema = f"dbos_{uuid.uuid4().hex[:8]}"
+    workers = [Worker(url, tmp_path, f"pg{i}", schema) for i in (1, 2)]
+    client: DBOSClient | None = None
+    try:
+        workers[0].start()
+        with anyio.fail_after(120):
+            while not _launched(tmp_path / "worker-pg1.log"):  # noqa: ASYNC110 (the schema)
+                await anyio.sleep(0.1)
+        workers[1].start()
+        with anyio.fail_after(120):
+            while not _launched(tmp_path / "worker-pg2.log"):  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        client = DBOSClient(system_database_url=url, dbos_system_schema=schema)
+        ids = [run_id() for _ in range(8)]
+        runs = [
+            await start_run(client, "go", id=i, model="tools", tools=["add", "record"]) for i in ids
+        ]
+        for run in runs:
+            messages = await run.result()
+            assert text_of(messages[-1]) == "2 + 40 = 42, and I took a note."
+        executors = set()
+        for i in ids:
+            status = await (await client.retrieve_workflow_async(i)).get_status()
+            executors.add(status.executor_id)
+            assert [line[1] for line in lines(tmp_path / "effects", i)] == ["c2"]
+        # both workers took runs from the one queue (each runs one at a time)
+        assert executors == {"pg1", "pg2"}
+    finally:
+        for worker in workers:
+            worker.stop()
+        if client is not None:
+            client.destroy()

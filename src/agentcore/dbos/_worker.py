@@ -121,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="this worker's identity (a worker "
         "started again with it recovers the runs it left unfinished)",
     )
+    run.add_argument(
+        "--schema", default=None, help="the system tables' schema on PostgreSQL [dbos]"
+    )
     run.add_argument("--concurrency", type=int, default=None, help="runs at once at most")
     args = parser.parse_args(argv)
     try:
@@ -132,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             queue=args.queue,
             concurrency=args.concurrency,
             executor_id=args.executor_id,
+            **({"dbos_system_schema": args.schema} if args.schema else {}),
         )
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
