@@ -159,6 +159,39 @@ async def test_kill_during_a_tool_then_recovery(env: tuple[DBOSClient, Worker]) 
     check_well_formed([e async for e in run.events()])
 
 
+async def test_kill_during_a_model_stream_then_recovery(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "tell me", id=rid, model="slow-stream")
+    first = await wait_for_line(worker.effects / "stream-slow-stream", rid)
+    worker.kill()  # the answer is streaming in the killed process
+    worker.start()
+    messages = await run.result()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert text_of(messages[-1]) == "a long and slowly streamed answer " * 10
+    attempts = lines(worker.effects / "stream-slow-stream", rid)
+    assert len(attempts) == 2 and attempts[1][1] != first[1]  # sent again, by the new process
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_kill_between_turns_then_recovery(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "loop", id=rid, model="gated-loop", tools=["record"])
+    marker = worker.effects / "stream-gated-loop"
+    with anyio.fail_after(60):
+        while not any(line[2] == "1" for line in lines(marker, rid)):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    worker.kill()  # held before its second answer: the first tool call is checkpointed
+    (worker.effects / f"gate-{rid}").touch()
+    worker.start()
+    messages = await run.result()
+    assert text_of(messages[-1]) == "looped"
+    effects = [line[1] for line in lines(worker.effects / "effects", rid)]
+    assert effects == ["l1", "l2", "l3"]  # each call ran once, the first one before the kill
+    check_well_formed([e async for e in run.events()])
+
+
 async def test_a_tool_that_must_not_run_twice_is_not_run_again(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'system.sqlite'}"
     worker = Worker(url, tmp_path)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 from dbos import DBOS
@@ -37,6 +39,8 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
         faux_text("done"),
     ],
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
+    "gated-loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in (1, 2, 3)]
+    + [faux_text("looped")],
     "approval": [
         faux_message(
             "Paying.",
@@ -64,10 +68,30 @@ def _run_id() -> str:
     return DBOS.workflow_id or "local"
 
 
+GATED = {"gated-loop"}
+"""Scripts whose second request is marked in `stream-<name>`, then waits for the test's gate file
+(`gate-<workflow id>`): the run is held between its first and second turn, with its first tool
+call checkpointed, for as long as the test needs."""
+
+SLOW_MODELS = {"slow-stream": [faux_text("a long and slowly streamed answer " * 10)]}
+"""Scripts streamed slowly (seconds per answer), to kill a worker mid-stream; each request
+appends a line to `stream-<name>`."""
+
+
+def _wait_for_gate(run_id: str) -> None:
+    gate = _effects() / f"gate-{run_id}"
+    for _ in range(3000):  # at most a minute: the test opens it right after its kill
+        if gate.exists():
+            return
+        time.sleep(0.02)
+
+
 class _Scripted(FauxProvider):
-    def __init__(self, name: str, script: list[AssistantMessage]) -> None:
-        super().__init__(provider=f"faux-{name}")
+    def __init__(self, name: str, script: list[AssistantMessage], **kwargs: Any) -> None:
+        super().__init__(provider=f"faux-{name}", **kwargs)
         self._script = script
+        self._marker = f"stream-{name}" if kwargs or name in GATED else None
+        self._gated = name in GATED
 
     @property
     def pending(self) -> int:
@@ -76,6 +100,10 @@ class _Scripted(FauxProvider):
     def stream(self, model, context, options=None):  # type: ignore[no-untyped-def]
         def answer(call: FauxCall) -> AssistantMessage:
             n = sum(1 for m in call.context.messages if m.role == "assistant")
+            if self._marker is not None:
+                _append(self._marker, f"{_run_id()} {os.getpid()} {n}")
+            if self._gated and n == 1:
+                _wait_for_gate(_run_id())
             return self._script[min(n, len(self._script) - 1)]
 
         self.set_responses([answer])
@@ -144,5 +172,8 @@ async def pay(amount: int, tool_call_id: str) -> str:
 
 
 _providers = {name: _Scripted(name, s) for name, s in SCRIPTS.items()}  # kept alive
+_providers.update(
+    {n: _Scripted(n, s, tokens_per_second=20, chunk_chars=8) for n, s in SLOW_MODELS.items()}
+)
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
 tools: list[AgentTool | DurableTool] = [add, record, slow, DurableTool(charge, retry=False), pay]
