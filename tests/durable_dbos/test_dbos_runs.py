@@ -238,6 +238,28 @@ async def test_an_approval_decided_while_no_worker_runs(env: tuple[DBOSClient, W
     check_well_formed([e async for e in run.events()])
 
 
+async def test_a_question_answered_while_no_worker_runs(env: tuple[DBOSClient, Worker]) -> None:
+    from agentcore import ConfigError
+
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "size?", id=rid, model="question", tools=["ask_size"])
+    with anyio.fail_after(60):
+        while not (waiting := await run.pending_approvals()):  # noqa: ASYNC110
+            await anyio.sleep(0.1)
+    assert waiting[0].input_schema is not None
+    worker.kill()
+    with pytest.raises(ConfigError, match="does not match the requested schema"):
+        await run.approve("q1", arguments={"size": "XXL"})
+    await run.approve("q1", arguments={"size": "M"})
+    worker.start()
+    messages = await run.result()
+    assert text_of(messages[-1]) == "sized"
+    assert [line[1:] for line in lines(worker.effects / "effects", rid)] == [
+        ["q1", "accept", "{'size':", "'M'}"]
+    ]
+
+
 async def test_a_decision_on_no_waiting_call_is_refused(env: tuple[DBOSClient, Worker]) -> None:
     from agentcore import ConfigError
 

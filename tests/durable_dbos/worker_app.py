@@ -18,6 +18,7 @@ import anyio
 from dbos import DBOS
 
 from agentcore import AgentTool, AssistantMessage, tool
+from agentcore.approvals import InputRequired, input_answer
 from agentcore.dbos import DurableTool
 from agentcore.llm import Model
 from agentcore.messages import ToolCall
@@ -41,6 +42,7 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     "once": [faux_tool_call("charge", {"amount": 5}, id="p1"), faux_text("charged")],
     "gated-loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in (1, 2, 3)]
     + [faux_text("looped")],
+    "question": [faux_tool_call("ask_size", {}, id="q1"), faux_text("sized")],
     "approval": [
         faux_message(
             "Paying.",
@@ -175,5 +177,25 @@ _providers = {name: _Scripted(name, s) for name, s in SCRIPTS.items()}  # kept a
 _providers.update(
     {n: _Scripted(n, s, tokens_per_second=20, chunk_chars=8) for n, s in SLOW_MODELS.items()}
 )
+SIZE = {"type": "object", "properties": {"size": {"enum": ["S", "M", "L"]}}, "required": ["size"]}
+
+
+@tool
+async def ask_size(tool_call_id: str) -> str:
+    """Ask the user which size, then note it (a question for the user: see agentcore.approvals)."""
+    answer = input_answer(tool_call_id, "size")
+    if answer is None:
+        raise InputRequired("size", "Which size?", SIZE)
+    _append("effects", f"{_run_id()} {tool_call_id} {answer.action} {answer.content}")
+    return f"{answer.action}: {answer.content}"
+
+
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
-tools: list[AgentTool | DurableTool] = [add, record, slow, DurableTool(charge, retry=False), pay]
+tools: list[AgentTool | DurableTool] = [
+    add,
+    record,
+    slow,
+    DurableTool(charge, retry=False),
+    pay,
+    ask_size,
+]
