@@ -1,10 +1,11 @@
-"""JSON forms of what crosses the workflow's boundary: tool results, agent events, run options.
+"""What crosses a durable run's boundary, as JSON: messages, tool results, agent events, and
+the run's options (`RunOptions`), shared by the durable engines (`agentcore.temporal`,
+`agentcore.dbos`).
 
-Temporal stores every activity input and result in the workflow's history as JSON, so
-everything that crosses it is made JSON here, with agentcore's own message format
-(`agentcore.messages.to_json`) for messages and content blocks. Events are not stored in the
-history at all (the workflow keeps them in memory and a query hands them out), but they travel
-to watchers in these forms.
+A durable engine stores every step's input and result (Temporal in the workflow's history, DBOS
+in its system database), so everything that crosses it is made JSON here, with agentcore's own
+message format (`agentcore.messages.to_json`) for messages and content blocks. Events travel to
+watchers in these forms.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..agent import QueueMode
-from ..config import AgentLoopConfig
-from ..errors import ConfigError
-from ..events import (
+from .agent import QueueMode
+from .config import AgentLoopConfig
+from .errors import ConfigError
+from .events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -27,11 +28,11 @@ from ..events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from ..guardrails import GuardrailTrip
-from ..limits import LimitReached, UsageLimits
-from ..llm import Model, ThinkingLevel
-from ..messages import AgentMessage, AssistantMessage, ToolResultMessage, from_json, to_json
-from ..tools import AgentToolResult, ToolExecutionMode
+from .guardrails import GuardrailTrip
+from .limits import LimitReached, UsageLimits
+from .llm import Model, ThinkingLevel
+from .messages import AgentMessage, AssistantMessage, ToolResultMessage, from_json, to_json
+from .tools import AgentToolResult, ToolExecutionMode
 
 __all__ = [
     "RunOptions",
