@@ -93,6 +93,7 @@ from .outcome import (
 )
 from .request import run_stream_fn, stream_options
 from .run_types import RunInputs, RunServices
+from .skills import run_skill_tools
 from .transcript import Phase, Transcript
 from .typed_answer import TypedRun
 
@@ -147,6 +148,8 @@ class LoopRun:
         emitter = Emitter(emit, sync=sync_sink)
         self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
         self.transcript = Transcript(context, emitter)
+        if config.skills:
+            self.transcript.add_run_tools(run_skill_tools(config, self.transcript))
         # -- the settings of the next request (`prepare_next_turn` may change them)
         self.model = config.model
         self.reasoning = config.reasoning

@@ -27,6 +27,7 @@ from .compaction import Compacted, convert_view, request_messages, retry_after_o
 from .emit import call_hook
 from .guardrail_checks import RunGuards, Settled, blocked_answer
 from .request import ReadyRequest, RequestWatch, aborted_answer, unique_tool_call_ids
+from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -89,7 +90,11 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
             return None
         llm_messages = converted
     context = Context(
-        system_prompt=transcript.system_prompt,
+        system_prompt=(
+            skills_prompt(inputs.config, transcript)
+            if inputs.config.skills
+            else transcript.system_prompt
+        ),
         messages=llm_messages,  # the request's own list
         tools=list(transcript.llm_tools),
     )
