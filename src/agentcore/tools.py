@@ -18,8 +18,9 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
+from ._tools import pipeline as _pipeline
 from ._tools.validation import ArgumentsValidator, json_schema_of
 from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
@@ -37,11 +38,13 @@ __all__ = [
     "AgentTool",
     "AgentToolResult",
     "ToolExecutionMode",
+    "ToolPipeline",
     "ToolUpdateCallback",
     "TaskRunner",
     "capped_content",
     "task_tool",
     "tool",
+    "tool_pipeline",
 ]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -599,3 +602,27 @@ def task_tool(
         timeout=timeout,
         execution_mode=execution_mode,
     )
+class ToolPipeline(Protocol):
+    """The tool pipeline of the run whose tool is executing: what a direct call goes through
+    (validation, the tool guardrails, `before_tool_call`/`after_tool_call`, approvals, the call's
+    timeout and the run's abort, its events and its span), for calls that another tool makes."""
+
+    @property
+    def scope(self) -> object:
+        """An object that lives as long as the run: a key for state kept per run."""
+        ...
+
+    async def call(
+        self, tool: AgentTool, arguments: dict[str, Any], *, parent_tool_call_id: str
+    ) -> AgentToolResult:
+        """Run one call of `tool` with `arguments` through the pipeline, its events naming
+        `parent_tool_call_id` as the parent; its result (never raises: every failure, a call
+        that would wait for approval included, is an error result)."""
+        ...
+
+
+def tool_pipeline() -> ToolPipeline | None:
+    """The pipeline of the tool batch running now, when called from a tool's `execute` during a
+    run; None outside a run (a tool executed directly)."""
+    pipeline: ToolPipeline | None = _pipeline.current.get()
+    return pipeline

@@ -181,3 +181,4 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
+    parent: str | None = None  # the id of the call whose code made this one (code mode)
