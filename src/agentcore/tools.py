@@ -602,6 +602,8 @@ def task_tool(
         timeout=timeout,
         execution_mode=execution_mode,
     )
+
+
 class ToolPipeline(Protocol):
     """The tool pipeline of the run whose tool is executing: what a direct call goes through
     (validation, the tool guardrails, `before_tool_call`/`after_tool_call`, approvals, the call's
