@@ -226,7 +226,7 @@ class ToolBatch:
                             terminate=bool(decision.terminate),
                         )
                     )
-            if not self.approved:
+            if not self.approved or known is not None:  # a call from code: never pre-approved
                 waiting = await_approval(call, tool, raw, args, decision)
                 if waiting is not None:
                     return waiting
