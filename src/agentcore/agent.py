@@ -493,7 +493,6 @@ class Agent:
         error: Exception | None = None
         with anyio.CancelScope(shield=True):
             self._queues.restore()
-            self._writes.pending = False  # written here, with whatever else is missing
             binding = self._binding
             if binding is not None and not binding.in_step(state.messages):
                 try:
@@ -546,13 +545,10 @@ class Agent:
             if stored is not None:
                 run.added.append(stored)
         if stored is not None and binding is not None:
-            self._writes.pending = False  # the state goes with the message
             try:
                 await binding.run(binding.append, stored)
             except Exception as exc:
                 failure = exc
-        elif self._writes.pending:  # a queue change made on this thread since the last write
-            await self._writes.write()
         failed = await deliver(self._listeners, event, run.controller.signal)
         failure = failure or failed
         if failure is not None:
