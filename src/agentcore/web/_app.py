@@ -44,7 +44,7 @@ from ._deps import applications, requests, responses, routing, staticfiles
 from ._forward import ForwardTimeoutError, send_anywhere
 from ._hub import Hub, HubSettings
 from ._replicas.relay import relay_for, relayed_snapshot
-from ._steering import MessageKind
+from ._steering import MessageKind, NotStoredError, stored
 
 __all__ = ["create_app"]
 
@@ -282,8 +282,12 @@ class _Api:
             raise _Problem(400, "the prompt is empty")
         chat = await self._chat(request)
         async with self.hub.leases.writing(chat):
-            status = chat.prompt(self.hub.task_group(), text)
-        return _ok({"status": status}, 202)
+            delivery = chat.send(self.hub.task_group(), "steer", text)
+        try:
+            await stored(chat.agent, delivery)
+        except NotStoredError as exc:
+            raise _Problem(503, str(exc)) from None
+        return _ok({"status": "steered" if delivery.became == "queued" else "started"}, 202)
 
     async def steer(self, request: requests.Request) -> responses.Response:
         return await self._send(request, "steer")
@@ -301,6 +305,8 @@ class _Api:
             delivery = await send_anywhere(self.hub, chat, kind, text)
         except ForwardTimeoutError as exc:
             raise _Problem(504, str(exc)) from None
+        except NotStoredError as exc:
+            raise _Problem(503, str(exc)) from None
         return _ok(delivery.json(), 202)
 
     async def abort(self, request: requests.Request) -> responses.Response:

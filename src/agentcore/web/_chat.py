@@ -235,12 +235,6 @@ class Chat:
         self.start(group, lambda: self.agent.prompt(text), run_id=run_id)
         return Delivery("started", kind, self.run_id)
 
-    def prompt(self, group: anyio.abc.TaskGroup, text: str) -> str:
-        """Run `text` as a prompt, or steer the running run with it. Returns `"started"` or
-        `"steered"`."""
-        delivery = self.send(group, "steer", text)
-        return "steered" if delivery.became == "queued" else "started"
-
     def abort(self, reason: str) -> None:
         """Stop the run in progress (messages sent from now on start the next run)."""
         if self.running:
