@@ -95,7 +95,7 @@ class Agent:
     `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see docs/limits.md).
     `state.limit` tells which bound ended the last run, `state.guardrail` which guardrail (see
     docs/guardrails.md), and `state.output` holds the last run's answer when it had an
-    `output_type` (see docs/typed-answers.md).
+    `output_type` (see docs/typed-outputs.md).
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.

@@ -229,7 +229,7 @@ class AgentLoopConfig(_HooksSlot):
         max_retries: retries of a transient request failure before the first event.
         output_type: ask for a typed, validated final answer: a pydantic model, a dataclass, a
             `TypedDict`, a plain type, a JSON Schema dict, or an `OutputSpec` (None: plain text;
-            see docs/typed-answers.md). Normalised to an `OutputSpec` when the config is built.
+            see docs/typed-outputs.md). Normalised to an `OutputSpec` when the config is built.
         output_retries: how many invalid final answers the model may correct before the run
             ends with the `output_retries` limit.
         compaction: a `Compaction` policy: summarise or drop older turns when the transcript

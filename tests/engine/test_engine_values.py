@@ -91,7 +91,7 @@ STAGES = {
     "tool_execution.py": set(),
     "tool_outcomes.py": set(),
     "turn_request.py": {"join", "open", "interrupted", "keep", "offer"},
-    "typed_answer.py": set(),
+    "typed_output.py": set(),
 }
 CHANGING = {
     "join",

@@ -1,6 +1,6 @@
 """The request of a turn, as plain functions of the run (its inputs, services, settings and
 transcript) returning values: `prepare` (the transcript converted or compacted, the key, the
-typed answer's tool or schema), `send` (the answer streamed into the transcript), and
+typed output's tool or schema), `send` (the answer streamed into the transcript), and
 `guarded` (a request under the run's input and output guardrails: the answer and any trip).
 
 None of them writes the run: what the request changes is the transcript's (its answer, a
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..llm.types import ThinkingLevel
     from .run_types import RunInputs, RunServices
     from .transcript import Transcript
-    from .typed_answer import TypedRun
+    from .typed_output import TypedRun
 
 __all__ = ["RequestRun", "guarded", "prepare", "send"]
 

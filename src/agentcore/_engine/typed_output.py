@@ -1,4 +1,4 @@
-"""The loop's side of typed answers: what each request is sent, and what each turn decided.
+"""The loop's side of typed outputs: what each request is sent, and what each turn decided.
 
 A run with an `output_type` has a `TypedRun`. Before each request it picks the mode (the spec's,
 or for `auto`: native when `Model.structured_output` is true and the request offers no tools of
@@ -48,7 +48,7 @@ def _result_text(result: ToolResultMessage) -> str:
 
 
 class TypedRun:
-    """The typed answer of one run: the mode of the last request, the failed attempts."""
+    """The typed output of one run: the mode of the last request, the failed attempts."""
 
     __slots__ = ("errors", "failures", "fixes", "mode", "retries", "spec")
 
@@ -162,7 +162,7 @@ class TypedRun:
 
     @staticmethod
     def of(config: Any) -> TypedRun | None:
-        """The typed answer of a run with this config (None: a plain-text run)."""
+        """The typed output of a run with this config (None: a plain-text run)."""
         spec = config.output_type
         if spec is None:
             return None
