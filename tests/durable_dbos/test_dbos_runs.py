@@ -2,7 +2,8 @@
 (`python -m agentcore.dbos worker`, each in its own process: DBOS keeps global state): a run
 completes; a worker killed with SIGKILL mid-tool or mid-charge is started again and finishes the
 run with each tool run once (a `retry=False` tool is not run again); an approval decided while no
-worker runs is carried out when one starts; a run is cancelled."""
+worker runs is carried out when one starts; a run is aborted (every call with its result) or
+cancelled."""
 
 from __future__ import annotations
 
@@ -271,17 +272,90 @@ async def test_a_decision_on_no_waiting_call_is_refused(env: tuple[DBOSClient, W
         await run.approve("zz")
 
 
-async def test_cancel(env: tuple[DBOSClient, Worker]) -> None:
+async def test_abort_during_a_tool(env: tuple[DBOSClient, Worker]) -> None:
     client, worker = env
     rid = run_id()
     run = await start_run(client, "go", id=rid, model="slow-tool", tools=["slow", "record"])
     await wait_for_line(worker.effects / "started", rid)
     await run.abort()
+    await run.abort()  # twice changes nothing
+    messages = await run.result()  # the run completes, each call with its one result
+    assert [m.role for m in messages] == ["user", "assistant", "tool_result"]
+    result = messages[2]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert text_of(result) == "Tool execution was aborted."
+    assert lines(worker.effects / "effects", rid) == []  # the running call was cut off
+    status = await (await client.retrieve_workflow_async(rid)).get_status()
+    assert status.status == "SUCCESS"
+    events = [e async for e in run.events()]
+    assert events[-1].type == "agent_end"
+    check_well_formed(events)
+
+
+async def test_abort_while_calls_wait_for_approval(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "pay", id=rid, model="approval", tools=["pay"])
+    with anyio.fail_after(60):
+        while len(await run.pending_approvals()) < 2:  # noqa: ASYNC110 (set by the worker)
+            await anyio.sleep(0.1)
+    await run.abort("the user left")
+    messages = await run.result()
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("a1", True), ("a2", True)]
+    assert all("aborted while the call waited for approval" in text_of(r) for r in results)
+    assert messages[-1].role == "tool_result"  # the model is not asked again
+    assert lines(worker.effects / "effects", rid) == []
+    assert await run.pending_approvals() == []
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_abort_while_the_answer_streams(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "tell me", id=rid, model="slow-stream")
+    await wait_for_line(worker.effects / "stream-slow-stream", rid)
+    await run.abort()
+    messages = await run.result()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    answer = messages[-1]
+    assert getattr(answer, "stop_reason", None) == "aborted"
+    assert len(lines(worker.effects / "stream-slow-stream", rid)) == 1  # not sent again
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_no_tool_starts_after_an_abort(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "loop", id=rid, model="gated-loop", tools=["record"])
+    marker = worker.effects / "stream-gated-loop"
+    with anyio.fail_after(60):
+        while not any(line[2] == "1" for line in lines(marker, rid)):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    await run.abort()  # the second answer is held; its tool call must not run
+    (worker.effects / f"gate-{rid}").touch()
+    messages = await run.result()
+    assert [line[1] for line in lines(worker.effects / "effects", rid)] == ["l1"]
+    last = messages[-1]
+    if isinstance(last, ToolResultMessage):  # the answer came whole: its call is not run
+        assert last.tool_call_id == "l2" and last.is_error
+        assert text_of(last) == "Tool call was not executed: the run was aborted."
+    else:  # the abort was seen while the answer streamed
+        assert getattr(last, "stop_reason", None) == "aborted"
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_dbos_cancellation_stays_available(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "go", id=rid, model="slow-tool", tools=["slow", "record"])
+    await wait_for_line(worker.effects / "started", rid)
+    await client.cancel_workflow_async(rid)  # DBOS's own: it stops where it is
     with pytest.raises(Exception, match=r"(?i)cancel"):
         await run.result()
     status = await (await client.retrieve_workflow_async(rid)).get_status()
     assert status.status == "CANCELLED"
-    assert lines(worker.effects / "effects", rid) == []  # the running call was cut off
+    assert lines(worker.effects / "effects", rid) == []
 
 
 def _launched(log: Path) -> bool:

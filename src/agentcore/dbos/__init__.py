@@ -19,7 +19,7 @@ messages = await run.result()
   (`DurableTool` for a tool that must not run twice); `python -m agentcore.dbos worker --module
   ...` runs one.
 - `start_run` enqueues a run (`RunOptions` from `agentcore.durable`) and returns a `DurableRun`,
-  which follows its events, approves or denies its waiting calls, cancels it and waits for its
+  which follows its events, approves or denies its waiting calls, aborts it and waits for its
   result (`RunOutcome`); `get_run` finds a run again by its id.
 
 Everything here needs DBOS: `pip install 'agentcore-loop[dbos]'`. `import agentcore.dbos` works

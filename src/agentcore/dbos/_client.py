@@ -15,7 +15,14 @@ from ..errors import ConfigError
 from ..events import AgentEvent
 from ..limits import LimitReached
 from ..messages import AgentMessage, UserMessage
-from ._names import DECIDE_TOPIC, DEFAULT_QUEUE, EVENTS_STREAM, PENDING_EVENT, WORKFLOW_NAME
+from ._names import (
+    ABORT_ATTRIBUTE,
+    DECIDE_TOPIC,
+    DEFAULT_QUEUE,
+    EVENTS_STREAM,
+    PENDING_EVENT,
+    WORKFLOW_NAME,
+)
 from ._sdk import dbos
 
 __all__ = ["DurableRun", "RunOutcome", "get_run", "start_run"]
@@ -127,10 +134,28 @@ class DurableRun:
         key = f"{self.id}:{decision['tool_call_id']}"  # one decision per call, sent once
         await self.client.send_async(self.id, decision, DECIDE_TOPIC, idempotency_key=key)
 
-    async def abort(self) -> None:
-        """Cancel the run (DBOS's cancellation): its running step is cancelled, and no step
-        starts after it. The events so far stay readable; `result()` then raises."""
-        await self.client.cancel_workflow_async(self.id)
+    async def abort(self, reason: str = "aborted") -> None:
+        """Abort the run, as `Agent.abort` does in-process: the running model request or tool
+        call is cut off (the tool's `AbortSignal` fires), every tool call still gets its one
+        result (`Tool execution was aborted.`, or a denial for a call waiting for approval), and
+        the run completes: `events()` ends with `agent_end` and `result()` returns the
+        transcript. The worker learns of it within `ABORT_POLL_SECONDS` (0.1 s) while a step
+        runs, or when its next step starts; an abort sent while no worker runs waits in the
+        database. Aborting twice, or a run that ended, changes nothing.
+
+        For DBOS's own cancellation (the workflow stops where it is, without those results),
+        use `client.cancel_workflow_async(run.id)`."""
+        if not isinstance(reason, str):
+            raise ConfigError(f"reason must be a str, got {type(reason).__name__}")
+        await self.client.update_workflow_attributes_async(
+            self.id, {ABORT_ATTRIBUTE: reason}, merge=True
+        )
+        await self.client.send_async(  # wakes a run waiting for decisions
+            self.id,
+            {"abort": True, "reason": reason},
+            DECIDE_TOPIC,
+            idempotency_key=f"{self.id}:abort",
+        )
 
     async def outcome(self, *, poll_interval: float = 0.02) -> RunOutcome:
         """Wait for the run to end (asking every `poll_interval` seconds); how it ended."""

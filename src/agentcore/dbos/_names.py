@@ -5,6 +5,8 @@ workflow.)"""
 from __future__ import annotations
 
 __all__ = [
+    "ABORTED_WHILE_WAITING",
+    "ABORT_ATTRIBUTE",
     "DECIDE_TOPIC",
     "DEFAULT_QUEUE",
     "EVENTS_STREAM",
@@ -17,3 +19,8 @@ DEFAULT_QUEUE = "agentcore"
 EVENTS_STREAM = "agentcore.events"
 PENDING_EVENT = "agentcore.pending_approvals"
 DECIDE_TOPIC = "agentcore.decide"
+ABORT_ATTRIBUTE = "agentcore_abort"
+"""The workflow attribute `DurableRun.abort` sets (to the reason): the durable flag the workers'
+steps look for, so that the workflow learns of the abort only from checkpointed step results."""
+ABORTED_WHILE_WAITING = "the run was aborted while the call waited for approval"
+"""The denial a call still waiting for a decision gets when the run is aborted (as on Temporal)."""

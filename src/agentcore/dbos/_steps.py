@@ -17,7 +17,8 @@ from __future__ import annotations
 import inspect
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,12 @@ from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
 from ..tools import AgentTool, AgentToolResult
+from ._names import ABORT_ATTRIBUTE
 from ._sdk import dbos
 
 __all__ = [
+    "ABORTED_BEFORE_START",
+    "ABORTED_WHILE_RUNNING",
     "NOT_RETRIED",
     "DurableTool",
     "Registry",
@@ -48,6 +52,15 @@ NOT_RETRIED = (
     "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
     "registered with retry=False, so it runs at most once."
 )
+
+ABORTED_BEFORE_START = "Tool call was not executed: the run was aborted."
+"""The result of a call whose run the caller aborted before it started (the in-process words)."""
+
+ABORTED_WHILE_RUNNING = "Tool execution was aborted."
+"""The result of a call the caller's abort cut off (the in-process loop's words)."""
+
+ABORT_POLL_SECONDS = 0.1
+"""How often a running step looks for the caller's abort (a step shorter than this never does)."""
 
 _FRESH: set[str] = set()
 """The `started` tokens this process recorded (a token not in it was recorded before a crash)."""
@@ -129,10 +142,50 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+async def _abort_reason() -> str | None:
+    """The reason `DurableRun.abort` gave for this step's run, or None if it was not aborted
+    (the run's workflow attribute, read from the system database)."""
+    status = await dbos.DBOS.get_workflow_status_async(dbos.DBOS.workflow_id or "")
+    attributes = getattr(status, "attributes", None)
+    if not isinstance(attributes, dict) or ABORT_ATTRIBUTE not in attributes:
+        return None
+    return str(attributes[ABORT_ATTRIBUTE])
+
+
+@asynccontextmanager
+async def _abort_watch(
+    on_abort: Callable[[str], None], *, first_after: float = 0.0
+) -> AsyncIterator[None]:
+    """Call `on_abort(reason)` when the caller aborted the run before the step started or
+    aborts it while the step runs: the system database is read after `first_after` seconds
+    and then every `ABORT_POLL_SECONDS`, beside the step's work, never before it (a step that
+    ends first is not delayed; the read is dropped)."""
+
+    async def watch() -> None:
+        await anyio.sleep(first_after)
+        while True:
+            reason = await _abort_reason()
+            if reason is not None:
+                on_abort(reason)
+                return
+            await anyio.sleep(ABORT_POLL_SECONDS)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
 @dbos.DBOS.step(name="agentcore.model", retries_allowed=False, preemptible=True)
 async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
     """Send one request with the registered model; returns its final message and which of the
-    run's tools need approval (a `requires_approval` that is a function counts as True)."""
+    run's tools need approval (a `requires_approval` that is a function counts as True).
+
+    A request of a run the caller aborted (before or while it streams) is cut off: the step
+    returns the answer so far (`stop_reason` "aborted") with `"aborted"` set, and the workflow
+    aborts its loop on that checkpointed result."""
     name = payload["model"]
     model = registry.models.get(name)
     if model is None:
@@ -171,11 +224,15 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
         max_retries=opts["max_retries"],
     )
     try:
-        final: AssistantMessage = await stream_simple(model, context, options).result()
+        async with _abort_watch(controller.abort):
+            final: AssistantMessage = await stream_simple(model, context, options).result()
     except BaseException:
         controller.abort("the step was cancelled")
         raise
-    return {"message": to_json(final), "requires_approval": approval, "at": _now_ms()}
+    data = {"message": to_json(final), "requires_approval": approval, "at": _now_ms()}
+    if final.stop_reason == "aborted":
+        data["aborted"] = str(controller.signal.reason)
+    return data
 
 
 @dbos.DBOS.step(name="agentcore.tool_started", retries_allowed=False)
@@ -189,19 +246,37 @@ async def started_step(call_id: str) -> str:
 @dbos.DBOS.step(name="agentcore.tool", retries_allowed=False, preemptible=True)
 async def tool_step(payload: dict[str, Any], token: str) -> dict[str, Any]:
     """Run one tool call: prepare and validate the arguments, execute, check the value. Every
-    failure is an error result for the model, worded as in an in-process run."""
+    failure is an error result for the model, worded as in an in-process run. The caller's
+    abort is looked for before the tool starts (then it does not) and while it runs (then its
+    `AbortSignal` fires and it is cancelled); either way the call ends with the in-process
+    loop's aborted result and `"aborted"` set."""
     name = payload["tool"]
     entry = registry.tools.get(name)
     updates: list[AgentToolResult] = []
     result: AgentToolResult | InputRequired
     fresh = token in _FRESH
     _FRESH.discard(token)
+    aborted: str | None = None
     if entry is None:
         result = _error(f"Tool {name} not found")
     elif not fresh and not entry.retry:
         result = _error(NOT_RETRIED.format(name=name))
+    elif (aborted := await _abort_reason()) is not None:  # a tool never starts after an abort
+        result = _error(ABORTED_BEFORE_START)
     else:
-        result = await _call(entry.tool, payload, updates)
+        controller = AbortController()
+        with anyio.CancelScope() as cut:
+
+            def on_abort(reason: str) -> None:
+                nonlocal aborted
+                aborted = reason
+                controller.abort(reason)  # the tool's signal first, as in-process
+                cut.cancel()
+
+            async with _abort_watch(on_abort, first_after=ABORT_POLL_SECONDS):
+                result = await _call(entry.tool, payload, updates, controller)
+        if aborted is not None:
+            result = _error(ABORTED_WHILE_RUNNING)
     asked = None
     if isinstance(result, InputRequired):  # the workflow makes the call wait
         asked = {"key": result.key, "message": result.message, "schema": result.schema}
@@ -214,11 +289,16 @@ async def tool_step(payload: dict[str, Any], token: str) -> dict[str, Any]:
     data["at"] = _now_ms()
     if asked is not None:
         data["input_required"] = asked
+    if aborted is not None:
+        data["aborted"] = aborted
     return data
 
 
 async def _call(
-    tool: AgentTool, payload: dict[str, Any], updates: list[AgentToolResult]
+    tool: AgentTool,
+    payload: dict[str, Any],
+    updates: list[AgentToolResult],
+    controller: AbortController,
 ) -> AgentToolResult | InputRequired:
     raw = payload["arguments"]
     try:
@@ -227,7 +307,6 @@ async def _call(
     except Exception as exc:
         return _error(_text(exc))
     timeout = tool.timeout if tool.timeout is not None else payload.get("timeout")
-    controller = AbortController()
     call_id = payload["call_id"]
 
     async def run() -> Any:

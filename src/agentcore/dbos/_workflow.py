@@ -16,6 +16,12 @@ Events go to watchers through a DBOS stream (`agentcore.events`): the events bet
 are written as one entry, just before the next step (a write is a checkpoint, so a recovery does
 not write them again). A run that stops for approvals publishes the waiting calls as the
 `agentcore.pending_approvals` event and waits, for days if need be, for decisions sent to it.
+
+The caller's abort (`DurableRun.abort`) is a workflow attribute the steps look for: a step that
+finds it returns its result cut off and marked, and the workflow aborts its loop on that mark, so
+every tool call still gets its one result and the run completes. The workflow learns of an abort
+only from checkpointed step results (and the decision wait's messages), never from a read of its
+own, so a recovery makes the same decisions.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import run_agent_loop, run_agent_loop_continue
-from ..abort import AbortSignal
+from ..abort import AbortController, AbortSignal
 from ..approvals import ApprovalDecision, InputRequired, input_answers, pending_approvals
 from ..config import AgentContext
 from ..durable import (
@@ -46,7 +52,7 @@ from ..llm import (
 )
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpdateCallback
-from ._names import DECIDE_TOPIC, EVENTS_STREAM, PENDING_EVENT, WORKFLOW_NAME
+from ._names import ABORTED_WHILE_WAITING, DECIDE_TOPIC, EVENTS_STREAM, PENDING_EVENT, WORKFLOW_NAME
 from ._sdk import dbos
 from ._steps import model_step, started_step, tool_step
 
@@ -71,6 +77,7 @@ class _Run:
         self.started = False
         self.waiting = False
         self.limit: dict[str, Any] | None = None
+        self.controller = AbortController()
 
     def now(self) -> int:
         return self.clock
@@ -119,6 +126,14 @@ class _Run:
             decision = await DBOS.recv_async(DECIDE_TOPIC, timeout_seconds=WAIT_SECONDS)
             if not isinstance(decision, dict):
                 continue  # the wait timed out: wait again
+            if decision.get("abort"):  # the calls still waiting are denied, the loop aborted
+                with message_clock(self.now):
+                    for waiting in pending:
+                        denial = ApprovalDecision.deny(waiting, ABORTED_WHILE_WAITING)
+                        self.transcript.append(denial)
+                        self.unannounced.append(denial)
+                self.controller.abort(str(decision.get("reason") or "aborted"))
+                break
             request = next(
                 (r for r in pending if r.tool_call_id == decision.get("tool_call_id")), None
             )
@@ -170,6 +185,9 @@ class _Run:
             },
         }
         data = await model_step(payload)
+        if "aborted" in data:
+            self.controller.abort(data["aborted"])
+            self.saw(data["at"])
         if "error" in data:
             message = replace(
                 partial,
@@ -206,6 +224,8 @@ class _Run:
             token = await started_step(call_id)
             data = await tool_step(payload, token)
             self.saw(data["at"])
+            if "aborted" in data:  # (no await after this: the result is the call's)
+                self.controller.abort(data["aborted"])
             for update in data.get("updates", ()):
                 on_update(result_from_json(update))
             asked = data.get("input_required")
@@ -242,10 +262,11 @@ async def agent_run(data: dict[str, Any]) -> dict[str, Any]:
                 system_prompt=data["system_prompt"], messages=list(run.transcript), tools=tools
             )
             stream_fn = run.stream_fn(name)
+            signal = run.controller.signal
             if prompts:
-                await run_agent_loop(prompts, context, config, run.emit, None, stream_fn)
+                await run_agent_loop(prompts, context, config, run.emit, signal, stream_fn)
             else:
-                await run_agent_loop_continue(context, config, run.emit, None, stream_fn)
+                await run_agent_loop_continue(context, config, run.emit, signal, stream_fn)
             if not run.waiting:
                 break
             await run.wait_for_decisions()
