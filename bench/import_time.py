@@ -1,4 +1,5 @@
-"""Cold `import agentcore` time (no provider SDK, no HTTP stack imported). Target: 100 ms.
+"""Cold import time of agentcore's loop and Agent (no provider SDK, no HTTP stack imported).
+Target: 100 ms beyond `import asyncio, anyio`.
 
 Each import runs in a fresh interpreter, after one warm-up import that writes the bytecode
 cache (into a temporary `PYTHONPYCACHEPREFIX`, so that a `PYTHONDONTWRITEBYTECODE` in the
@@ -15,8 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+# what a program imports: since issue 35 `import agentcore` loads a public name when it is first
+# used, so the loop and the Agent are imported by name (`IMPORT` below)
+IMPORT = "from agentcore import Agent, agent_loop; import agentcore.llm"
 CODE = (
-    "import time; t = time.perf_counter(); import agentcore, agentcore.llm; "
+    f"import time; t = time.perf_counter(); {IMPORT}; "
     "d = time.perf_counter() - t; import sys; "
     "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'httpx', 'email', 'pydantic', "
     "'jsonschema') if m in sys.modules]; "
@@ -47,11 +51,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
-        subprocess.run([sys.executable, "-c", "import agentcore, agentcore.llm"], env=env)
+        subprocess.run([sys.executable, "-c", IMPORT], env=env)
         times, modules, heavy = _times(CODE, env)
         base, base_modules, _ = _times(BASE, env)
     mid = len(times) // 2
-    print(f"import agentcore: median {times[mid] * 1000:.0f} ms, best {times[0] * 1000:.0f} ms")
+    print(f"{IMPORT}: median {times[mid] * 1000:.0f} ms, best {times[0] * 1000:.0f} ms")
     print(f"  {modules} modules loaded (import asyncio, anyio alone: {base_modules},")
     print(f"  median {base[mid] * 1000:.0f} ms, best {base[0] * 1000:.0f} ms)")
     print(f"heavy dependencies imported: {heavy}  (target: none, under 100 ms)")

@@ -51,7 +51,30 @@ GROUPS = (
     ),
     Group(
         "Per delta through an adapter, under a signal (provider_stream.py)",
-        (("openai-completions", "6.1"), ("openai-responses", "5.3"), ("anthropic-messages", "8.0")),
+        (
+            ("openai-completions", "1.33"),
+            ("openai-responses", "1.41"),
+            ("anthropic-messages", "1.46"),
+        ),
+        1.5,
+    ),
+    Group(
+        "A whole run on the real wire, per delta (provider_run.py)",
+        (
+            ("openai-completions", "1.45"),
+            ("openai-responses", "1.37"),
+            ("anthropic-messages", "1.44"),
+        ),
+        1.5,
+    ),
+    Group(
+        "A whole run on the real wire, per run (provider_run.py)",
+        (
+            ("openai-completions", "1.48"),
+            ("openai-responses", "2.03"),
+            ("anthropic-messages", "1.93"),
+        ),
+        1.5,
     ),
     Group(
         "Agent turn with a session, no latency (sessions.py)", (("JSONL", "1.6"), ("SQLite", "8.2"))

@@ -1,16 +1,18 @@
-"""The option list has one definition, `AgentLoopConfig`'s fields: the Agent's keyword parameters
-and attributes, the options it forwards and the options of every request follow it exactly."""
+"""The option list has one definition, `AgentLoopConfig`'s fields: the Agent's keyword options
+(`AgentOptions`) and attributes, the options it forwards and the options of every request follow
+it exactly."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from typing import Any
 
 import pytest
 
 from agentcore import Agent, AgentLoopConfig, ToolExecutionMode, UsageLimits
-from agentcore._agent.run import AGENT_DEFAULTS, OPTIONS, RUN_OWN
+from agentcore._agent.options import AGENT_DEFAULTS, DEFAULTS, OPTIONS, RUN_OWN, AgentOptions
 from agentcore._engine.request import stream_options
 from agentcore.abort import AbortController
 from agentcore.guardrails import input_guardrail
@@ -42,14 +44,26 @@ def test_agent_parameters_match_the_config_fields_exactly() -> None:
     """Names and order, types and defaults: only the bounds default differently (documented in
     the Agent's docstring and docs/limits.md)."""
     parameters = inspect.signature(Agent.__init__).parameters
-    assert list(parameters) == ["self", *AGENT_OWN, *OPTIONS]
+    assert list(parameters) == ["self", *AGENT_OWN, "options"]
+    assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert parameters["options"].annotation == "Unpack[AgentOptions]"
+    assert AgentOptions.__total__ is False
+    annotations = AgentOptions.__annotations__
+    assert list(annotations) == list(OPTIONS)
     fields = {f.name: f for f in dataclasses.fields(AgentLoopConfig)}
     for name in OPTIONS:
-        parameter, field = parameters[name], fields[name]
-        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, name
-        assert parameter.annotation == field.type, name
-        expected = AGENT_DEFAULTS.get(name, _field_default(field))
-        assert parameter.default == expected, name
+        field = fields[name]
+        assert annotations[name].__forward_arg__ == field.type, name
+    assert typing.get_type_hints(AgentOptions) == {
+        name: hint
+        for name, hint in typing.get_type_hints(AgentLoopConfig).items()
+        if name in OPTIONS
+    }
+    agent = Agent()
+    for name in OPTIONS:
+        expected = AGENT_DEFAULTS.get(name, _field_default(fields[name]))
+        assert DEFAULTS[name] == expected, name
+        assert getattr(agent, name) == expected, name
     assert AGENT_DEFAULTS == {
         "max_turns": DEFAULT_MAX_TURNS,
         "tool_timeout": DEFAULT_TOOL_TIMEOUT,
@@ -58,6 +72,25 @@ def test_agent_parameters_match_the_config_fields_exactly() -> None:
     }
     for name in AGENT_DEFAULTS:
         assert _field_default(fields[name]) is None, f"agent_loop has no {name} unless given"
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_it() -> None:
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'max_turn'.*max_turns"):
+        Agent(max_turn=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"'model'.*initial_state"):
+        Agent(model=FauxProvider().model)  # type: ignore[call-arg]
+
+
+def test_an_option_set_as_an_attribute_reaches_the_next_run_only() -> None:
+    agent = Agent(max_turns=5)
+    before = agent._loop_config()
+    agent.max_turns = 3
+    agent.temperature = 0.25
+    assert (agent.max_turns, agent.temperature) == (3, 0.25)
+    config = agent._loop_config()
+    assert (config.max_turns, config.temperature) == (3, 0.25)
+    assert (before.max_turns, before.temperature) == (5, None)
+    assert Agent().max_turns == DEFAULT_MAX_TURNS  # another agent's options are its own
 
 
 def _distinct_values() -> dict[str, Any]:

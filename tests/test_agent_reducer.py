@@ -4,6 +4,7 @@ and a failure whose text cannot even be had still settles the run with well-nest
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import pytest
@@ -86,3 +87,94 @@ async def test_a_failure_without_text_settles_the_agent() -> None:
     assert not agent.state.is_streaming and agent.state.streaming_message is None
     await agent.prompt("again")  # the agent is idle and usable
     assert len(agent.state.messages) == 4
+
+
+_CHANGING = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def _is_state(node: ast.expr) -> bool:
+    """`x._state`, `self._state` or a variable named `state`."""
+    return (isinstance(node, ast.Attribute) and node.attr == "_state") or (
+        isinstance(node, ast.Name) and node.id == "state"
+    )
+
+
+def _private_state_writes(source: str) -> list[str]:
+    """Writes of an `AgentState` outside `AgentState` itself: assignments to a private field
+    (`x._state._f = ...`, `state._f = ...`), and changes of its transcript list in place
+    (`state.messages.append(m)`, `del state.messages[-1]`, or through a name bound to it,
+    `messages = self._state.messages; messages.append(m)`) instead of through `_reduce`."""
+    found = []
+    tree = ast.parse(source)
+    aliases = set()  # names bound to a state's transcript list
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            value = node.value
+            if (
+                isinstance(value, ast.Attribute)
+                and value.attr == "messages"
+                and _is_state(value.value)
+            ):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+
+    def transcript(node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr in ("messages", "_messages"):
+            return _is_state(node.value)
+        return isinstance(node, ast.Name) and node.id in aliases
+
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        for target in targets:
+            if isinstance(target, ast.Attribute) and target.attr.startswith("_"):
+                if _is_state(target.value):
+                    found.append(f"line {node.lineno}: {ast.unparse(target)}")
+            elif isinstance(target, ast.Subscript) and transcript(target.value):
+                found.append(f"line {node.lineno}: {ast.unparse(target)}")
+            elif isinstance(node, ast.AugAssign) and transcript(target):
+                found.append(f"line {node.lineno}: {ast.unparse(target)} +=")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _CHANGING
+            and transcript(node.func.value)
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node.func)}()")
+    return found
+
+
+def test_only_the_reducer_writes_the_state() -> None:
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "agentcore"
+    files = [src / "agent.py", *sorted((src / "_agent").glob("*.py"))]
+    for path in files:
+        if path.name == "state.py":  # AgentState itself
+            continue
+        assert _private_state_writes(path.read_text("utf-8")) == [], path.name
+    made_up = "def reset(self):\n    self._state._limit = None\n    state._output = 1\n"
+    assert len(_private_state_writes(made_up)) == 2
+    # what `_decide` and `_deny_waiting` did before they went through the reducer
+    made_up = (
+        "def _decide(self, kept):\n"
+        "    messages = self._state.messages\n"
+        "    messages.append(kept)\n"
+        "    messages.pop()\n"
+        "def _deny_waiting(self, reason):\n"
+        "    for request in self._state.pending_approvals:\n"
+        "        self._state.messages.append(deny(request, reason))\n"
+        "def more(state, m):\n"
+        "    state.messages.extend([m])\n"
+        "    state.messages[0] = m\n"
+        "    del state.messages[-1]\n"
+        "    state.messages += [m]\n"
+        "    copy = list(state.messages)\n"
+        "    copy.append(m)\n"  # a copy is not the state
+    )
+    assert len(_private_state_writes(made_up)) == 7

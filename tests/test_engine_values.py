@@ -1,6 +1,6 @@
 """The engine's stages return values: a turn's outcome, a call's stage, a compaction, a typed
-answer; the stop reasons are one list; no stage writes a field of the run (see
-docs/contributing-engine.md)."""
+answer; the run's end is one typed variant per reason, and `agent_end` is built from it in one
+place; no stage writes the run or its state (see docs/contributing-engine.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,24 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, UserMessage, run_agent_loop, tool
-from agentcore._engine.outcome import DONE, NEXT, StopCause, Stopped
+from agentcore._engine.outcome import (
+    DONE,
+    NEXT,
+    STOPS,
+    Aborted,
+    Answered,
+    AwaitingApprovals,
+    Done,
+    Failed,
+    HookStopped,
+    LimitHit,
+    OutOfRetries,
+    Tripped,
+    agent_end,
+)
+from agentcore.approvals import ApprovalRequest
 from agentcore.events import AgentEndEvent
+from agentcore.guardrails import GuardrailTrip
 from agentcore.limits import LimitReached
 from agentcore.messages import ToolCall
 from agentcore.testing import FauxProvider, faux_message
@@ -23,80 +39,164 @@ pytestmark = pytest.mark.anyio
 ENGINE = Path(__file__).resolve().parents[1] / "src" / "agentcore" / "_engine"
 
 
-def test_each_stop_reason_fills_one_agent_end_field_or_none() -> None:
-    end_fields = {f.name for f in dataclasses.fields(AgentEndEvent)}
-    for cause in StopCause:
-        assert cause.field is None or cause.field in end_fields, cause
-        stopped = Stopped(cause, data := object())
-        read = {
-            "limit": stopped.limit,
-            "output": stopped.output,
-            "pending_approvals": stopped.pending_approvals,
-            "guardrail": stopped.guardrail,
-        }
-        assert [name for name, value in read.items() if value is data] == (
-            [cause.field] if cause.field is not None else []
-        ), cause
-    assert Stopped(StopCause.APPROVALS).pending_approvals == ()
+def test_each_end_fills_its_agent_end_field_alone() -> None:
+    limit = LimitReached(kind="max_turns", limit=1, used=1)
+    trip = GuardrailTrip(guardrail="g", kind="input", reason="no")
+    request = ApprovalRequest(tool_call_id="a", tool_name="t", arguments={})
+    expected: list[tuple[Any, dict[str, Any]]] = [
+        (DONE, {}),
+        (Aborted(), {}),
+        (Failed(error=RuntimeError("x")), {}),
+        (HookStopped(), {}),
+        (LimitHit(limit), {"limit": limit}),
+        (OutOfRetries(limit), {"limit": limit}),
+        (AwaitingApprovals((request,)), {"pending_approvals": (request,)}),
+        (Answered({"n": 1}), {"output": {"n": 1}}),
+        (Tripped(trip), {"guardrail": trip}),
+    ]
+    assert {type(end) for end, _ in expected} - {Done} == set(STOPS)  # every stop is covered
+    defaults = AgentEndEvent(messages=[])
+    for end, fields in expected:
+        event = agent_end(end, [])
+        for field in dataclasses.fields(AgentEndEvent):
+            if field.name in ("messages", "type"):
+                continue
+            want = fields.get(field.name, getattr(defaults, field.name))
+            assert getattr(event, field.name) == want, (end, field.name)
     assert NEXT is not DONE
 
 
-def test_a_limit_stop_carries_its_limit() -> None:
-    limit = LimitReached(kind="max_turns", limit=1, used=1)
-    assert Stopped(StopCause.LIMIT, limit).limit is limit
-    assert Stopped(StopCause.OUTPUT_RETRIES, limit).limit is limit
-    assert Stopped(StopCause.HOOK).limit is None
-
-
-# The stages that hand results back to the loop: none of them may write the run's fields or call
-# the run's methods that change it (the loop keeps what they return). Carrying out approval
-# decisions is a tool batch: like any batch, it adds its messages (the marker before a call
-# runs) with `add_message`, and nothing else.
+# The stages that hand results back to the loop: none of them may write the run or its state (its
+# inputs, services, transcript), whatever the variable holding it is called: a parameter or a
+# field annotated with one of the run's types, or a local taken from one. What a stage may do to
+# the transcript is named here: a batch publishes its results (`join`; carrying out approval
+# decisions also joins the marker before a call runs), a request streams its answer into it.
+RUN_TYPES = {
+    "ToolRun",
+    "CompactionRun",
+    "RequestRun",
+    "LoopRun",
+    "RunInputs",
+    "RunServices",
+    "Transcript",
+}
 STAGES = {
     "approval_gate.py": set(),
     "bounds.py": set(),
     "compaction.py": set(),
-    "decided_calls.py": {"add_message"},
+    "decided_calls.py": {"join"},
+    "input_wait.py": set(),
     "instrumentation.py": set(),
-    "tool_batch.py": set(),
+    "tool_batch.py": {"join"},
     "tool_execution.py": set(),
     "tool_outcomes.py": set(),
+    "turn_request.py": {"join", "open", "interrupted", "keep", "offer"},
     "typed_answer.py": set(),
 }
-CHANGING = {"add_message", "turn_end", "turn_start", "turn_hooks", "turn_hooks_stop", "apply"}
+CHANGING = {
+    "join",
+    "open",
+    "interrupted",
+    "keep",
+    "offer",
+    "replace",
+    "turn_end",
+    "turn_start",
+    "turn_hooks",
+    "apply",
+}
+MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"}
+
+
+def _annotation_names(node: ast.expr | None) -> set[str]:
+    if node is None:
+        return set()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+    }
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
 
 
 def _writes_to_run(source: str, allowed: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
-        for target in targets:
-            while isinstance(target, ast.Subscript):
-                target = target.value
-            base = target
-            while isinstance(base, ast.Attribute):
-                base = base.value
+    tree = ast.parse(source)
+    fields = set()  # `self.<name>` fields of a run type (a dataclass's annotated fields)
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for item in cls.body:
             if (
-                isinstance(target, ast.Attribute)
-                and isinstance(base, ast.Name)
-                and base.id == "run"
+                isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and _annotation_names(item.annotation) & RUN_TYPES
             ):
-                found.append(f"line {node.lineno}: writes {ast.unparse(target)}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            func = node.func
-            owner = func.value
-            changing = func.attr in CHANGING and func.attr not in allowed
-            if isinstance(owner, ast.Name) and owner.id == "run" and changing:
-                found.append(f"line {node.lineno}: calls run.{func.attr}")
-            if func.attr in ("append", "extend") and isinstance(func.value, ast.Attribute):
-                owner = func.value.value
-                if isinstance(owner, ast.Name) and owner.id == "run":
-                    found.append(f"line {node.lineno}: changes {ast.unparse(func.value)}")
-    return found
+                fields.add(item.target.id)
+    found = []
+    for func in (
+        n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ):
+        args = func.args
+        held = {
+            a.arg
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if _annotation_names(a.annotation) & RUN_TYPES
+        }
+
+        def is_run(node: ast.expr, held: set[str] = held) -> bool:
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and node.attr in fields
+            ):
+                return True
+            root = _root(node)
+            if isinstance(root, ast.Name) and root.id in held:
+                return True
+            # `self.run.x`: rooted at a run-typed field
+            while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+                inner = node.func if isinstance(node, ast.Call) else node.value
+                if (
+                    isinstance(inner, ast.Attribute)
+                    and isinstance(inner.value, ast.Name)
+                    and inner.value.id == "self"
+                    and inner.attr in fields
+                ):
+                    return True
+                node = inner
+            return False
+
+        for node in ast.walk(func):  # locals taken from the run are the run too
+            if isinstance(node, ast.Assign) and is_run(node.value):
+                held |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(func):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute | ast.Subscript) and is_run(target):
+                    found.append(f"line {node.lineno}: writes {ast.unparse(target)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                func_ = node.func
+                owner = func_.value
+                if func_.attr in CHANGING and func_.attr not in allowed and is_run(owner):
+                    found.append(f"line {node.lineno}: calls {ast.unparse(func_)}")
+                if (
+                    func_.attr in MUTATING
+                    and isinstance(owner, ast.Attribute | ast.Subscript)
+                    and is_run(owner)
+                ):
+                    found.append(f"line {node.lineno}: changes {ast.unparse(owner)}")
+    return sorted(set(found))
 
 
 @pytest.mark.parametrize("name", sorted(STAGES))
@@ -106,15 +206,25 @@ def test_no_stage_writes_the_run(name: str) -> None:
 
 def test_the_check_finds_a_stage_writing_the_run() -> None:
     source = (
-        "def f(run):\n"
-        "    run.output = 1\n"
-        "    run.tools_by_name['x'] = 2\n"
-        "    run.pending_approvals.append(3)\n"
-        "    run.compaction_failed |= True\n"
-        "async def g(run):\n"
-        "    await run.add_message(4)\n"
+        "class Batch:\n"
+        "    owner: ToolRun\n"
+        "    async def step(self) -> None:\n"
+        "        self.owner.transcript.messages.append(0)\n"  # a field, whatever its name
+        "def f(state: 'RequestRun', item: PipelineCall) -> None:\n"
+        "    state.model = 1\n"  # a parameter, whatever its name
+        "    state.transcript.tools_by_name['x'] = 2\n"
+        "    item.result = 3\n"  # not the run: allowed
+        "    t = state.transcript\n"
+        "    t.new_messages.extend([4])\n"  # through a local taken from the run
+        "    t.phase = 5\n"
+        "async def g(r: Transcript) -> None:\n"
+        "    await r.join(6)\n"
+        "    r.compaction_failed |= True\n"
     )
-    assert len(_writes_to_run(source)) == 5
+    found = _writes_to_run(source)
+    assert len(found) == 7, found
+    assert not any("item.result" in f for f in found)
+    assert len(_writes_to_run(source, {"join"})) == 6
 
 
 async def test_agent_end_keeps_the_pending_approvals_when_the_sink_fails_at_that_turn_end() -> None:

@@ -38,7 +38,24 @@ HEAVY = (
 )
 HEAVY_MODULES = ("http.client", "urllib.request", "google.genai")
 
-CODE = "import sys, json, agentcore; print(json.dumps(sorted(sys.modules)))"
+# `import agentcore` imports a public name when it is first used: what a program that uses the
+# loop and the Agent loads (all that `import agentcore` used to load) is checked
+CODE = (
+    "import sys, json, agentcore, agentcore.llm; from agentcore import *; "
+    "print(json.dumps(sorted(sys.modules)))"
+)
+
+
+def _loaded(code: str) -> list[str]:
+    """The modules loaded by running `code` in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return json.loads(out.stdout.splitlines()[-1])
 
 
 def _import_agentcore() -> tuple[list[str], str]:
@@ -90,3 +107,47 @@ def test_the_chain_names_who_imported_a_module() -> None:
     _, importtime = _import_agentcore()
     chain = _chain(importtime, "asyncio")
     assert chain.startswith("asyncio <- ") and "agentcore" in chain, chain
+
+
+def test_import_agentcore_alone_loads_none_of_its_modules() -> None:
+    """The public names are imported when first used: the package itself is its version."""
+    loaded = _loaded("import agentcore, agentcore.llm")
+    ours = [m for m in loaded if m.split(".")[0] == "agentcore"]
+    assert ours == ["agentcore", "agentcore._version", "agentcore.llm"], ours
+    assert "asyncio" not in loaded
+
+
+def test_the_loop_alone_loads_neither_the_agent_nor_sessions() -> None:
+    """A program that only calls `agent_loop` does not import the `Agent`, its sessions or
+    `sqlite3`; one that builds an `Agent` does not import `sqlite3` either, until it uses the
+    SQLite store."""
+    loaded = _loaded("from agentcore import agent_loop, AgentLoopConfig, AgentContext, tool")
+    agent = [
+        m
+        for m in loaded
+        if m in ("agentcore.agent", "agentcore.sessions", "sqlite3")
+        or m.startswith(("agentcore._agent.", "agentcore.sessions."))
+    ]
+    assert not agent, agent
+    assert "sqlite3" not in _loaded("from agentcore import Agent")
+    assert "sqlite3" in _loaded("from agentcore.sessions import SqliteSessionStore")
+
+
+def test_version_and_help_load_only_the_parser() -> None:
+    """`agentcore --version` and `--help` parse the arguments before importing any command: no
+    engine, no model layer beyond its types, no event loop."""
+    for flag in ("--version", "--help"):
+        loaded = _loaded(
+            "import contextlib, io\n"
+            "from agentcore.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            f"    main([{flag!r}])"
+        )
+        ours = {m for m in loaded if m.split(".")[0] == "agentcore"}
+        allowed = {"agentcore", "agentcore._version", "agentcore.cli", "agentcore.errors"}
+        allowed |= {"agentcore.limits"}
+        allowed |= {"agentcore.llm", "agentcore.llm.model", "agentcore.llm.types"}
+        allowed |= {"agentcore.messages", "agentcore.messages._json", "agentcore.messages._types"}
+        unexpected = sorted(m for m in ours - allowed if not m.startswith("agentcore.cli._"))
+        assert not unexpected, (flag, unexpected)
+        assert "agentcore.cli._main" not in ours and "asyncio" not in loaded, flag

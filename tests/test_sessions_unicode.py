@@ -113,3 +113,40 @@ def test_an_old_file_with_a_lone_surrogate_is_listed_shown_and_resumed() -> None
         resumed = Agent(session=store.open(session.id))
         assert resumed.state.messages[0].content == "\ufffd x"  # type: ignore[union-attr]
         resumed.session.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_a_nul_in_a_prompt_a_steer_and_an_answer_is_kept_by_every_store(
+    tmp_path: Path, kind: str
+) -> None:
+    # PostgreSQL's text refuses NUL: the session's title (the first prompt) used to fail the
+    # write, and an assistant error was stored in place of the prompt
+    agent: Agent | None = None
+
+    def steer_then_answer(call: object) -> object:
+        assert agent is not None
+        agent.steer("steer \x00 here")
+        return faux_text("answer \x00 one")
+
+    faux = FauxProvider([steer_then_answer, faux_text("answer\x00two")])
+    with make_store(kind, tmp_path) as store:
+        session = store.create()
+        agent = Agent(initial_state={"model": faux.model}, session=session)
+        await agent.prompt("first \x00 prompt\x00")
+        texts = [
+            m.content if isinstance(m, UserMessage) else m.text  # type: ignore[union-attr]
+            for m in agent.state.messages
+        ]
+        assert texts == [
+            "first \x00 prompt\x00",
+            "answer \x00 one",
+            "steer \x00 here",
+            "answer\x00two",
+        ]
+        assert all(m.stop_reason == "stop" for m in agent.state.messages if m.role == "assistant")  # type: ignore[union-attr]
+        session.close()
+    with make_store(kind, tmp_path) as store:  # read back by a fresh store: the same messages
+        assert store.load(session.id).messages == agent.state.messages
+        (info,) = store.list()
+        assert info.title == "first \ufffd prompt\ufffd"  # the title shows it as the page does

@@ -18,74 +18,55 @@ so a process killed at any moment loses at most the message being streamed, and
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
 
-from ._agent.approvals import ApprovalMethods
-from ._agent.queues import QueueMethods
+from ._agent import approvals
+from ._agent.options import OPTIONS, AgentOptions, agent_options, option_property
+from ._agent.queues import poll_follow_up, poll_steering
 from ._agent.run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
-    OPTIONS,
     ActiveRun,
     Listener,
     Subscription,
+    deliver,
     prompt_messages,
+    queued_message,
     run_blocking,
 )
-from ._agent.session import SessionBinding
+from ._agent.session import SessionBinding, resume
 from ._agent.state import (
+    RESET,
     UNKNOWN_MODEL,
     AgentState,
+    Decided,
+    QueueKind,
     QueueMode,
     Queues,
     check_queue_mode,
     state_fields,
 )
-from ._compaction.policy import Compaction
 from ._engine.entry import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
-from .approvals import NEW_MESSAGE_REASON
-from .config import (
-    AfterToolCallResult,
-    AgentContext,
-    AgentLoopConfig,
-    BeforeToolCallResult,
-    NextTurn,
-    default_convert_to_llm,
-)
+from .approvals import NEW_MESSAGE_REASON, ApprovalDecision, ApprovalRequest
+from .config import AgentContext, AgentLoopConfig
 from .errors import AgentBusyError, ConfigError, MessageFormatError
 from .events import AgentEvent, MessageEndEvent
-from .guardrails import Guardrail
-from .limits import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT,
-    UsageLimits,
-)
-from .llm.model import Model
 from .llm.registry import StreamFn
-from .llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
-from .messages import (
-    AgentMessage,
-    ImageContent,
-    Message,
-)
+from .messages import AgentMessage, ImageContent
 from .sessions import Session, SessionState
-from .tools import ToolExecutionMode
 
 __all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
 
 _log = logging.getLogger("agentcore")
 
 
-class Agent(QueueMethods, ApprovalMethods):
+class Agent:
     """A stateful agent: one transcript, one run at a time, listeners, queues, sessions.
 
     ```python
@@ -106,13 +87,14 @@ class Agent(QueueMethods, ApprovalMethods):
             `"all"`.
         follow_up_mode: the same for `follow_up` messages.
 
-    The other keyword arguments are the options of `AgentLoopConfig`, forwarded to every run.
-    Each is also an attribute; a change applies from the next run. With a session and no
-    `session_id`, the session's id is sent as the prompt-cache key. Unlike `agent_loop`, an Agent
-    bounds its runs by default: `max_turns=100`, `tool_timeout=600`, `request_timeout=300`,
-    `idle_timeout=300` seconds (None turns one off; see docs/limits.md). `state.limit` tells which
-    bound ended the last run, `state.guardrail` which guardrail (see docs/guardrails.md), and
-    `state.output` holds the last run's answer when it had an
+    The other keyword arguments (`**options`, typed by `AgentOptions`) are the options of
+    `AgentLoopConfig` but `model` and `reasoning` (the state's), forwarded to every run. Each is
+    also an attribute (`agent.max_turns = 3`); a change applies from the next run. With a
+    session and no `session_id`, the session's id is sent as the prompt-cache key. Unlike
+    `agent_loop`, an Agent bounds its runs by default: `max_turns=100`, `tool_timeout=600`,
+    `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see docs/limits.md).
+    `state.limit` tells which bound ended the last run, `state.guardrail` which guardrail (see
+    docs/guardrails.md), and `state.output` holds the last run's answer when it had an
     `output_type` (see docs/typed-answers.md).
 
     Raises:
@@ -127,43 +109,9 @@ class Agent(QueueMethods, ApprovalMethods):
         session: Session | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
-        # From here: `AgentLoopConfig`'s options (`OPTIONS`), written out for editors and type
-        # checkers; tests/test_agent_options.py checks they match its fields exactly.
-        session_id: str | None = None,
-        on_payload: OnPayload | None = None,
-        on_response: OnResponse | None = None,
-        transport: Transport = "auto",
-        thinking_budgets: ThinkingBudgets | None = None,
-        max_retry_delay_ms: int = 60_000,
-        tool_execution: ToolExecutionMode = ToolExecutionMode.PARALLEL,
-        max_parallel_tools: int | None = None,
-        before_tool_call: Callable[..., BeforeToolCallResult | Awaitable[Any] | None] | None = None,
-        after_tool_call: Callable[..., AfterToolCallResult | Awaitable[Any] | None] | None = None,
-        prepare_next_turn: Callable[..., NextTurn | Awaitable[Any] | None] | None = None,
-        should_stop_after_turn: Callable[..., bool | Awaitable[bool]] | None = None,
-        convert_to_llm: Callable[
-            ..., list[Message] | Awaitable[list[Message]]
-        ] = default_convert_to_llm,
-        transform_context: Callable[..., Any] | None = None,
-        get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        cache_retention: CacheRetention = "short",
-        metadata: Mapping[str, Any] | None = None,
-        max_turns: int | None = DEFAULT_MAX_TURNS,
-        usage_limits: UsageLimits | None = None,
-        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-        max_retries: int = 3,
-        output_type: Any = None,
-        output_retries: int = 2,
-        compaction: Compaction | None = None,
-        fallback_models: Sequence[Model] = (),
-        guardrails: Sequence[Guardrail] = (),
+        **options: Unpack[AgentOptions],
     ) -> None:
+        self._options = agent_options(options)  # an unknown keyword: a TypeError, before anything
         given = state_fields(initial_state)
         self.stream_fn = stream_fn
         self._queues = Queues(steering_mode, follow_up_mode)
@@ -178,67 +126,11 @@ class Agent(QueueMethods, ApprovalMethods):
                     "session must be an open agentcore.sessions.Session "
                     f"(store.create() or store.open(id)), got {type(session).__name__}"
                 )
-            self._resume(session, given)
+            binding = SessionBinding(session, self._session_state, self._session_fingerprint)
+            self._binding = resume(binding, given, self._state, self._queues)
         for name, value in given.items():  # only settable fields: state_fields checked them
             setattr(self._state, name, value)
-        self.session_id = session_id
-        self.on_payload = on_payload
-        self.on_response = on_response
-        self.transport = transport
-        self.thinking_budgets = thinking_budgets
-        self.max_retry_delay_ms = max_retry_delay_ms
-        self.tool_execution = tool_execution
-        self.max_parallel_tools = max_parallel_tools
-        self.before_tool_call = before_tool_call
-        self.after_tool_call = after_tool_call
-        self.prepare_next_turn = prepare_next_turn
-        self.should_stop_after_turn = should_stop_after_turn
-        self.convert_to_llm = convert_to_llm
-        self.transform_context = transform_context
-        self.get_api_key = get_api_key
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.api_key = api_key
-        self.headers = headers
-        self.cache_retention = cache_retention
-        self.metadata = metadata
-        self.max_turns = max_turns
-        self.usage_limits = usage_limits
-        self.tool_timeout = tool_timeout
-        self.request_timeout = request_timeout
-        self.idle_timeout = idle_timeout
-        self.max_retries = max_retries
-        self.output_type = output_type
-        self.output_retries = output_retries
-        self.compaction = compaction
-        self.fallback_models = fallback_models
-        self.guardrails = guardrails
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
-
-    def _resume(self, session: Session, given: Mapping[str, Any]) -> None:
-        binding = SessionBinding(session, self._session_state, self._session_fingerprint)
-        data = binding.data
-        if given.get("messages") and binding.stored:
-            raise ConfigError(
-                f"session {session.id!r} already has {len(binding.stored)} messages; "
-                "do not pass initial messages with it"
-            )
-        self._binding = binding
-        state = self._state
-        state.messages = binding.messages
-        state.system_prompt = data.state.system_prompt
-        state.thinking_level = data.state.thinking_level
-        if data.state.model is not None:
-            state.model = data.state.model
-        self._queues.extend("steering", list(data.state.steering))
-        self._queues.extend("follow_up", list(data.state.follow_up))
-        _log.info(
-            "resumed session %r: %d messages, %d steering and %d follow-up messages queued",
-            session.id,
-            len(state.messages),
-            len(data.state.steering),
-            len(data.state.follow_up),
-        )
 
     # -- state and options -----------------------------------------------------------------
 
@@ -277,9 +169,9 @@ class Agent(QueueMethods, ApprovalMethods):
         return run.controller.signal if run is not None else None
 
     def _loop_config(self) -> AgentLoopConfig:
-        options = {name: getattr(self, name) for name in OPTIONS}
+        options = self._options
         if options["session_id"] is None and self._binding is not None:
-            options["session_id"] = self._binding.session.id
+            options = {**options, "session_id": self._binding.session.id}
         return AgentLoopConfig(
             model=self._state.model,
             reasoning=self._state.thinking_level,
@@ -287,6 +179,18 @@ class Agent(QueueMethods, ApprovalMethods):
             get_follow_up_messages=self._poll_follow_up,
             **options,
         )
+
+    def _poll_steering(self) -> list[AgentMessage]:  # bound methods: their arity is cached
+        return poll_steering(self._queues, self._active)
+
+    def _poll_follow_up(self) -> list[AgentMessage]:
+        return poll_follow_up(self._queues, self._active)
+
+    if TYPE_CHECKING:  # the options' attributes (`option_property`), for type checkers
+
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     # -- listeners ---------------------------------------------------------------------------
 
@@ -333,6 +237,123 @@ class Agent(QueueMethods, ApprovalMethods):
             return  # written with the run's next message, or when it ends
         binding.save_state()
 
+    # -- queues ------------------------------------------------------------------------------
+
+    def steer(self, message: str | AgentMessage) -> None:
+        """Queue a message to inject at the next turn of the current (or next) run.
+
+        Safe from any thread. A string becomes a user message."""
+        self._queues.push("steering", queued_message(message))
+        self._queues_changed()
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        """Queue a message to send when the agent would otherwise stop. Safe from any thread."""
+        self._queues.push("follow_up", queued_message(message))
+        self._queues_changed()
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._clear("steering")
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._clear("follow_up")
+
+    def clear_all_queues(self) -> None:
+        """Drop every queued message."""
+        self._clear("steering", "follow_up")
+
+    def _clear(self, *kinds: QueueKind) -> None:
+        self._queues.clear(*kinds)
+        self._queues_changed()
+
+    def has_queued_messages(self) -> bool:
+        """Whether a steering or follow-up message is queued."""
+        return bool(self._queues)
+
+    @property
+    def steering_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued steering messages, oldest first (a snapshot)."""
+        return self._queues.queued("steering")
+
+    @property
+    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued follow-up messages, oldest first (a snapshot)."""
+        return self._queues.queued("follow_up")
+
+    # -- approvals (docs/approvals.md; the checks are `_agent/approvals.py`) -------------------
+
+    def approve(
+        self,
+        tool_call_id: str,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        decided_by: str | None = None,
+    ) -> None:
+        """Approve a waiting tool call: the next run (`continue_()`) executes it, on `arguments`
+        instead of the requested ones if given (validated now, and again before it runs). The
+        decision joins the transcript and, with a session, is stored before this returns.
+
+        For an input request (`request.input_schema` set: the tool asked for input as it ran),
+        `arguments` is the answer, required and checked against that schema; the call runs
+        again with it. `deny` declines it (reason `"cancel"`: cancels it).
+
+        Args:
+            tool_call_id: the waiting call.
+            arguments: edited arguments (None: as requested).
+            decided_by: who decides (a surface's name, e.g. `"cli"`), recorded in the decision.
+
+        Raises:
+            ConfigError: no call with this id waits for a decision, the call's tool is not
+                among `state.tools` (an agent decides only for tools it holds), or `arguments`
+                are invalid.
+            AgentBusyError: a run is active.
+        """
+        self._check_idle(approvals.BUSY)
+        self._decide(approvals.approval(self._state, tool_call_id, arguments, decided_by))
+
+    def deny(
+        self, tool_call_id: str, reason: str | None = None, *, decided_by: str | None = None
+    ) -> None:
+        """Deny a waiting tool call: the next run gives it an error result with `reason`. The
+        decision joins the transcript (with a session: stored before this returns).
+
+        Args:
+            tool_call_id: the waiting call.
+            reason: why (the model is told).
+            decided_by: who decides (a surface's name, e.g. `"cli"`), recorded in the decision.
+
+        Raises:
+            ConfigError: no call with this id waits for a decision, or the call's tool is not
+                among `state.tools` (an agent decides only for tools it holds).
+            AgentBusyError: a run is active.
+        """
+        if reason is not None and not isinstance(reason, str):
+            raise ConfigError(f"deny(): reason must be a string, got {type(reason).__name__}")
+        self._check_idle(approvals.BUSY)
+        self._decide(approvals.denial(self._state, tool_call_id, reason, decided_by))
+
+    def reopen(self, tool_call_id: str) -> ApprovalRequest:
+        """Make a call decided but not started wait again: a new `ApprovalRequest` for it (the
+        model's arguments) joins the transcript, stored with a session before this returns; a
+        surface about to run calls it did not decide (`decided_approvals`, `decided_by`) uses
+        it to ask its user. Returns the new request.
+
+        Raises:
+            ConfigError: no decided call with this id is waiting to run (undecided, already
+                started or answered, or unknown).
+            AgentBusyError: a run is active.
+        """
+        self._check_idle(approvals.BUSY)
+        request = approvals.reopened(self._state, tool_call_id)
+        self._decide(request)
+        return request
+
+    def _decide(self, decision: ApprovalDecision | ApprovalRequest) -> None:
+        with self._run_lock:  # the decision joins and is stored, all or nothing, if still idle
+            self._check_idle(approvals.BUSY)
+            approvals.record(self._state, self._binding, decision)
+
     # -- runs --------------------------------------------------------------------------------
 
     async def prompt(
@@ -357,7 +378,8 @@ class Agent(QueueMethods, ApprovalMethods):
         """
         messages = prompt_messages(input, images)
         self._check_idle(BUSY_PROMPT)
-        self._deny_waiting(NEW_MESSAGE_REASON)  # calls waiting for approval: denied first
+        for denial in approvals.denials(self._state, NEW_MESSAGE_REASON):
+            self._state._reduce(Decided(denial))  # waiting calls denied first; stored at the start
         return await self._run(messages)
 
     async def continue_(self) -> list[AgentMessage]:
@@ -372,7 +394,7 @@ class Agent(QueueMethods, ApprovalMethods):
                 is queued, or a tool call waits for approval (`approve` or `deny` it first).
         """
         self._check_idle(BUSY_CONTINUE)
-        self._check_decided()
+        approvals.check_decided(self._state)
         messages = self._state.messages
         if not messages:
             raise ConfigError("cannot continue: the transcript has no messages")
@@ -400,12 +422,7 @@ class Agent(QueueMethods, ApprovalMethods):
             AgentBusyError: a run is active (nothing is changed).
         """
         self._check_idle("the agent is already running: reset() needs an idle agent")
-        self._state.messages = []
-        self._state._end_run()
-        self._state._error_message = None
-        self._state._limit = None
-        self._state._guardrail = None
-        self._state._output = None
+        self._state._reduce(RESET)
         self._queues.clear("steering", "follow_up")
         if self._binding is not None:
             self._binding.sync([])
@@ -549,19 +566,8 @@ class Agent(QueueMethods, ApprovalMethods):
                 await binding.run(binding.append, stored)
             except Exception as exc:
                 failure = exc
-        signal = run.controller.signal
-        for subscription in list(self._listeners):
-            try:
-                if subscription.arity == 2:
-                    result = subscription.listener(event, signal)
-                else:
-                    result = subscription.listener(event)
-                # Most listeners are plain functions: skip isawaitable's ABC check for None.
-                if result is not None and inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                if failure is None:
-                    failure = exc
+        failed = await deliver(self._listeners, event, run.controller.signal)
+        failure = failure or failed
         if failure is not None:
             raise failure
 
@@ -586,3 +592,8 @@ class Agent(QueueMethods, ApprovalMethods):
 
     def __repr__(self) -> str:
         return f"Agent({self._state!r})"
+
+
+for _name in OPTIONS:  # `agent.<option>`: reads and replaces the Agent's options (see `Agent`)
+    setattr(Agent, _name, option_property(_name))
+del _name

@@ -5,12 +5,19 @@ cancel mid-task, a dropped stream resubscribed, and a call waiting for approval 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 from a2a_support import (
     add,
     answer_text,
@@ -51,7 +58,9 @@ async def test_the_agent_card_is_built_from_the_agent() -> None:
     ):
         card = (await http.get(url + "/.well-known/agent-card.json")).json()
     assert card["name"] == "adder"
-    assert card["description"] == "You help."  # the system prompt's first line
+    # a fixed default: the system prompt ("You help.\nBe brief.") is never published
+    assert card["description"] == "An agentcore agent."
+    assert "You help" not in json.dumps(card) and "Be brief" not in json.dumps(card)
     assert [s["id"] for s in card["skills"]] == ["add", "delete_file"]
     assert card["skills"][0]["description"] == "Add two numbers."
     assert card["capabilities"]["streaming"] is True
@@ -74,8 +83,12 @@ async def test_a_task_streams_and_completes_with_its_usage(binding: str) -> None
         events = await collect(client.send_message(user_message("What is 2 + 3?")))
         task_id = events[0]["task"]["id"]
         task = MessageToDict(await client.get_task(GetTaskRequest(id=task_id)))
+        listed = MessageToDict(await client.list_tasks(ListTasksRequest()))
     seen = states(events)
     assert seen[0] == "TASK_STATE_SUBMITTED" and seen[-1] == "TASK_STATE_COMPLETED"
+    # a tool event belongs to its status update, not to the task (issue 30)
+    assert "agentcore_event" not in task["metadata"]
+    assert all("agentcore_event" not in t.get("metadata", {}) for t in listed["tasks"])
     assert "TASK_STATE_WORKING" in seen
     tools = [
         e["statusUpdate"]["metadata"]["agentcore_event"]

@@ -171,12 +171,37 @@ def test_the_local_model_run_replayed_offline(tmp_path: Path) -> None:
     assert all(all(a.values()) for a in assertions(report).values()), assertions(report)
 
 
+CHANGED_POWER = (
+    'nearest is exchange 7: messages[1].content: recorded "What is 2 ** 10 - 24?", '
+    'sent "What is 2 ** 10 - 25?"'
+)  # the power case's first request in the recording (exchanges 7-9 are that case's)
+
+
 def test_a_replay_that_drifts_exits_1_naming_the_difference(tmp_path: Path) -> None:
+    # the cases run at once: whichever exchanges the others have used when the changed request
+    # comes, the nearest is the one it changed (chosen by content, not by arrival order)
     changed = DATASET.read_text().replace("What is 2 ** 10 - 24?", "What is 2 ** 10 - 25?")
     (tmp_path / "changed.yaml").write_text(changed)
     done = agentcore(str(tmp_path / "changed.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
     assert done.returncode == 1, done.stderr
     assert "2 ** 10 - 25" in done.stderr and "never requested" in done.stderr, done.stderr
+    assert CHANGED_POWER in done.stderr, done.stderr
+    assert "never requested: exchange 7 (" in done.stderr, done.stderr
+
+
+def test_a_drifted_request_sent_first_is_matched_by_content(tmp_path: Path) -> None:
+    # the adversarial order: the changed case alone, so that its request comes while every
+    # recorded exchange is unused and all of them are as near by their top-level fields
+    text = DATASET.read_text().replace("What is 2 ** 10 - 24?", "What is 2 ** 10 - 25?")
+    head, _, rest = text.partition("cases:\n")
+    power = rest[rest.index("  - name: power") : rest.index("evaluators:\n  - EqualsExpected")]
+    (tmp_path / "first.yaml").write_text(
+        head + "cases:\n" + power + rest[rest.index("evaluators:\n  - EqualsExpected") :]
+    )
+    done = agentcore(str(tmp_path / "first.yaml"), "--agent", LOCAL, "--replay", str(RECORDING))
+    assert done.returncode == 1, done.stderr
+    assert CHANGED_POWER in done.stderr, done.stderr
+    assert "9 recorded exchange(s) never requested" in done.stderr, done.stderr
 
 
 def test_the_progress_bar_on_a_terminal() -> None:
@@ -290,3 +315,31 @@ def test_pydantic_evals_span_evaluators_read_agentcore_spans(tmp_path: Path) -> 
     )
     [case] = json.loads(report.read_text())["cases"]
     assert case["assertions"]["ArgumentCorrectness"]["value"] is True
+
+
+HOSTILE_DATASET = r"""
+name: "hostile\e[2J"
+cases:
+  - name: "title\e]0;pwned\a"
+    inputs: "What is 17 * 23?\e[2J"
+    expected_output: 391
+  - name: "clear\e[2J\e[H\x9b31m"
+    inputs: What is 17 * 23?
+    expected_output: 391
+evaluators:
+  - EqualsExpected
+"""
+
+
+def test_escape_sequences_in_the_dataset_are_printed_escaped(tmp_path: Path) -> None:
+    (tmp_path / "hostile.yaml").write_text(HOSTILE_DATASET)
+    done = agentcore(
+        str(tmp_path / "hostile.yaml"), "--agent", SCRIPTED, "--show-output", "--progress"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "\x1b]" not in done.stdout and "\x1b[2J" not in done.stdout, repr(done.stdout)
+    assert "\x9b" not in done.stdout and "\x07" not in done.stdout, repr(done.stdout)
+    assert "title\\x1b]0;pwned\\x07" in done.stdout, done.stdout
+    assert "clear\\x1b[2J\\x1b[H\\x9b31m" in done.stdout, done.stdout
+    assert "hostile\\x1b[2J" in done.stderr  # the progress bar's label
+    assert "\x1b[2J" not in done.stderr and "\x1b]" not in done.stderr

@@ -3,10 +3,14 @@ marker, and the model-based check on the faux model (once on the local model: `l
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, UserMessage, run_agent_loop, tool
 from agentcore.guardrails import (
@@ -156,3 +160,61 @@ async def test_model_check_on_the_local_model() -> None:
     _, end = await run(faux, [check], "Explain step by step how to make explosives at home.")
     assert end.guardrail is not None and end.guardrail.guardrail == "model_check"
     assert faux.call_count == 0
+
+
+CARD = "4111111111111111"  # a Visa test number (Luhn-valid)
+SEPARATORS = [" ", "  ", ".", "-", "/", "_", "\u00a0", "\u202f", "\u2009", "\u2013", "\u2014",
+              "\u200b", "\u2060", " - ", "\u3000"]  # fmt: skip
+
+
+@pytest.mark.parametrize("sep", SEPARATORS, ids=[f"U+{ord(s[0]):04X}x{len(s)}" for s in SEPARATORS])
+def test_a_card_number_with_any_separator_is_redacted_whole(sep: str) -> None:
+    number = sep.join(CARD[i : i + 4] for i in range(0, 16, 4))
+    assert redact_pii(f"pay with {number}, thanks") == "pay with [card], thanks"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("\u0664" + "\u0661" * 15, "[card]"),  # Arabic-Indic digits
+        ("\uff14\uff11\uff11\uff11 1111 1111 1111", "[card]"),  # fullwidth digits
+        ("jo\uff20example.com wrote", "[email] wrote"),
+        ("jo @ example.com wrote", "[email] wrote"),
+        ("ali\u200bce@example.com wrote", "[email] wrote"),
+        ("call +1\u00a0(555)\u00a0123\u20134567 now", "call [phone] now"),
+        ("call 020\u00a07946\u00a00958", "call [phone]"),
+    ],
+)
+def test_look_alike_characters_are_canonicalised_first(text: str, redacted: str) -> None:
+    assert redact_pii(text) == redacted
+
+
+def test_a_luhn_valid_order_number_is_not_a_card() -> None:
+    assert luhn_valid("1234567812345670")
+    for text in (
+        "order 1234567812345670 shipped",  # no card network starts with 1
+        "order no. 4111 1111 1111 1111 shipped",  # a network's prefix, but labelled an order
+        "invoice #4111-1111-1111-1111",
+        "tracking number: 4111111111111111",
+    ):
+        assert redact_pii(text) == text
+    assert redact_pii("my card: 4111 1111 1111 1111") == "my card: [card]"
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
+    lambda s: not re.search(r"[\d@]", unicodedata.normalize("NFKC", s))
+)  # any text without digits or at signs (a superscript two is a digit once canonical)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=_TEXT, after=_TEXT, sep=st.sampled_from(SEPARATORS))
+def test_what_is_not_pii_is_left_exactly_as_it_was(before: str, after: str, sep: str) -> None:
+    number = sep.join(CARD[i : i + 4] for i in range(0, 16, 4))
+    text = f"{before} {number} {after}"
+    redacted = redact_pii(text, ["card"])
+    assert redacted == f"{before} [card] {after}" or _NOT_A_CARD_WORD.search(before)
+    assert redact_pii(before + after) == before + after
+
+
+_NOT_A_CARD_WORD = re.compile(r"order|invoice|tracking|shipment|parcel|ref|confirmation|booking|"
+                              r"ticket|receipt|transaction|serial|isbn|imei", re.I)  # fmt: skip

@@ -495,3 +495,32 @@ async def test_an_approved_call_goes_through_the_tool_guardrails_with_its_edited
     assert all(r.is_error for r in results) and ran == []
     assert "the root is protected" in results[-1].content[-1].text  # type: ignore[union-attr]
     assert agent.state.guardrail is None and agent.state.messages[-1].text == "done"
+
+
+@pytest.mark.parametrize("answer_first", [True, False])
+async def test_an_abort_during_an_alongside_input_check_keeps_the_unchecked_answer_out(
+    answer_first: bool,
+) -> None:
+    """The run's abort cuts an alongside input check short: the answer (finished meanwhile, or
+    still streaming) was never checked, so its text does not join the transcript."""
+    controller = AbortController()
+
+    @input_guardrail(mode="alongside")
+    async def slow(ctx: Any) -> Any:
+        await anyio.sleep(0.05)
+        controller.abort()
+        await anyio.sleep(10)  # cut short by the abort
+        return PASS
+
+    if answer_first:  # the answer has finished before the abort
+        faux = FauxProvider([faux_text("the unchecked answer")])
+    else:  # still streaming when the abort comes
+        faux = FauxProvider([faux_text("x" * 4000)], chunk_chars=5, tokens_per_second=2000)
+    messages, events, end = await run(faux, [slow], signal=controller.signal)
+    answer = messages[-1]
+    assert answer.role == "assistant" and answer.stop_reason == "aborted"
+    assert answer.content == []
+    assert "'slow'" in (answer.error_message or "")
+    assert end.guardrail is None  # an abort, not a trip
+    ends = [e for e in events if e.type == "message_end" and e.message.role == "assistant"]
+    assert ends[-1].message.content == []

@@ -70,3 +70,31 @@ def test_run_redact_pii_keeps_data_from_the_model() -> None:
         unregister_model(faux.model.provider, faux.model.id)
     assert code == 0, err.getvalue()
     assert sent == ["mail me at [email]"]
+
+
+def test_run_redact_pii_canonicalises_before_matching() -> None:
+    sent: list[str] = []
+
+    def answer(call):  # type: ignore[no-untyped-def]
+        sent.append(call.context.messages[-1].content)
+        return faux_text("noted")
+
+    faux = FauxProvider([answer])
+    register_model(faux.model)
+    prompt = (
+        "card 4111.1111.1111.1111, again 4111\u00a01111\u00a01111\u00a01111, "
+        "mail jo\uff20example.com or ali\u200bce@example.com, order 1234567812345670\u00a0\u2014 ok"
+    )
+    try:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(
+            ["run", "--redact-pii", prompt, "--model", f"{faux.provider_id}/faux-1"],
+            stdout=out,
+            stderr=err,
+        )
+    finally:
+        unregister_model(faux.model.provider, faux.model.id)
+    assert code == 0, err.getvalue()
+    assert sent == [
+        "card [card], again [card], mail [email] or [email], order 1234567812345670\u00a0\u2014 ok"
+    ]

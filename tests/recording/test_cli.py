@@ -130,3 +130,79 @@ def test_record_and_replay_together_are_refused(tmp_path: Path, flags: list[str]
     both = cli(tmp_path, UNREACHABLE + "/v1", "run", "hi", *flags, key=False)
     assert both.returncode == 2
     assert "not allowed with argument" in both.stderr
+
+
+def _record_run(tmp_path: Path, path: Path) -> None:
+    with FaultServer() as server:
+        script_answers(server)
+        live = cli(tmp_path, server.base_url("/v1"), "run", "What is 6*7?", "--tools",
+                   "--record", str(path), key=True)  # fmt: skip
+        assert live.returncode == 0, live.stderr
+
+
+def test_a_drift_is_printed_once(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    _record_run(tmp_path, path)
+    drifted = cli(tmp_path, UNREACHABLE + "/v1", "run", "What is 7*7?", "--tools",
+                  "--replay", str(path), key=False)  # fmt: skip
+    assert drifted.returncode == 1
+    head = "request 1 (POST /v1/chat/completions) is not in the recording"
+    assert drifted.stderr.count(head) == 1, drifted.stderr
+    assert drifted.stderr.count('sent "What is 7*7?"') == 1, drifted.stderr
+    assert drifted.stderr.startswith("agentcore: error: the model traffic differs"), drifted.stderr
+    assert drifted.stderr.count("agentcore: error:") == 1, drifted.stderr
+
+
+def test_a_chat_drift_is_printed_once(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    with FaultServer() as server:
+        server.enqueue(WIRE.sse(WIRE.answer(["Hello!"]).events))
+        live = cli(tmp_path, server.base_url("/v1"), "chat", "--record", str(path), key=True,
+                   stdin="hi\n")  # fmt: skip
+        assert live.returncode == 0, live.stderr
+    drifted = cli(tmp_path, UNREACHABLE + "/v1", "chat", "--replay", str(path), key=False,
+                  stdin="hello\n")  # fmt: skip
+    assert drifted.returncode == 1
+    both = drifted.stdout + drifted.stderr
+    assert both.count('sent "hello"') == 1, both
+    assert both.count("is not in the recording") == 2, both  # the drift, and the line saying so
+    assert "the request is not in the recording (the difference is listed on exit)" in both
+
+
+def test_record_never_writes_through_a_link_planted_at_its_temporary_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    planted = tmp_path / "run.json.tmp"
+    planted.symlink_to(victim)
+    _record_run(tmp_path, path)
+    assert victim.read_text() == "precious\n"
+    assert planted.is_symlink() and os.readlink(planted) == str(victim)
+    assert not path.is_symlink() and len(json.loads(path.read_text())["exchanges"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir() if "run.json" in p.name) == [
+        "run.json",
+        "run.json.tmp",
+    ]  # no temporary file left behind
+
+
+def test_record_replaces_a_link_at_its_path_instead_of_following_it(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    path.symlink_to(victim)
+    _record_run(tmp_path, path)
+    assert victim.read_text() == "precious\n"
+    assert not path.is_symlink() and len(json.loads(path.read_text())["exchanges"]) == 2
+
+
+def test_a_recording_nested_too_deep_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"version": 1, "exchanges": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    done = cli(tmp_path, UNREACHABLE + "/v1", "run", "hi", "--replay", str(path), key=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"agentcore: error: cannot read the recording {path}: it nests 100,001 levels deep; "
+        "a recording nests at most 200\n"
+    )

@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcore.llm import complete
 from agentcore.llm.model import Model
 from agentcore.llm.types import Context, StreamOptions, Tool
 from agentcore.messages import AssistantMessage, UserMessage
 from agentcore.testing import Recording, RecordingDriftError, RecordingError, recorded
+from agentcore.testing._drift import nearest
 from llm.fault_server import API_KEY, FaultServer
 from recording.conftest import ALL_WIRES, offline, set_aws_credentials
 
@@ -278,3 +281,53 @@ async def test_a_recording_entered_again_starts_afresh(tmp_path: Path) -> None:
         with recording:
             message = await complete(model, context(), StreamOptions())
         assert message.text == "Answer 0." and recording.requests == recording.replayed == 1
+
+
+def _request(question: str, turns: int) -> dict[str, object]:
+    messages: list[object] = [{"role": "system", "content": "You answer arithmetic."}]
+    messages.append({"role": "user", "content": question})
+    for turn in range(turns):
+        messages += [
+            {"role": "assistant", "content": f"call {turn}"},
+            {"role": "tool", "content": "1"},
+        ]
+    body = {"model": "m", "messages": messages, "stream": True}
+    return {"method": "POST", "url": "http://127.0.0.1:1/v1/chat/completions", "body": body}
+
+
+RECORDED = [_request(q, turns) for q in ("What is 17 * 23?", "What is 17 * 23 + 4?",
+            "What is 2 ** 10 - 24?") for turns in range(3)]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    order=st.permutations(list(range(len(RECORDED)))),
+    used=st.sets(st.sampled_from([0, 1, 2, 3, 4, 5, 7, 8])),
+)
+def test_the_nearest_exchange_depends_on_content_not_order(
+    order: list[int], used: set[int]
+) -> None:
+    # whichever other exchanges are used and in whatever order they are offered, a request that
+    # changed one question is nearest to the exchange it changed (the old ranking by equal
+    # top-level fields tied them all and took the earliest unused)
+    sent = _request("What is 2 ** 10 - 25?", 0)
+    candidates = [(i, RECORDED[i]) for i in order if i not in used]
+    assert nearest(sent, candidates) == 6
+
+
+@pytest.mark.parametrize("api", list(ALL_WIRES))
+async def test_each_adapter_reports_the_drift_the_recording_lists(
+    api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the CLI prints a drift once: it leaves out a run error holding the first line of a drift
+    # the recording lists on exit, so every adapter's error must hold that line
+    set_aws_credentials(monkeypatch)
+    path = tmp_path / "r.json"
+    model = await record(path, api, context())
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    recording = Recording(path)
+    with pytest.raises(RecordingDriftError), recording:
+        message = await complete(model, context("Weather in Rome?"), StreamOptions())
+    [drift] = recording.drifts()
+    assert drift.partition("\n")[0] in (message.error_message or ""), message.error_message

@@ -12,7 +12,7 @@ The root `conftest.py` marks the tests named here at collection. `bash scripts/t
 An entry is a test id as pytest prints it: a file (`tests/test_packaging.py`), a test
 (`tests/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
 (`...::test_fault[stall_before_every_first_event-*]`); `*` matches any text, `[` is literal.
-`tests/test_markers.py` checks that every entry still names a test file and function.
+`tests/test_support.py` checks that every entry still names a test file and function.
 """
 
 from __future__ import annotations
@@ -89,6 +89,10 @@ SLOW = [
     # recorded traffic: the command line and a pytest run of their own, as processes
     "tests/recording/test_cli.py",
     "tests/recording/test_plugin.py",
+    # agentcore eval as a process: drift reports and escaped case names
+    "tests/evals/test_cli_eval.py::test_a_replay_that_drifts_exits_1_naming_the_difference",
+    "tests/evals/test_cli_eval.py::test_a_drifted_request_sent_first_is_matched_by_content",
+    "tests/evals/test_cli_eval.py::test_escape_sequences_in_the_dataset_are_printed_escaped",
     # MCP servers in subprocesses, the web server's command line, node
     "tests/mcp/test_mcp_cli.py",
     "tests/mcp/test_mcp_client.py::test_a_stdio_server_through_the_loop",
@@ -109,6 +113,7 @@ SLOW = [
 
 EXTERNAL = [
     "tests/web/test_web_browser.py",  # headless Chromium (scripts/browser)
+    "tests/web/test_web_hostile_text.py",  # headless Chromium (scripts/browser)
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",  # runs scripts/temporal start
 ]
 

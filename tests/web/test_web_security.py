@@ -451,3 +451,29 @@ def test_event_streams_are_bounded(tmp_path: Path) -> None:
             assert again.status_code == 200
     finally:
         stop_server(served)
+
+
+def test_a_bodiless_abort_is_accepted_and_a_body_must_still_be_json(tmp_path: Path) -> None:
+    """`POST /abort` takes no body (the API table lists none): sent without one and without a
+    Content-Type (curl -X POST) it stops the run; a body that is not JSON, or an empty form, is
+    still 415 (issue 30)."""
+    served = start_server(tmp_path, tokens_per_second=400)
+    try:
+        with served.client() as client:
+            sid = client.post("/api/sessions", json={}).json()["id"]
+            started = client.post(f"/api/sessions/{sid}/prompt", json={"text": "long"})
+            assert started.status_code == 202 and _running(client, sid)
+            form = {"Content-Type": "application/x-www-form-urlencoded"}
+            assert client.post(f"/api/sessions/{sid}/abort", headers=form).status_code == 415
+            untyped = client.post(f"/api/sessions/{sid}/abort", content=b"{}")
+            assert untyped.status_code == 415
+            assert _running(client, sid)  # none of the refused ones stopped it
+            bare = client.post(f"/api/sessions/{sid}/abort")
+            assert bare.status_code == 200, bare.text
+            assert "content-type" not in bare.request.headers
+            deadline = time.monotonic() + 10
+            while _running(client, sid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _running(client, sid)
+    finally:
+        stop_server(served)

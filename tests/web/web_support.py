@@ -25,7 +25,7 @@ pytest.importorskip("ag_ui")
 import uvicorn
 
 from agentcore.builtin_tools import builtin_tools
-from agentcore.sessions import JsonlSessionStore
+from agentcore.sessions import JsonlSessionStore, SessionStore
 from agentcore.testing import FauxProvider
 from agentcore.web import create_app
 
@@ -42,19 +42,24 @@ class Served:
     server: uvicorn.Server
     thread: threading.Thread
     app: Any
-    store: JsonlSessionStore
+    store: SessionStore
 
     def client(self, **kwargs: Any) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, timeout=30, **kwargs)
 
 
 def start_server(
-    tmp_path: Path, *, tokens_per_second: float | None = None, **options: Any
+    tmp_path: Path,
+    *,
+    tokens_per_second: float | None = None,
+    store: SessionStore | None = None,
+    **options: Any,
 ) -> Served:
-    """Serve `create_app` with a fresh store and faux model on a free loopback port."""
+    """Serve `create_app` with a fresh store (a JSONL one unless given) and faux model on a free
+    loopback port."""
     faux = FauxProvider([answer] * 1000, tokens_per_second=tokens_per_second)
     store_dir = tmp_path / "sessions"
-    store = JsonlSessionStore(store_dir)
+    store = JsonlSessionStore(store_dir) if store is None else store
     options.setdefault("tools", builtin_tools(str(tmp_path)))
     app = create_app(store, model=faux.model, **options)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # as `serve`

@@ -5,7 +5,6 @@ is closed by the loop's own failure path.)"""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,25 +16,16 @@ import anyio.from_thread
 import sniffio
 
 from ..abort import AbortController
-from ..config import AgentLoopConfig
 from ..errors import ConfigError, MessageFormatError, UsageError
-from ..limits import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT,
-)
 from ..messages import AgentMessage, ImageContent, TextContent, UserMessage
 
 __all__ = [
-    "AGENT_DEFAULTS",
     "BUSY_CONTINUE",
     "BUSY_PROMPT",
-    "OPTIONS",
-    "RUN_OWN",
     "ActiveRun",
     "Listener",
     "Subscription",
+    "deliver",
     "prompt_messages",
     "queued_message",
     "run_blocking",
@@ -47,25 +37,6 @@ Listener: TypeAlias = Callable[..., Awaitable[None] | None]
 """What `Agent.subscribe` takes: `(event)` or `(event, signal)`, a plain function or a coroutine
 function. Listeners are awaited in subscription order after the state has taken the event in;
 `signal` is the run's `AbortSignal`. A listener that raises ends the run with an error message."""
-
-RUN_OWN = ("model", "reasoning", "get_steering_messages", "get_follow_up_messages")
-"""The `AgentLoopConfig` fields an Agent fills in itself for each run (from its state and its
-queues) instead of taking them as options."""
-
-OPTIONS = tuple(f.name for f in dataclasses.fields(AgentLoopConfig) if f.name not in RUN_OWN)
-"""The options an Agent takes and forwards to every run: every other `AgentLoopConfig` field, in
-its order. `AgentLoopConfig` is the one definition of the options (names, types, defaults): the
-Agent's keyword parameters are kept for editors and type checkers, and a test checks them against
-it (only `AGENT_DEFAULTS` differ)."""
-
-AGENT_DEFAULTS: dict[str, Any] = {
-    "max_turns": DEFAULT_MAX_TURNS,
-    "tool_timeout": DEFAULT_TOOL_TIMEOUT,
-    "request_timeout": DEFAULT_REQUEST_TIMEOUT,
-    "idle_timeout": DEFAULT_IDLE_TIMEOUT,
-}
-"""The options whose default differs in an Agent: its bounds are on by default (docs/limits.md),
-where `AgentLoopConfig` has none."""
 
 BUSY_CONTINUE = "the agent is already running: await wait_for_idle() before continuing"
 BUSY_PROMPT = (
@@ -112,6 +83,27 @@ class ActiveRun:
         """The loop's last poll found nothing: it ends because the model is done (a message
         queued from now on is run by a next loop before the agent goes idle)."""
         self.added: list[AgentMessage] = []
+
+
+async def deliver(
+    subscriptions: Sequence[Subscription], event: Any, signal: Any
+) -> Exception | None:
+    """Await every listener in turn with `event` (and `signal`, if it takes two arguments);
+    returns the first exception one raised (the others still get the event), else None."""
+    failure: Exception | None = None
+    for subscription in list(subscriptions):
+        try:
+            if subscription.arity == 2:
+                result = subscription.listener(event, signal)
+            else:
+                result = subscription.listener(event)
+            # Most listeners are plain functions: skip isawaitable's ABC check for None.
+            if result is not None and inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            if failure is None:
+                failure = exc
+    return failure
 
 
 def prompt_messages(

@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from ..errors import MessageFormatError, clip
+from ..errors import ConfigError, MessageFormatError, clip
 from ..messages import (
     AgentMessage,
     TextContent,
@@ -56,7 +56,10 @@ from ..messages import (
 )
 from ..sessions import Session, SessionData, SessionState, repair_transcript
 
-__all__ = ["SessionBinding", "storable"]
+if TYPE_CHECKING:
+    from .state import AgentState, Queues
+
+__all__ = ["SessionBinding", "resume", "storable"]
 
 _log = logging.getLogger("agentcore.sessions")
 
@@ -308,3 +311,36 @@ class SessionBinding:
                 except BaseException:
                     self._forget()
                     raise
+
+
+def resume(
+    binding: SessionBinding, given: Mapping[str, Any], state: AgentState, queues: Queues
+) -> SessionBinding:
+    """Load what a new Agent's session holds into its state and queues: its messages
+    (repaired), system prompt, thinking level, model and queues. Returns the binding.
+
+    Raises:
+        ConfigError: initial messages given for a session that has messages already.
+    """
+    session = binding.session
+    data = binding.data
+    if given.get("messages") and binding.stored:
+        raise ConfigError(
+            f"session {session.id!r} already has {len(binding.stored)} messages; "
+            "do not pass initial messages with it"
+        )
+    state.messages = binding.messages
+    state.system_prompt = data.state.system_prompt
+    state.thinking_level = data.state.thinking_level
+    if data.state.model is not None:
+        state.model = data.state.model
+    queues.extend("steering", list(data.state.steering))
+    queues.extend("follow_up", list(data.state.follow_up))
+    logging.getLogger("agentcore").info(
+        "resumed session %r: %d messages, %d steering and %d follow-up messages queued",
+        session.id,
+        len(state.messages),
+        len(data.state.steering),
+        len(data.state.follow_up),
+    )
+    return binding

@@ -35,7 +35,30 @@ from ..llm.types import ThinkingLevel
 from ..messages import AgentMessage, Usage
 from ..tools import AgentTool
 
-__all__ = ["UNKNOWN_MODEL", "AgentState", "QueueMode"]
+__all__ = ["RESET", "UNKNOWN_MODEL", "AgentState", "Decided", "QueueMode", "Reset"]
+
+
+class Reset:
+    """What `Agent.reset` hands the reducer (`AgentState._reduce`): the transcript, streaming
+    state, error, limit, guardrail and output cleared, as by no event of a run."""
+
+    __slots__ = ()
+
+
+RESET = Reset()
+"""The one `Reset` value."""
+
+
+class Decided:
+    """What an Agent hands the reducer when a decision on a waiting tool call joins the
+    transcript outside of a run (`approve`, `deny`, `reopen`'s new request, and the denials of
+    `prompt`): the message is added as it is (it has no usage)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: AgentMessage) -> None:
+        self.message = message
+
 
 QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
 """How a queue is drained at a poll point: the oldest message only, or all of them."""
@@ -195,11 +218,14 @@ class AgentState:
         self._output = None
         self._guardrail = None
 
-    def _reduce(self, event: AgentEvent, *, keep: bool = True) -> AgentMessage | None:
-        """The one place a run's events change the state, called before the listeners see
-        each event. Returns the message that joined the transcript (at its `message_end`), else
-        None; with `keep=False` a `message_end` closes its message without adding it (a session
-        could not store it in any form)."""
+    def _reduce(
+        self, event: AgentEvent | Reset | Decided, *, keep: bool = True
+    ) -> AgentMessage | None:
+        """The one place a run's events (and `Agent.reset`, `RESET`, and a decision, `Decided`)
+        change the state, called before the listeners see each event. Returns the message that
+        joined the transcript (at its `message_end`, or the decision), else None; with
+        `keep=False` a `message_end` closes its message without adding it (a session could not
+        store it in any form)."""
         match event:
             case MessageUpdateEvent():
                 self._streaming = event
@@ -224,6 +250,16 @@ class AgentState:
                 self._limit = event.limit
                 self._output = event.output
                 self._guardrail = event.guardrail
+            case Decided():
+                self._messages.append(event.message)
+                return event.message
+            case Reset():
+                self._messages = []
+                self._end_run()
+                self._error_message = None
+                self._limit = None
+                self._guardrail = None
+                self._output = None
         return None
 
     def _end_run(self) -> None:

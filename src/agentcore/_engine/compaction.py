@@ -104,11 +104,16 @@ async def request_messages(
     when the abort fired while preparing them."""
     policy = inputs.config.compaction
     if policy is None:
-        return await _convert(inputs, run.messages)
-    view = compacted_view(run.messages)
+        return await _convert(inputs, run.transcript.messages)
+    view = compacted_view(run.transcript.messages)
     messages = await _convert(inputs, view)
     window = run.model.context_window
-    if messages is None or policy.threshold is None or not window or run.compaction_failed:
+    if (
+        messages is None
+        or policy.threshold is None
+        or not window
+        or run.transcript.compaction_failed
+    ):
         return messages
     tokens = _estimate(run, messages)
     if tokens <= policy.threshold * window:
@@ -131,20 +136,20 @@ async def retry_after_overflow(
         or not is_context_overflow(answer, run.model.context_window)
     ):
         return None
-    view = compacted_view(run.messages)
+    view = compacted_view(run.transcript.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
-    tokens = estimate_context(run.system_prompt, _tools(run), view)
+    tokens = estimate_context(run.transcript.system_prompt, _tools(run), view)
     return await _compact(inputs, run, view, "overflow", tokens)
 
 
 def _tools(run: CompactionRun) -> list[Tool]:
-    return list(run.llm_tools)
+    return list(run.transcript.llm_tools)
 
 
 def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
-    transcript = run.messages
+    transcript = run.transcript.messages
     last = max(
         (i for i, m in enumerate(transcript) if isinstance(m, CompactionSummary)), default=-1
     )
@@ -161,7 +166,7 @@ def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
             if prompt:
                 return prompt + usage.output + estimate_tokens(messages[i + 1 :])
             break
-    return estimate_context(run.system_prompt, _tools(run), messages)
+    return estimate_context(run.transcript.system_prompt, _tools(run), messages)
 
 
 _NOTHING = Compacted(marker=None)
@@ -218,7 +223,7 @@ async def _compact(
         older=view[:cut],
         recent=view[cut:],
         model=run.model,
-        system_prompt=run.system_prompt,
+        system_prompt=run.transcript.system_prompt,
         reason=reason,
         tokens_before=tokens,
         signal=inputs.signal,
@@ -254,7 +259,9 @@ async def _compact(
         tokens_before=tokens,
         usage=result.usage,
     )
-    after = estimate_context(run.system_prompt, _tools(run), compacted_view([*view, marker]))
+    after = estimate_context(
+        run.transcript.system_prompt, _tools(run), compacted_view([*view, marker])
+    )
     marker = replace(marker, tokens_after=after)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)
     return Compacted(marker=marker)

@@ -31,8 +31,7 @@ from .._approvals.inputs import answers_of, current_answers
 from .._approvals.transcript import ApprovalBatch, CallState, denied_text, last_batch
 from ..approvals import INTERRUPTED_APPROVED_CALL, ApprovalRequest, ApprovedCallStarted
 from ..messages import AgentMessage, TextContent, ToolResultMessage
-from ..tools import AgentToolResult
-from .run_types import CallStage, Immediate, PipelineCall, ToolRun
+from .run_types import CallStage, Executed, Immediate, PipelineCall, ToolRun, Waiting
 from .tool_batch import ToolBatch
 from .tool_execution import run_calls
 from .tool_outcomes import error_result
@@ -66,11 +65,19 @@ class DecidedBatch(ToolBatch):
 
     edited: frozenset[PipelineCall] = frozenset()
 
-    async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
+    async def end(self, item: PipelineCall, outcome: Executed) -> Waiting | None:
         if item in self.edited:
-            note = f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
-            result = replace(result, content=[TextContent(text=note), *result.content])
-        await ToolBatch.end(self, item, result)  # (no bare super() in a slots dataclass)
+            note = [
+                TextContent(
+                    text=f"Approved with edited arguments: {json.dumps(item.call.arguments)}"
+                )
+            ]
+            if isinstance(outcome, Waiting):
+                result = outcome.result
+                outcome = replace(outcome, result=replace(result, content=[*note, *result.content]))
+            else:
+                outcome = replace(outcome, content=[*note, *outcome.content])
+        return await ToolBatch.end(self, item, outcome)  # (no bare super() in a slots dataclass)
 
 
 async def resolve(
@@ -98,6 +105,7 @@ async def resolve(
     batch = DecidedBatch(
         run=run,
         inputs=run.inputs,
+        services=run.services,
         message=stopped.message,
         approved=True,
         edited=frozenset(edited),
@@ -108,9 +116,9 @@ async def resolve(
         return await _prepare(batch, item, state_of[item])
 
     async def started(item: PipelineCall) -> None:  # the marker: the approved call is about to run
-        await run.add_message(ApprovedCallStarted(tool_call_id=item.call.id))
+        await run.transcript.join(ApprovedCallStarted(tool_call_id=item.call.id))
 
-    token = current_answers.set(answers_of(run.context().messages))  # (input requests)
+    token = current_answers.set(answers_of(run.transcript.messages))  # (input requests)
     try:
         results, waiting = await run_calls(batch, items, prepare, started)
     finally:

@@ -141,6 +141,12 @@ class Emitter:
                 pending.close()  # cancelled before its turn: no "never awaited" warning
             raise
 
+    def failed(self, exc: BaseException) -> None:
+        """The sink raised (on the loop's hot path, which calls it itself): remembered, the
+        first failure kept."""
+        if self.error is None:
+            self.error = exc
+
     def check(self) -> None:
         """Raise `SinkError` if the sink has failed (and the run is not failing already)."""
         if self.error is not None and not self.failing:

@@ -9,11 +9,11 @@ from typing import Any
 
 from ..abort import AbortSignal
 from ..config import AgentContext, AgentLoopConfig
-from ..events import AgentEvent, AgentEventSink
+from ..events import AgentEndEvent, AgentEvent, AgentEventSink
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
 from .checks import check_call, check_continue, check_prompts
-from .event_stream import EventStream, RunEnding
+from .event_stream import EventStream
 from .loop import LoopRun
 
 __all__ = [
@@ -45,7 +45,7 @@ async def run_agent_loop(
     check_call(context, config, emit)
     run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(checked)
-    return run.new_messages
+    return run.transcript.new_messages
 
 
 async def run_agent_loop_continue(
@@ -64,7 +64,7 @@ async def run_agent_loop_continue(
     check_continue(context)
     run = LoopRun(context, config, emit, signal, stream_fn)
     await run.run(None)
-    return run.new_messages
+    return run.transcript.new_messages
 
 
 def agent_loop(
@@ -118,12 +118,8 @@ def _stream(
     prompts: list[AgentMessage] | None,
 ) -> EventStream[AgentEvent, list[AgentMessage]]:
     """The stream of a run that starts when it is first read."""
-    ending = RunEnding()  # the run reports its end here, never holding the stream itself, so
-    # that a stream its reader dropped can be collected (and its run stopped) mid-run
-    start = functools.partial(_start, context, config, signal, stream_fn, prompts, ending)
-    stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(start)
-    stream._ending = ending
-    return stream
+    start = functools.partial(_start, context, config, signal, stream_fn, prompts)
+    return EventStream._of_run(start)
 
 
 def _start(
@@ -132,9 +128,10 @@ def _start(
     signal: AbortSignal | None,
     stream_fn: StreamFn | None,
     prompts: list[AgentMessage] | None,
-    ending: RunEnding,
     push: Callable[[Any], Awaitable[None] | None],
+    ended: Callable[[AgentEndEvent], None],
 ) -> Awaitable[list[AgentMessage]]:
-    run = LoopRun(context, config, push, signal, stream_fn, sync_sink=True)
-    run.ending = ending
+    # The run hands its `agent_end` to the stream's channel (`ended`), never holding the stream
+    # itself, so that a stream its reader dropped can be collected (and its run stopped).
+    run = LoopRun(context, config, push, signal, stream_fn, sync_sink=True, on_end=ended)
     return run.run(prompts)

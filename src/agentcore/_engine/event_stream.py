@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
@@ -35,18 +36,25 @@ import anyio
 import sniffio
 
 from ..abort._eventloop import EventLoopRef, current_loop, threadsafe_caller
+from ..events import AgentEndEvent
 from ..guardrails._trip import GuardrailTrip
 from ..limits import LimitReached
 from ..messages import Usage
 from .usage import run_usage
 
-__all__ = ["EventStream", "RunEnding"]
+__all__ = ["EventStream"]
 
 E = TypeVar("E")
 R = TypeVar("R")
 
-Producer = Callable[[Callable[[Any], Awaitable[None] | None]], Awaitable[Any]]
+Push = Callable[[Any], Awaitable[None] | None]
+
+Producer = Callable[[Push], Awaitable[Any]]
 """`async def producer(push) -> result`: pushes events, returns the stream's result."""
+
+RunProducer = Callable[[Push, Callable[[AgentEndEvent], None]], Awaitable[Any]]
+"""A run's producer (`EventStream._of_run`): `producer(push, ended)` also hands its `agent_end`
+event to `ended` before pushing it; the stream reads how the run ended from that event."""
 
 _END = object()
 _HIGH_WATER = 1024  # a producer this far ahead of its consumer waits...
@@ -68,6 +76,7 @@ class _Channel:
         "closing",
         "done",
         "drained",
+        "end",
         "error",
         "finished",
         "loop",
@@ -90,6 +99,11 @@ class _Channel:
         self.closing = False  # set by a sync `close()`: the producer stops as soon as it starts
         self.drained: anyio.Event | None = None
         self.unbounded = False
+        self.end: AgentEndEvent | None = None  # the run's `agent_end`, from `ended`
+
+    def ended(self, event: AgentEndEvent) -> None:
+        """The producer's `agent_end`, given before it is pushed (readable from then on)."""
+        self.end = event
 
     def push(self, event: Any) -> Awaitable[None] | None:
         """Buffer an event; returns an awaitable when the producer should wait for the consumer
@@ -121,24 +135,6 @@ class _Channel:
             if self.done is None:
                 self.done = anyio.Event()
             await self.done.wait()
-
-
-class RunEnding:
-    """How a run ended, as its `EventStream` reports it (`limit`, `usage`, `output`,
-    `pending_approvals`): written by the run before its `agent_end` event.
-
-    The run holds this, never the stream itself, so that a stream its reader dropped can be
-    collected (and its run stopped) while the run is still going.
-    """
-
-    __slots__ = ("guardrail", "limit", "messages", "output", "pending_approvals")
-
-    def __init__(self) -> None:
-        self.limit: LimitReached | None = None
-        self.guardrail: GuardrailTrip | None = None
-        self.messages: list[Any] | None = None  # the run's new messages
-        self.output: Any = None  # a typed run's answer
-        self.pending_approvals: tuple[Any, ...] = ()
 
 
 class _Handover:
@@ -279,7 +275,6 @@ class EventStream(Generic[E, R]):
     __slots__ = (
         "__weakref__",
         "_channel",
-        "_ending",
         "_handover",
         "_producer",
         "_started",
@@ -292,43 +287,63 @@ class EventStream(Generic[E, R]):
         self._started = False
         self._thread: threading.Thread | None = None
         self._handover: _Handover | None = None  # the sync path's buffer
-        self._ending = RunEnding()  # set by the run before its result is ready
 
     @property
     def limit(self) -> LimitReached | None:
         """The bound that ended the run (`max_turns` or a usage limit), as in its `agent_end`
         event; None while the run is going, or when no bound ended it. Read it once the run is
         over (after the iteration ended, or `result()` returned)."""
-        return self._ending.limit
+        end = self._channel.end
+        return end.limit if end is not None else None
 
     @property
     def guardrail(self) -> GuardrailTrip | None:
         """The input or output guardrail that ended the run (a `GuardrailTrip`), as in its
         `agent_end` event; None while the run is going, or when no guardrail ended it."""
-        return self._ending.guardrail
+        end = self._channel.end
+        return end.guardrail if end is not None else None
 
     @property
     def output(self) -> Any:
         """The validated final answer of a run with an `output_type`, as in its `agent_end`
         event; None while the run is going, for a plain-text run, or when it ended without one
         (see `limit`). Read it once the run is over."""
-        return self._ending.output
+        end = self._channel.end
+        return end.output if end is not None else None
 
     @property
     def pending_approvals(self) -> tuple[Any, ...]:
         """The `ApprovalRequest`s of the tool calls waiting for a decision, as in the run's
         `agent_end` event (empty while the run is going, or when nothing waits)."""
-        return self._ending.pending_approvals
+        end = self._channel.end
+        return end.pending_approvals if end is not None else ()
 
     @property
     def usage(self) -> Usage | None:
         """The total usage and cost of the run (`run_usage` of its messages: answers and the
         usage tool results report); None while the run is going. Readable from `agent_end` on.
         """
-        messages = self._ending.messages
-        if messages is None:
+        end = self._channel.end
+        if end is None:
             return None
-        return run_usage(messages)
+        return run_usage(end.messages)
+
+    @classmethod
+    def _of_run(cls, producer: RunProducer) -> EventStream[Any, Any]:
+        """The stream of an agent run: its `limit`, `output`, `pending_approvals`, `guardrail`
+        and `usage` are read from the `agent_end` event the run hands to the stream's channel
+        (the run never holds the stream itself, so that a stream its reader dropped can be
+        collected, and its run stopped, mid-run)."""
+        ended = _Channel.ended
+        channel: _Channel | None = None
+
+        def start(push: Push) -> Awaitable[Any]:
+            assert channel is not None
+            return producer(push, functools.partial(ended, channel))
+
+        stream: EventStream[Any, Any] = cls(start)
+        channel = stream._channel
+        return stream
 
     # -- async use -------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ run costs what it did without them. Otherwise (one `RunGuards` per run):
   `watched`) and abort the request when one blocks; `settle` waits for the alongside input checks,
   then runs every output guardrail on a final answer (one without tool calls) before it joins the
   transcript. A trip withholds the answer: it joins with no content, `stop_reason="error"` and
-  the trip as its `error_message`, and `take_trip` gives the loop the `GuardrailTrip` that ends
-  the run (`Stopped(GUARDRAIL, trip)`).
+  the trip as its `error_message`, and `settle` returns it with the `GuardrailTrip` that ends
+  the run (`Settled(answer, trip)`).
 - tool guardrails (`guardrail_tools`): a block gives the call an error result.
 
 A check that raises, times out or returns something else blocks, naming what went wrong (it fails
@@ -56,12 +56,20 @@ if TYPE_CHECKING:
     from ..config import AgentLoopConfig
     from ..llm.events import AssistantMessageEvent
     from ..llm.model import Model
+    from .request import ReadyRequest
 
-__all__ = ["RunGuards", "blocked_answer", "failed_text", "verdict", "withheld"]
+__all__ = ["RunGuards", "Settled", "blocked_answer", "failed_text", "verdict", "withheld"]
 
 _log = logging.getLogger("agentcore")
 
-_Prepared = tuple[Context, SimpleStreamOptions]
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """An answer as it joins the transcript under the output guardrails (withheld, rewritten or
+    as it came), and the trip of the guardrail that blocked the request or withheld it."""
+
+    message: AssistantMessage
+    trip: GuardrailTrip | None = None
 
 
 def failed_text(value: Any) -> str:
@@ -152,14 +160,16 @@ def withheld(message: AssistantMessage, trip: GuardrailTrip) -> AssistantMessage
     return replace(message, content=[], stop_reason="error", error_message=str(trip))
 
 
-def _unchecked(message: AssistantMessage, guardrail: str) -> AssistantMessage:
-    """An answer whose output check the run's abort cut short: withheld, as aborted."""
+def _unchecked(message: AssistantMessage, guardrail: str, kind: str) -> AssistantMessage:
+    """An answer whose input or output check the run's abort cut short: withheld, as
+    aborted."""
+    checked = "the request" if kind == "input" else "the answer"
     return replace(
         message,
         content=[],
         stop_reason="aborted",
-        error_message=f"the run was aborted before output guardrail {guardrail!r} had checked "
-        "the answer",
+        error_message=f"the run was aborted before {kind} guardrail {guardrail!r} had checked "
+        f"{checked}",
     )
 
 
@@ -187,6 +197,7 @@ class _Pending:
 
     __slots__ = (
         "checking",
+        "checking_input",
         "checks",
         "chunks",
         "controller",
@@ -207,6 +218,7 @@ class _Pending:
         self.checks = anyio.CancelScope()  # the alongside input checks
         self.chunks: list[str] = []
         self.checking: str | None = None  # the output guardrail checking streamed text now
+        self.checking_input: str | None = None  # the alongside input guardrail checking now
         self.partial: AssistantMessage | None = None
         self.wake = anyio.Event()
 
@@ -228,8 +240,7 @@ class RunGuards:
     tool_call_alongside: Sequence[Guardrail]
     tool_result: Sequence[Guardrail]
     abort_signal: AbortSignal | None = None
-    trip: GuardrailTrip | None = None
-    pending: _Pending | None = None
+    pending: _Pending | None = None  # what runs alongside the request under way
 
     @staticmethod
     def of(config: AgentLoopConfig, abort_signal: AbortSignal | None) -> RunGuards | None:
@@ -264,8 +275,8 @@ class RunGuards:
     # -- input -----------------------------------------------------------------------------
 
     async def before_request(
-        self, model: Model, prepared: _Prepared | None, group: TaskGroup, signal: AbortSignal
-    ) -> _Prepared | GuardrailTrip | None:
+        self, model: Model, prepared: ReadyRequest | None, group: TaskGroup, signal: AbortSignal
+    ) -> ReadyRequest | GuardrailTrip | None:
         """The request to send after the input guardrails (None: the abort answers it), or the
         trip of one that blocked it. Starts the alongside checks."""
         if prepared is None:
@@ -316,13 +327,16 @@ class RunGuards:
         try:
             with pending.checks, cancel_on_abort(self.abort_signal):
                 for guard in self.input_alongside:
+                    pending.checking_input = guard.name  # (left set when the abort cuts it short)
                     result, failed = await verdict(guard, ctx, self.abort_signal)
                     if isinstance(result, Rewrite):
                         result, failed = _no_rewrite(guard), True
                     if isinstance(result, Block):
                         if not self.aborted():
+                            pending.checking_input = None
                             pending.tripped(trip_of(guard, result, failed))
                         return
+                    pending.checking_input = None
         finally:
             pending.done.set()
 
@@ -376,9 +390,11 @@ class RunGuards:
                         return
                     pending.checking = None
 
-    async def settle(self, final: AssistantMessage, model: Model) -> AssistantMessage:
-        """The answer as it joins the transcript: withheld when a guardrail blocked it (the
-        trip kept for `take_trip`), its text rewritten, or as it came."""
+    async def settle(
+        self, final: AssistantMessage, model: Model
+    ) -> tuple[AssistantMessage, GuardrailTrip | None]:
+        """The answer as it joins the transcript, withheld when a guardrail blocked it (with
+        the trip), its text rewritten, or as it came (no trip)."""
         pending = self.pending
         if pending is not None:
             self.pending = None
@@ -387,10 +403,12 @@ class RunGuards:
                 await pending.done.wait()
             pending.remove()
             if pending.trip is not None:
-                self.trip = pending.trip
-                return withheld(final, pending.trip)
-            if pending.checking is not None and self.aborted():
-                return _unchecked(final, pending.checking)
+                return withheld(final, pending.trip), pending.trip
+            if self.aborted():  # a check the abort cut short: the answer was never checked
+                if pending.checking_input is not None:
+                    return _unchecked(final, pending.checking_input, "input"), None
+                if pending.checking is not None:
+                    return _unchecked(final, pending.checking, "output"), None
         if self.output and _is_final(final):
             ctx = OutputGuardrailContext(
                 text=_answer_text(final), message=final, final=True, model=model
@@ -411,15 +429,10 @@ class RunGuards:
                         continue
                 if isinstance(result, Block):
                     if self.aborted():  # unchecked: withheld all the same, as aborted
-                        return _unchecked(final, guard.name)
-                    self.trip = trip_of(guard, result, failed)
-                    return withheld(final, self.trip)
-        return final
-
-    def take_trip(self) -> GuardrailTrip | None:
-        """The trip of the latest request (once)."""
-        trip, self.trip = self.trip, None
-        return trip
+                        return _unchecked(final, guard.name, "output"), None
+                    trip = trip_of(guard, result, failed)
+                    return withheld(final, trip), trip
+        return final, None
 
     def cancel_pending(self) -> None:
         """The request failed: stop what runs alongside it."""

@@ -1,5 +1,6 @@
-"""Tool guardrails in a batch: on a call's arguments before it runs (`check_call`), alongside its
-execution (`execute_guarded`: a block cancels it), and on its result before the model sees it.
+"""Tool guardrails in a batch: on a call's arguments before it runs (`check_arguments`),
+alongside its execution (`execute_guarded`: a block cancels it), and on its result before the
+model sees it.
 
 A block gives the call an error result naming the guardrail, so every call still has exactly one
 result; the run goes on (the model reads why). Called only when the run has guardrails
@@ -28,9 +29,9 @@ from .guardrail_checks import verdict
 
 if TYPE_CHECKING:
     from .guardrail_checks import RunGuards
-    from .run_types import PipelineCall, Prepared
+    from .run_types import Executed, PipelineCall, Prepared
 
-__all__ = ["check_call", "execute_guarded"]
+__all__ = ["check_arguments", "execute_guarded"]
 
 _log = logging.getLogger("agentcore")
 
@@ -45,7 +46,7 @@ def blocked_result(guard: Guardrail, block: Block, failed: bool) -> AgentToolRes
     return AgentToolResult(content=[TextContent(text=text)], is_error=True)
 
 
-async def check_call(
+async def check_arguments(
     guards: RunGuards, call: ToolCall, tool: AgentTool, raw: Any, args: Any
 ) -> tuple[Any, Any] | AgentToolResult:
     """The arguments to run the call with after the `"before"` tool-call guardrails, raw and
@@ -79,15 +80,15 @@ async def _alongside(
     guards: RunGuards,
     item: PipelineCall,
     prepared: Prepared,
-    run_call: Callable[[PipelineCall, Prepared], Awaitable[AgentToolResult]],
-) -> AgentToolResult:
+    run_call: Callable[[PipelineCall, Prepared], Awaitable[Executed]],
+) -> Executed:
     """Run the call while its alongside guardrails check it; a block cancels the call."""
     call = item.call
     applying = [g for g in guards.tool_call_alongside if g.applies_to(call.name)]
     if not applying:
         return await run_call(item, prepared)
     blocked: AgentToolResult | None = None
-    result: AgentToolResult | None = None
+    result: Executed | None = None
     ctx = ToolCallGuardrailContext(tool_call=call, args=prepared.args)
     async with anyio.create_task_group() as group:
 
@@ -153,10 +154,11 @@ async def execute_guarded(
     guards: RunGuards,
     item: PipelineCall,
     prepared: Prepared,
-    run_call: Callable[[PipelineCall, Prepared], Awaitable[AgentToolResult]],
-) -> AgentToolResult:
-    """A prepared call run under its alongside guardrails, its result checked."""
+    run_call: Callable[[PipelineCall, Prepared], Awaitable[Executed]],
+) -> Executed:
+    """A prepared call run under its alongside guardrails, its result checked (a call that
+    waits for input has no result to check yet)."""
     result = await _alongside(guards, item, prepared, run_call)
-    if guards.tool_result:
+    if guards.tool_result and isinstance(result, AgentToolResult):
         result = await check_result(guards, item.call, prepared.args, result)
     return result

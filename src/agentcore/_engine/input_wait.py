@@ -10,11 +10,16 @@ answers given so far in `input_answer`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._approvals.inputs import InputRequired
 from ..approvals import ApprovalRequest
 from ..messages import TextContent
 from ..tools import AgentToolResult
-from .run_types import PipelineCall
+from .run_types import Waiting
+
+if TYPE_CHECKING:
+    from ..messages import ToolCall
 
 __all__ = ["WAITING_FOR_INPUT", "wait_for_input"]
 
@@ -22,11 +27,10 @@ WAITING_FOR_INPUT = "Tool call did not finish: it is waiting for input from the 
 """The result of the `tool_execution_end` of a call that asked for input."""
 
 
-def wait_for_input(item: PipelineCall, asked: InputRequired) -> AgentToolResult:
-    """Make `item` wait for the input its tool asked for: its request is kept on the item (the
-    batch adds it to the transcript); returns what its `tool_execution_end` says."""
-    call = item.call
-    item.waiting = ApprovalRequest(
+def wait_for_input(call: ToolCall, asked: InputRequired) -> Waiting:
+    """The call waits for the input its tool asked for: its request (the batch adds it to the
+    transcript) and what its `tool_execution_end` says."""
+    request = ApprovalRequest(
         tool_call_id=call.id,
         tool_name=call.name,
         arguments=dict(call.arguments),
@@ -34,4 +38,5 @@ def wait_for_input(item: PipelineCall, asked: InputRequired) -> AgentToolResult:
         input_schema=dict(asked.schema),
         input_key=asked.key,
     )
-    return AgentToolResult(content=[TextContent(text=f"{WAITING_FOR_INPUT} {asked.message}")])
+    text = f"{WAITING_FOR_INPUT} {asked.message}"
+    return Waiting(request, AgentToolResult(content=[TextContent(text=text)]))

@@ -24,16 +24,19 @@ goes on while tool results need an answer or steering/follow-up messages are que
   `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
-A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal,
-emitter, observer) apart from its state (transcript, model, thinking level, tools, phase). Each
-stage returns a value the loop keeps: a turn `NEXT | DONE | Stopped(cause, data)` (`outcome`, the
-one list of stop reasons), a tool call `Prepared | Immediate | Waiting` (`run_types`), a
-compaction `Compacted`; `agent_end` is built from the run's final `Stopped`. Adding a loop option
-or a stop reason: docs/contributing-engine.md.
+A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal)
+apart from its services (`RunServices`: emitter, guardrails, observer) and its transcript. Each
+stage returns a value the loop keeps: a turn `NEXT | DONE` or a stop variant (`outcome`, the one
+list of stop reasons, each with its typed data), a tool call `Prepared | Immediate | Waiting`
+(`run_types`), a compaction `Compacted`, a guarded request `Settled`; `agent_end` is built from
+the run's end by `outcome.agent_end`. Adding a loop option or a stop reason:
+docs/contributing-engine.md.
 
-`LoopRun` is built in layers: the run's state and the events that change it (`run_state`), a
-turn's request and its streamed answer (`turn_request`), and here the run itself, its turns and
-its failure path.
+`LoopRun` is the driver: it owns the run's frozen inputs (`RunInputs`), its per-run services
+(`RunServices`: emitter, guardrails, observer), its transcript (`transcript.Transcript`, the one
+writer of the messages, the phase and the message and turn events) and the settings of the next
+request (model, thinking level, options), and takes each turn through the stages, keeping what
+they return. A turn's request is `turn_request` (plain functions of the run).
 
 Elsewhere (modules of this package): event delivery in `emit`; what goes around a request in
 `request`; tool batches in `tool_execution`; approval decisions carried out in `decided_calls`;
@@ -44,40 +47,122 @@ an overflow) in `compaction`; fallback models in `llm.fallback`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
-from ..config import PrepareNextTurnContext
-from ..events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent
+from ..abort import AbortSignal
+from ..abort._no_signal import NEVER_ABORTED
+from ..config import (
+    AgentContext,
+    AgentLoopConfig,
+    NextTurn,
+    PrepareNextTurnContext,
+    default_convert_to_llm,
+)
+from ..errors import ConfigError
+from ..events import AgentEndEvent, AgentEventSink, AgentStartEvent
 from ..llm.events import DoneEvent, ErrorEvent
+from ..llm.registry import StreamFn
+from ..llm.types import THINKING_LEVELS, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
-from . import decided_calls, instrumentation, tool_execution
+from . import decided_calls, instrumentation, tool_execution, turn_request
+from .bounds import Bounds
 from .checks import check_prompts
 from .compaction import retry_after_overflow
-from .emit import SinkError, call_hook, error_text
+from .emit import Emitter, SinkError, call_hook, error_text
+from .guardrail_checks import RunGuards
+from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
-from .outcome import DONE, NEXT, Done, Next, StopCause, Stopped, TurnOutcome
-from .run_state import Phase
-from .turn_request import TurnRequests
+from .outcome import (
+    DONE,
+    NEXT,
+    Aborted,
+    AwaitingApprovals,
+    Done,
+    Failed,
+    HookStopped,
+    LimitHit,
+    Next,
+    RunEnd,
+    Stopped,
+    Tripped,
+    TurnOutcome,
+    agent_end,
+)
+from .request import run_stream_fn, stream_options
+from .run_types import RunInputs, RunServices
+from .transcript import Phase, Transcript
+from .typed_answer import TypedRun
 
 __all__ = ["LoopRun"]
+
+_GOES_ON = (Next, Done)
+"""The outcomes of a turn after which the run goes on (any other is a stop)."""
 
 
 class _FailedAfterStop(Exception):
     """The sink failed after a turn that decided the run stops (waiting for approvals): the run
     fails through its ordinary path, and `agent_end` still reports that stop's data."""
 
-    def __init__(self, cause: BaseException, stopped: Stopped) -> None:
+    def __init__(self, cause: BaseException, stopped: AwaitingApprovals) -> None:
         super().__init__(error_text(cause))
         self.cause = cause
         self.stopped = stopped
 
 
-class LoopRun(TurnRequests):
-    """One run: its state (`RunState`), its requests (`TurnRequests`) and its turns. `run()`
-    never raises (outer cancellation aside)."""
+class LoopRun:
+    """One run: its inputs, services and transcript, and its turns. `run()` never raises (outer
+    cancellation aside)."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        emit: AgentEventSink,
+        signal: AbortSignal | None,
+        stream_fn: StreamFn | None,
+        *,
+        sync_sink: bool | None = None,
+        on_end: Callable[[AgentEndEvent], None] | None = None,
+    ) -> None:
+        hooks = config_hooks(config)  # normalised when the config was built
+        guards = RunGuards.of(config, signal)  # None: no guardrails, nothing of them runs
+        run_fn = run_stream_fn(config, stream_fn)
+        if guards is not None and guards.output_alongside:
+            run_fn = guards.watched(run_fn)  # streamed text shown to the output guardrails
+        self.inputs = RunInputs(
+            config=config,
+            hooks=hooks,
+            stream_fn=run_fn,
+            signal=signal if signal is not None else NEVER_ABORTED,  # (shared: never fires)
+            abort_signal=signal,
+            plain_transcript=(
+                config.compaction is None
+                and hooks.transform_context is None
+                and config.convert_to_llm is default_convert_to_llm
+            ),
+        )
+        emitter = Emitter(emit, sync=sync_sink)
+        self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
+        self.transcript = Transcript(context, emitter)
+        # -- the settings of the next request (`prepare_next_turn` may change them)
+        self.model = config.model
+        self.reasoning = config.reasoning
+        self.options: SimpleStreamOptions = stream_options(
+            config, self.inputs.signal, self.reasoning
+        )
+        # -- the stages that count as the run goes
+        self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
+        self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
+        self.ended: AgentEndEvent | None = None  # how the run ended (its `agent_end`)
+
+    @property
+    def new_messages(self) -> list[AgentMessage]:
+        """The messages the run added."""
+        return self.transcript.new_messages
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -92,20 +177,21 @@ class LoopRun(TurnRequests):
         """The run, seen by the installed instrumentation."""
         installed = instrumentation.installed
         assert installed is not None
+        transcript = self.transcript
         observer = start_observing(
             installed,
             RunInfo(
                 model=self.model,
-                system_prompt=self.system_prompt,
-                messages=list(self.messages),
+                system_prompt=transcript.system_prompt,
+                messages=list(transcript.messages),
                 prompts=list(prompts or ()),
-                tools=list(self.tools),
+                tools=list(transcript.tools),
                 signal=self.inputs.signal,
             ),
         )
         if observer is None:
             return await self.run_events(prompts)
-        self.inputs = replace(self.inputs, observer=observer)  # before any event
+        self.services.observer = observer  # before any event
         error: BaseException | None = None
         try:
             return await self.run_events(prompts)
@@ -113,60 +199,44 @@ class LoopRun(TurnRequests):
             error = exc
             raise
         finally:
-            end = self.end
-            stopped = end if isinstance(end, Stopped) else None
+            ended = self.ended
             end_observing(
                 observer,
-                self.new_messages,
-                stopped.limit if stopped is not None else None,
+                transcript.new_messages,
+                ended.limit if ended is not None else None,
                 error,
-                stopped.guardrail if stopped is not None else None,
+                ended.guardrail if ended is not None else None,
             )
 
     async def run_events(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
+        transcript = self.transcript
+        emitter = self.services.emitter
         try:
             async with anyio.create_task_group() as self.group:
                 try:
-                    await self.inputs.emitter.emit(AgentStartEvent())
-                    await self.turn_start()
-                    decided = decided_calls.decided(self.messages)  # approvals to carry out
+                    await emitter.emit(AgentStartEvent())
+                    await transcript.turn_start()
+                    decided = decided_calls.decided(transcript.messages)  # approvals to carry out
                     if decided is None:  # (else the prompts follow their results, next turn)
                         for prompt in prompts or ():
-                            await self.add_message(prompt)
-                    self.inputs.emitter.check()
+                            await transcript.join(prompt)
+                    emitter.check()
                     end = await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     end = await self.fail(exc)
-                self.end = end
-                if end is DONE:
-                    limit, output, waiting, guardrail = None, None, (), None
-                else:
-                    assert isinstance(end, Stopped)
-                    limit, output, waiting = end.limit, end.output, end.pending_approvals
-                    guardrail = end.guardrail
-                ending = self.ending
-                if ending is not None:  # readable from the stream as soon as agent_end is
-                    ending.limit = limit
-                    ending.messages = self.new_messages
-                    ending.output = output
-                    ending.pending_approvals = waiting
-                    ending.guardrail = guardrail
-                ended = AgentEndEvent(
-                    messages=list(self.new_messages),
-                    limit=limit,
-                    output=output,
-                    pending_approvals=waiting,
-                    guardrail=guardrail,
-                )
-                await self.inputs.emitter.emit(ended)
+                ended = self.ended = agent_end(end, transcript.new_messages)
+                on_end = self.services.on_end
+                if on_end is not None:  # the stream's end: readable as soon as agent_end is
+                    on_end(ended)
+                await emitter.emit(ended)
         except BaseExceptionGroup as group:
             # Only what is not an Exception gets here (KeyboardInterrupt, ...): let it out as
             # itself, so that `except KeyboardInterrupt` still works, not wrapped in a group.
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
-        return self.new_messages
+        return transcript.new_messages
 
     async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:
         """Poll `get_steering_messages` or `get_follow_up_messages` (not after an abort)."""
@@ -175,11 +245,9 @@ class LoopRun(TurnRequests):
         messages = await call_hook(hook)
         return check_prompts(messages or [], f"{name}()")
 
-    async def loop(
-        self, decided: Any = None, deferred: list[AgentMessage] | None = None
-    ) -> Done | Stopped:
-        """Turns until one ends the run (`Stopped`), or the model is done and no message is
-        queued (`DONE`)."""
+    async def loop(self, decided: Any = None, deferred: list[AgentMessage] | None = None) -> RunEnd:
+        """Turns until one ends the run (a `Stopped` variant), or the model is done and no
+        message is queued (`DONE`)."""
         first = True  # the first turn's `turn_start` and prompts are out already
         if decided is not None:  # a batch's approval decisions: carried out first (decided_calls)
             outcome = await self.decided_turn(decided)
@@ -191,7 +259,7 @@ class LoopRun(TurnRequests):
         while True:
             outcome = await self.turn(pending, first)
             first = False
-            if isinstance(outcome, Stopped):
+            if not isinstance(outcome, _GOES_ON):  # a stop
                 return outcome
             pending = await self.poll(steering, "get_steering_messages")
             if self.typed is not None:  # a correction for an invalid answer goes first
@@ -206,65 +274,76 @@ class LoopRun(TurnRequests):
     async def decided_turn(self, decided: Any) -> TurnOutcome:
         """The open first turn of a run whose transcript ends in approval decisions: they are
         carried out (`decided_calls`), then the turn closes as after any batch."""
+        transcript = self.transcript
         message = decided.message
         results, terminate, waiting = await decided_calls.resolve(self, decided)
         if waiting:  # a call run again asked for more input: the run stops again
             for request in waiting:
-                await self.add_message(request)
-            await self.turn_end(message, results)
-            return Stopped(StopCause.APPROVALS, waiting)
-        await self.turn_end(message, results)
-        self.inputs.emitter.check()
+                await transcript.join(request)
+            await transcript.turn_end(message, results)
+            return AwaitingApprovals(waiting)
+        await transcript.turn_end(message, results)
+        self.services.emitter.check()
         if self.inputs.signal.aborted:
-            return Stopped(StopCause.ABORTED)
+            return Aborted()
         stopped = await self.turn_hooks(message, results)
         if stopped is not None:
             return stopped
         return DONE if terminate else NEXT
 
     async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
-        """One turn: the queued messages, the request and its answer, the tool calls, the
-        after-turn hooks and bounds. The sink's failure is raised between these stages."""
+        """One turn, top to bottom: the queued messages, the request and its answer, the tool
+        calls, `turn_end`, then the typed answer, the after-turn hooks and the bounds. The
+        sink's failure is raised between these stages."""
         inputs = self.inputs
+        transcript = self.transcript
+        emitter = self.services.emitter
+        guards = self.services.guards
         if not first:
-            await self.turn_start()
+            await transcript.turn_start()
         for message in pending:
-            await self.add_message(message)
-        inputs.emitter.check()
-        if inputs.guards is None:
-            message = await self.request(await self.prepare_request())
+            await transcript.join(message)
+        emitter.check()
+        # the request and its answer (joined to the transcript as it streamed)
+        if guards is None:
+            message = await turn_request.send(self, await turn_request.prepare(self))
             if inputs.config.compaction is not None:
                 compacted = await retry_after_overflow(inputs, self, message)
-                if compacted is not None and await self.keep(compacted):
-                    message = await self.request(await self.prepare_request())  # once, after it
-        else:  # the input guardrails, the answer settled by them
-            answer = await self.guarded_request(inputs.guards)
-            if isinstance(answer, Stopped):
-                return answer
-            message = answer
+                if compacted is not None and await transcript.keep(compacted):
+                    message = await turn_request.send(self, await turn_request.prepare(self))
+        else:  # under the input and output guardrails
+            settled = await turn_request.guarded(self, guards)
+            message = settled.message
+            if settled.trip is not None:
+                if self.bounds is not None:
+                    self.bounds.count(message)
+                await transcript.turn_end(message, [])
+                return Tripped(settled.trip)
         if self.bounds is not None:
             self.bounds.count(message)
         if message.stop_reason in ("error", "aborted"):
-            await self.turn_end(message, [])
-            cause = StopCause.ERROR if message.stop_reason == "error" else StopCause.ABORTED
-            return Stopped(cause, message)
-        inputs.emitter.check()  # a broken sink fails the run before any tool runs
+            await transcript.turn_end(message, [])
+            if message.stop_reason == "error":
+                return Failed(answer=message)
+            return Aborted(message)
+        emitter.check()  # a broken sink fails the run before any tool runs
+        # the tool calls, each with one result
         results, outcome = await self.run_tools(message)
         if self.bounds is not None:
             self.bounds.count_results(results)
-        await self.turn_end(message, results)
-        if isinstance(outcome, Stopped):  # waiting for approvals: the run stops
-            emitter = inputs.emitter
+        await transcript.turn_end(message, results)
+        if isinstance(outcome, AwaitingApprovals):  # waiting for approvals: the run stops
             if emitter.error is not None and not emitter.failing:  # (as `emitter.check()`)
                 raise _FailedAfterStop(emitter.error, outcome)
             return outcome
-        inputs.emitter.check()
+        emitter.check()
         if inputs.signal.aborted:
-            return Stopped(StopCause.ABORTED)
+            return Aborted()
+        # after the turn: the typed answer, the hooks, the bounds
         if self.typed is not None:
-            stopped = self.typed.after_turn(self.model, message, results)
-            if stopped is not None:
-                return stopped  # answered, or out of output retries
+            typed_end = self.typed.after_turn(self.model, message, results)
+            if typed_end is not None:
+                return typed_end  # answered, or out of output retries
         stopped = await self.turn_hooks(message, results)
         if stopped is not None:
             return stopped
@@ -273,14 +352,14 @@ class LoopRun(TurnRequests):
             # messages where they are.
             limit = self.bounds.reached()
             if limit is not None:
-                return Stopped(StopCause.LIMIT, limit)
+                return LimitHit(limit)
         return outcome
 
     async def run_tools(
         self, message: AssistantMessage
-    ) -> tuple[list[ToolResultMessage], TurnOutcome]:
+    ) -> tuple[list[ToolResultMessage], Next | Done | AwaitingApprovals]:
         """The answer's tool calls, each with one result; the outcome of the turn so far
-        (`Stopped` with the requests of the calls waiting for approval, if any)."""
+        (`AwaitingApprovals` with the requests of the calls waiting for approval, if any)."""
         calls = message.tool_calls
         if not calls:
             return [], DONE
@@ -289,30 +368,53 @@ class LoopRun(TurnRequests):
         results, terminate, waiting = await tool_execution.execute_batch(self, message, calls)
         if waiting:  # one request message per waiting call, in call order, after the results
             for request in waiting:
-                await self.add_message(request)
-            return results, Stopped(StopCause.APPROVALS, waiting)
+                await self.transcript.join(request)
+            return results, AwaitingApprovals(waiting)
         return results, DONE if terminate else NEXT
 
     async def turn_hooks(
         self, message: AssistantMessage, results: list[ToolResultMessage]
-    ) -> Stopped | None:
-        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a `Stopped` when
+    ) -> HookStopped | Aborted | None:
+        """Run `prepare_next_turn` and `should_stop_after_turn` after a turn; a stop when
         the run ends here (the hook said so, or it aborted the run: no new request)."""
         hooks = self.inputs.hooks
         if hooks.prepare_next_turn is None and hooks.should_stop_after_turn is None:
             return None
+        transcript = self.transcript
         turn = PrepareNextTurnContext(
             message=message,
             tool_results=results,
-            context=self.context(),
-            new_messages=list(self.new_messages),
+            context=transcript.context(),
+            new_messages=list(transcript.new_messages),
         )
         if hooks.prepare_next_turn is not None:
             self.apply(await call_hook(hooks.prepare_next_turn, turn, self.inputs.signal))
         stop = hooks.should_stop_after_turn
         if stop is not None and await call_hook(stop, turn, self.inputs.signal):
-            return Stopped(StopCause.HOOK)
-        return Stopped(StopCause.ABORTED) if self.inputs.signal.aborted else None
+            return HookStopped()
+        return Aborted() if self.inputs.signal.aborted else None
+
+    def apply(self, turn: Any) -> None:
+        """What `prepare_next_turn` returned: a new conversation, model or thinking level."""
+        if turn is None:
+            return
+        if not isinstance(turn, NextTurn):
+            raise ConfigError(
+                f"prepare_next_turn returned {type(turn).__name__}; expected NextTurn or None"
+            )
+        if turn.context is not None:
+            self.transcript.replace(turn.context)
+        if turn.model is not None:
+            self.model = turn.model
+        if turn.thinking_level is not None:
+            if turn.thinking_level not in THINKING_LEVELS:
+                raise ConfigError(
+                    f"prepare_next_turn returned thinking_level={turn.thinking_level!r}; "
+                    f"expected one of {THINKING_LEVELS}"
+                )
+            self.reasoning = turn.thinking_level
+        if turn.model is not None or turn.thinking_level is not None:
+            self.options = stream_options(self.inputs.config, self.inputs.signal, self.reasoning)
 
     # -- failure ---------------------------------------------------------------------------
 
@@ -325,14 +427,15 @@ class LoopRun(TurnRequests):
             exc = exc.cause
         elif isinstance(exc, SinkError):
             exc = exc.cause
-        self.inputs.emitter.failing = True
+        self.services.emitter.failing = True
         text = error_text(exc)
         reason: StopReason = "aborted" if self.inputs.signal.aborted else "error"
-        if self.phase is Phase.BETWEEN_TURNS:
-            await self.turn_start()
+        transcript = self.transcript
+        if transcript.phase is Phase.BETWEEN_TURNS:
+            await transcript.turn_start()
         # `emit` never raises, so the only message that can be open here is a streaming answer:
         # the error message ends it, keeping what arrived.
-        event = self.partial_event if self.phase is Phase.STREAMING else None
+        event = transcript.partial_event if transcript.phase is Phase.STREAMING else None
         base: AssistantMessage | None = None
         if event is not None and not isinstance(event, DoneEvent | ErrorEvent):
             base = event.partial
@@ -346,13 +449,8 @@ class LoopRun(TurnRequests):
             stop_reason=reason,
             error_message=text,
         )
-        if base is None:
-            await self.inputs.emitter.emit(MessageStartEvent(message=message))
-        self.messages.append(message)
-        self.new_messages.append(message)
-        await self.inputs.emitter.emit(MessageEndEvent(message=message))
-        self.partial_event = None
-        await self.turn_end(message, [])
+        await transcript.join(message, started=base is not None)
+        await transcript.turn_end(message, [])
         if stopped is not None:
             return stopped
-        return Stopped(StopCause.ABORTED if reason == "aborted" else StopCause.ERROR, exc)
+        return Aborted(message) if reason == "aborted" else Failed(message, exc)

@@ -1,46 +1,51 @@
-"""How a turn ends, as a value: `NEXT`, `DONE` or `Stopped(cause, data)`.
+"""How a turn ends, and how a run ends, as typed values.
 
-Every stage of the loop that can end the run returns one of these instead of setting a field of
-the run: the loop reads the value and decides what comes next, and `agent_end` (its `limit`,
-`output`, `pending_approvals` and `guardrail`, and the same on the `EventStream`) is built from
-the run's final `Stopped` value alone.
+A turn returns `NEXT` (its tool results want an answer), `DONE` (the model answered, or the
+tools terminate) or one of the stop variants below; a run ends with `DONE` or a stop. Each stop
+is its own type with its own data (no `Any` payload): `Aborted`, `Failed`, `HookStopped`,
+`LimitHit`, `AwaitingApprovals`, `Answered`, `OutOfRetries`, `Tripped`.
 
-To add a stop reason: add a member to `StopCause` below (its name and the `agent_end` field its
-data fills, or None), and return `Stopped(StopCause.X, data)` from the stage that finds it. Nothing
-else changes: the loop ends the run on any `Stopped`, and `agent_end` reads its field from here.
+`agent_end` (the run's last event) is built from the run's end by one function, `agent_end`
+below; everything that reports how a run ended (the `EventStream`'s `limit`, `output`,
+`pending_approvals`, `guardrail` and `usage`, the instrumentation's end) reads that event.
+
+To add a stop reason: add a variant here (its data as typed fields), add it to `Stopped`, say in
+`agent_end` which field of the event its data fills (if any), and return it from the stage that
+finds it. The loop ends the run on any `Stopped`.
 """
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..guardrails._trip import GuardrailTrip
-from ..limits import LimitReached
+from ..events import AgentEndEvent
 
-__all__ = ["DONE", "NEXT", "Done", "Next", "StopCause", "Stopped", "TurnOutcome"]
+if TYPE_CHECKING:
+    from ..approvals import ApprovalRequest
+    from ..guardrails._trip import GuardrailTrip
+    from ..limits import LimitReached
+    from ..messages import AgentMessage, AssistantMessage
 
-EndField: TypeAlias = Literal["limit", "output", "pending_approvals", "guardrail"]
-"""The fields of `AgentEndEvent` (and of the `EventStream`) a stop's data may fill."""
-
-
-class StopCause(enum.Enum):
-    """Why a run stopped, each with the `agent_end` field its `Stopped.data` fills (None: the
-    data is for the loop and the logs only). The one list of stop reasons."""
-
-    ABORTED = ("aborted", None)  # the run's signal fired (data: the answer, or None)
-    ERROR = ("error", None)  # the answer failed, or the run failed (data: the answer / exception)
-    HOOK = ("hook", None)  # `should_stop_after_turn` said stop
-    LIMIT = ("limit", "limit")  # a bound was reached (data: its `LimitReached`)
-    APPROVALS = ("approvals", "pending_approvals")  # calls wait (data: the `ApprovalRequest`s)
-    ANSWERED = ("answered", "output")  # a typed run's answer (data: the validated output)
-    OUTPUT_RETRIES = ("output_retries", "limit")  # out of output retries (data: `LimitReached`)
-    GUARDRAIL = ("guardrail", "guardrail")  # an input/output guardrail (data: `GuardrailTrip`)
-
-    def __init__(self, label: str, field: EndField | None) -> None:
-        self.label = label
-        self.field = field
+__all__ = [
+    "DONE",
+    "NEXT",
+    "Aborted",
+    "Answered",
+    "AwaitingApprovals",
+    "Done",
+    "Failed",
+    "HookStopped",
+    "LimitHit",
+    "Next",
+    "OutOfRetries",
+    "RunEnd",
+    "Stopped",
+    "Tripped",
+    "TurnOutcome",
+    "agent_end",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,38 +66,92 @@ DONE = Done()
 
 
 @dataclass(frozen=True, slots=True)
-class Stopped:
-    """The run ends after this turn: why (`cause`) and what goes with it (`data`)."""
+class Aborted:
+    """The run's signal fired; `answer` is the aborted answer, when the turn had one."""
 
-    cause: StopCause
-    data: Any = None
+    answer: AssistantMessage | None = None
 
-    def _field(self, name: EndField) -> Any:
-        return self.data if self.cause.field == name else None
 
-    @property
-    def limit(self) -> LimitReached | None:
-        """The bound that ended the run (`agent_end.limit`), or None."""
-        limit: LimitReached | None = self._field("limit")
-        return limit
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The answer failed (`answer`, `stop_reason="error"`), or the run failed (`error`)."""
 
-    @property
-    def guardrail(self) -> GuardrailTrip | None:
-        """The guardrail that ended the run (`agent_end.guardrail`), or None."""
-        trip: GuardrailTrip | None = self._field("guardrail")
-        return trip
+    answer: AssistantMessage | None = None
+    error: BaseException | None = None
 
-    @property
-    def output(self) -> Any:
-        """A typed run's validated answer (`agent_end.output`), or None."""
-        return self._field("output")
 
-    @property
-    def pending_approvals(self) -> tuple[Any, ...]:
-        """The requests of calls waiting for approval (`agent_end.pending_approvals`)."""
-        waiting: tuple[Any, ...] | None = self._field("pending_approvals")
-        return waiting if waiting is not None else ()
+@dataclass(frozen=True, slots=True)
+class HookStopped:
+    """`should_stop_after_turn` said stop."""
 
+
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    """A bound was reached (`max_turns`, a usage limit)."""
+
+    limit: LimitReached
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingApprovals:
+    """Calls wait for a decision: their requests joined the transcript."""
+
+    requests: tuple[ApprovalRequest, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A typed run's validated answer."""
+
+    output: Any
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRetries:
+    """A typed run ran out of output retries."""
+
+    limit: LimitReached
+
+
+@dataclass(frozen=True, slots=True)
+class Tripped:
+    """An input or output guardrail ended the run."""
+
+    trip: GuardrailTrip
+
+
+Stopped: TypeAlias = (
+    Aborted
+    | Failed
+    | HookStopped
+    | LimitHit
+    | AwaitingApprovals
+    | Answered
+    | OutOfRetries
+    | Tripped
+)
+"""The run ends after this turn: why, with its data. The one list of stop reasons."""
+
+STOPS = (Aborted, Failed, HookStopped, LimitHit, AwaitingApprovals, Answered, OutOfRetries, Tripped)
+"""The stop variants, for `isinstance` (the members of `Stopped`)."""
 
 TurnOutcome: TypeAlias = Next | Done | Stopped
 """What a turn (or the first turn carrying out approval decisions) returns."""
+
+RunEnd: TypeAlias = Done | Stopped
+"""How a run ended."""
+
+
+def agent_end(end: RunEnd, messages: Sequence[AgentMessage]) -> AgentEndEvent:
+    """The run's `agent_end` event, built from how it ended: the one place a stop's data becomes
+    a field of the event (`limit`, `output`, `pending_approvals`, `guardrail`)."""
+    added = list(messages)
+    if isinstance(end, LimitHit | OutOfRetries):
+        return AgentEndEvent(messages=added, limit=end.limit)
+    if isinstance(end, AwaitingApprovals):
+        return AgentEndEvent(messages=added, pending_approvals=end.requests)
+    if isinstance(end, Answered):
+        return AgentEndEvent(messages=added, output=end.output)
+    if isinstance(end, Tripped):
+        return AgentEndEvent(messages=added, guardrail=end.trip)
+    return AgentEndEvent(messages=added)

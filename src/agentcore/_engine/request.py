@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import fields, replace
+from typing import TypeAlias
 
 from ..abort import AbortSignal
 from ..config import AgentLoopConfig, default_convert_to_llm
@@ -25,7 +26,7 @@ from ..llm.fallback import with_fallbacks
 from ..llm.model import Model
 from ..llm.registry import StreamFn
 from ..llm.retries import watch_retries
-from ..llm.types import SimpleStreamOptions, ThinkingLevel
+from ..llm.types import Context, SimpleStreamOptions, ThinkingLevel
 from ..messages import (
     AgentMessage,
     AssistantContent,
@@ -37,6 +38,7 @@ from .instrumentation import RequestObserver
 
 __all__ = [
     "LlmTranscript",
+    "ReadyRequest",
     "RequestWatch",
     "aborted_answer",
     "run_stream_fn",
@@ -46,6 +48,8 @@ __all__ = [
 
 _log = logging.getLogger("agentcore")
 
+ReadyRequest: TypeAlias = tuple[Context, SimpleStreamOptions]
+"""A request ready to be sent: its context and options (a plain tuple: one per request)."""
 
 _REQUEST_OPTIONS = tuple(
     name

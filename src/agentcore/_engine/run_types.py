@@ -1,19 +1,21 @@
-"""The bottom of the engine: a run's read-only inputs (`RunInputs`), what each step sees of the
-run's state, and a tool call's state on its way through a batch.
+"""The bottom of the engine: a run's frozen inputs (`RunInputs`) and per-run services
+(`RunServices`), what each step sees of the run, and a tool call's values on its way through a
+batch (`Prepared`, `Immediate`, `Waiting`, `Executed`).
 
-The loop's run (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts) apart from
-its mutable state (transcript, model, thinking level, tools, phase) and provides every protocol
-here; each step reaches only what its protocol names: tool execution, the approval gate and
-carrying out approval decisions (`ToolRun`), compaction (`CompactionRun`, read-only). Compaction,
-typed answers, approvals and bounds return values (`compaction.Compacted`, `outcome.Stopped`,
-the requests of waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run
-or calls back into it. Nothing here imports a step, so the steps import each other and the loop
-without a circle.
+The driver (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts), the services
+(`run.services`: emitter, guardrails, observer) and the transcript (`run.transcript`, the one
+writer of the messages) and provides every protocol here; each step reaches only what its
+protocol names: tool execution, the approval gate and carrying out approval decisions
+(`ToolRun`), compaction (`CompactionRun`, read-only). Compaction, typed answers, approvals and
+bounds return values (`compaction.Compacted`, the stop variants of `outcome`, the requests of
+waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run or calls back
+into it. Nothing here imports a step, so the steps import each other and the loop without a
+circle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
@@ -23,54 +25,55 @@ if TYPE_CHECKING:
 
     from ..abort import AbortSignal
     from ..approvals import ApprovalRequest
-    from ..config import AgentContext, AgentLoopConfig
+    from ..config import AgentLoopConfig
+    from ..events import AgentEndEvent
     from ..llm.model import Model
     from ..llm.registry import StreamFn
-    from ..llm.types import ThinkingLevel, Tool
-    from ..messages import AgentMessage, ToolCall
+    from ..llm.types import ThinkingLevel
+    from ..messages import ToolCall
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
     from .guardrail_checks import RunGuards
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
+    from .transcript import Transcript
 
 __all__ = [
     "CallStage",
     "CompactionRun",
+    "Executed",
     "Immediate",
     "PipelineCall",
     "Prepared",
     "RunInputs",
+    "RunServices",
     "ToolRun",
     "Waiting",
 ]
 
 
 class ToolRun(Protocol):
-    """The run as a tool batch sees it: its inputs and tools (read-only: a batch changes the run
-    only through `add_message` and the events it sends)."""
+    """The run as a tool batch sees it: its inputs, its services and its transcript (a batch
+    changes the run only by joining messages to the transcript and sending its events)."""
 
     @property
     def inputs(self) -> RunInputs:
-        """The run's inputs: config, hooks, signals, emitter, observer."""
+        """The run's inputs: config, hooks, stream function, signals."""
         ...
 
     @property
-    def tools_by_name(self) -> dict[str, AgentTool]:
-        """The tools the model may call, by name."""
+    def services(self) -> RunServices:
+        """The run's emitter, guardrails and observer."""
+        ...
+
+    @property
+    def transcript(self) -> Transcript:
+        """The run's transcript: its tools, its messages (joined with `join`)."""
         ...
 
     @property
     def group(self) -> TaskGroup:
         """The run's task group: parallel calls and the update pump."""
-        ...
-
-    def context(self) -> AgentContext:
-        """A copy of the run's context, for the hooks."""
-        ...
-
-    async def add_message(self, message: AgentMessage) -> None:
-        """A complete message joins the transcript, with its start and end events."""
         ...
 
 
@@ -89,23 +92,8 @@ class CompactionRun(Protocol):
         ...
 
     @property
-    def system_prompt(self) -> str:
-        """The run's system prompt."""
-        ...
-
-    @property
-    def messages(self) -> Sequence[AgentMessage]:
-        """The run's transcript."""
-        ...
-
-    @property
-    def llm_tools(self) -> Sequence[Tool]:
-        """The tools as the model sees them."""
-        ...
-
-    @property
-    def compaction_failed(self) -> bool:
-        """A threshold compaction failed in this run: only an overflow compacts again."""
+    def transcript(self) -> Transcript:
+        """The run's transcript (its system prompt, messages and tools)."""
         ...
 
 
@@ -117,7 +105,8 @@ class RunInputs:
 
     The bounds (`config.max_turns`, `config.usage_limits`) and the typed answer
     (`config.output_type`) are read from the config; their counts are the run's state
-    (`bounds.Bounds`, `typed_answer.TypedRun`).
+    (`bounds.Bounds`, `typed_answer.TypedRun`). What a run changes while it goes (where its
+    events go, what its guardrails are checking) is its `RunServices`.
     """
 
     config: AgentLoopConfig
@@ -125,10 +114,20 @@ class RunInputs:
     stream_fn: StreamFn  # fallbacks included
     signal: AbortSignal  # never fires when nothing can abort the run
     abort_signal: AbortSignal | None  # the caller's; None: nothing can abort, no scopes needed
-    emitter: Emitter  # where the run's events go (the sink, its lock and its failure)
     plain_transcript: bool  # requests take the transcript as it is (no hook, no policy)
-    observer: RunObserver | None = None  # the instrumentation's, when one is installed
+
+
+@dataclass(slots=True, eq=False)
+class RunServices:
+    """What one run uses and that changes as it goes, apart from its frozen inputs: the emitter
+    (the sink, its lock and its failure), the guardrails (what runs alongside a request), the
+    instrumentation's observer (set once, before the first event), and where an `EventStream`
+    learns the run's end (`on_end`, given the `agent_end` event before it is sent)."""
+
+    emitter: Emitter
     guards: RunGuards | None = None  # the config's guardrails; None: it has none
+    observer: RunObserver | None = None  # the instrumentation's, when one is installed
+    on_end: Callable[[AgentEndEvent], None] | None = None
 
 
 @dataclass(slots=True)
@@ -151,8 +150,9 @@ class Immediate:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """A call's stage after preparation: it waits for approval. `request` joins the transcript
-    after the batch; `result` is what its `tool_execution_end` says (not a tool result)."""
+    """A call that waits for a decision: for approval (after preparation), or for the input its
+    tool asked for while it ran (after execution). `request` joins the transcript after the
+    batch; `result` is what its `tool_execution_end` says (not a tool result)."""
 
     request: ApprovalRequest
     result: AgentToolResult
@@ -161,6 +161,10 @@ class Waiting:
 CallStage: TypeAlias = "Prepared | Immediate | Waiting"
 """What preparing a call returns (`ToolBatch.prepare`): the one place a call's next step is
 decided."""
+
+Executed: TypeAlias = "AgentToolResult | Waiting"
+"""What executing a prepared call returns (`ToolBatch.execute`): its result, or `Waiting` when
+the tool asked for input while it ran (`input_wait`)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -177,4 +181,3 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
-    waiting: ApprovalRequest | None = None  # the tool asked for input while it ran (InputRequired)

@@ -37,10 +37,10 @@ from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecuti
 from ..messages import AssistantMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
 from .approval_gate import await_approval
-from .emit import call_hook
-from .guardrail_tools import check_call, execute_guarded
+from .emit import call_hook, error_text
+from .guardrail_tools import check_arguments, execute_guarded
 from .input_wait import wait_for_input
-from .run_types import CallStage, Immediate, PipelineCall, Prepared
+from .run_types import CallStage, Executed, Immediate, PipelineCall, Prepared, Waiting
 from .tool_outcomes import (
     ABORTED_BEFORE_START,
     ABORTED_WHILE_RUNNING,
@@ -48,7 +48,6 @@ from .tool_outcomes import (
     changed_result,
     checked_result,
     error_result,
-    error_text_of,
     invalid_arguments,
     is_stray_cancellation,
     stray_cancel,
@@ -56,7 +55,7 @@ from .tool_outcomes import (
 )
 
 if TYPE_CHECKING:
-    from .run_types import RunInputs, ToolRun
+    from .run_types import RunInputs, RunServices, ToolRun
 
 __all__ = ["ToolBatch"]
 
@@ -100,6 +99,7 @@ class ToolBatch:
     run: ToolRun
     message: AssistantMessage
     inputs: RunInputs  # the run's
+    services: RunServices  # the run's
     updates: deque[tuple[PipelineCall, AgentToolResult]] | None = None  # made at the first update
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
@@ -142,7 +142,7 @@ class ToolBatch:
         while updates:
             item, partial = updates.popleft()
             call = item.call
-            await self.inputs.emitter.emit(
+            await self.services.emitter.emit(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id,
                     tool_name=call.name,
@@ -159,7 +159,7 @@ class ToolBatch:
 
     async def start(self, item: PipelineCall) -> None:
         call = item.call
-        observer = self.inputs.observer
+        observer = self.services.observer
         if observer is not None:
             item.observer = observer.start_tool(call)
         if _log.isEnabledFor(logging.DEBUG):
@@ -168,7 +168,7 @@ class ToolBatch:
         event = ToolExecutionStartEvent(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         )
-        if (pending := self.inputs.emitter.send(event)) is not None:
+        if (pending := self.services.emitter.send(event)) is not None:
             await pending
 
     async def prepare(self, item: PipelineCall) -> CallStage:
@@ -182,7 +182,7 @@ class ToolBatch:
             return Immediate(error_result(ABORTED_BEFORE_START))
         if call.invalid_arguments is not None:  # never guess what the model meant to send
             return Immediate(error_result(invalid_arguments(call, call.invalid_arguments)))
-        tool = run.tools_by_name.get(call.name)
+        tool = run.transcript.tools_by_name.get(call.name)
         if tool is None:
             return Immediate(error_result(f"Tool {call.name} not found"))
         try:
@@ -191,15 +191,19 @@ class ToolBatch:
             if prepared is not None:
                 raw = prepared
             args = tool.validator.validate(raw)
-            if inputs.guards is not None and inputs.guards.tool_call_before:
-                checked = await check_call(inputs.guards, call, tool, raw, args)
+            guards = self.services.guards
+            if guards is not None and guards.tool_call_before:
+                checked = await check_arguments(guards, call, tool, raw, args)
                 if isinstance(checked, AgentToolResult):
                     return Immediate(checked)
                 raw, args = checked  # (a rewrite is what an approval request shows)
             hook, decision = inputs.hooks.before_tool_call, None
             if hook is not None:
                 ctx = BeforeToolCallContext(
-                    assistant_message=self.message, tool_call=call, args=args, context=run.context()
+                    assistant_message=self.message,
+                    tool_call=call,
+                    args=args,
+                    context=run.transcript.context(),
                 )
                 decision = await call_hook(hook, ctx, inputs.signal)
                 if decision is not None and not isinstance(decision, BeforeToolCallResult):
@@ -224,19 +228,20 @@ class ToolBatch:
         except ArgumentsError as exc:
             return Immediate(error_result(str(exc)))
         except Exception as exc:
-            return Immediate(error_result(error_text_of(exc)))
+            return Immediate(error_result(error_text(exc)))
         return Prepared(tool, args)
 
-    async def execute(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
+    async def execute(self, item: PipelineCall, prepared: Prepared) -> Executed:
         """Run a prepared call and its `after_tool_call` (under the tool guardrails, if any):
-        the call's result; never raises."""
-        guards = self.inputs.guards
+        the call's result, or `Waiting` when the tool asked for input; never raises."""
+        guards = self.services.guards
         if guards is not None and guards.for_tools:
             return await execute_guarded(guards, item, prepared, self.execute_call)
         return await self.execute_call(item, prepared)
 
-    async def execute_call(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
-        """Run a prepared call and its `after_tool_call`: the call's result; never raises."""
+    async def execute_call(self, item: PipelineCall, prepared: Prepared) -> Executed:
+        """Run a prepared call and its `after_tool_call`: the call's result, or `Waiting` when
+        the tool asked for input; never raises."""
         run = self.run
         inputs = self.inputs
         call = item.call
@@ -251,7 +256,7 @@ class ToolBatch:
             item.drained = anyio.Event()
             await item.drained.wait()
         hook = inputs.hooks.after_tool_call
-        if hook is None or item.waiting is not None:  # (a waiting call has no result yet)
+        if hook is None or isinstance(result, Waiting):  # (a waiting call has no result yet)
             return result
         try:
             ctx = AfterToolCallContext(
@@ -260,7 +265,7 @@ class ToolBatch:
                 args=prepared.args,
                 result=result,
                 is_error=result.is_error,
-                context=run.context(),
+                context=run.transcript.context(),
             )
             change = await call_hook(hook, ctx, inputs.signal)
             if change is None:
@@ -272,15 +277,15 @@ class ToolBatch:
                 )
             return changed_result(result, change)
         except Exception as exc:
-            return error_result(error_text_of(exc))
+            return error_result(error_text(exc))
 
-    async def invoke(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
+    async def invoke(self, item: PipelineCall, prepared: Prepared) -> Executed:
         """Call the tool under the run's abort and the call's timeout; never raises, outer
         cancellation aside."""
         inputs = self.inputs
         tool = prepared.tool
         timeout = tool.timeout if tool.timeout is not None else inputs.config.tool_timeout
-        result: AgentToolResult | None = None
+        result: Executed | None = None
         try:
             signal = inputs.abort_signal  # None: nothing can abort the run, no scope to set up
             with cancel_on_abort(signal) if signal is not None else _NO_ABORT as scope:
@@ -305,8 +310,9 @@ class ToolBatch:
             return error_result(ABORTED_WHILE_RUNNING)
         return result
 
-    async def call_tool(self, item: PipelineCall, prepared: Prepared) -> AgentToolResult:
-        """`execute`, its value checked; any failure of the tool becomes an error result."""
+    async def call_tool(self, item: PipelineCall, prepared: Prepared) -> Executed:
+        """`execute`, its value checked; any failure of the tool becomes an error result, a
+        request for input (`InputRequired`) the call's `Waiting`."""
         inputs = self.inputs
         tool = prepared.tool
         on_update = self.on_update_for(item)
@@ -328,10 +334,10 @@ class ToolBatch:
                 value = await value
             return checked_result(value, tool)
         except InputRequired as exc:  # the tool asked the user: the call waits (input_wait)
-            return wait_for_input(item, exc)
+            return wait_for_input(item.call, exc)
         except Exception as exc:
             item.error = exc
-            return error_result(error_text_of(exc))
+            return error_result(error_text(exc))
         except SystemExit as exc:  # e.g. a wrapped CLI's argparse: must not end the host
             return error_result(f"The tool exited (SystemExit: {exc.code!r}).")
         except BaseException as exc:
@@ -339,8 +345,14 @@ class ToolBatch:
                 return error_result(stray_cancel(tool))
             raise
 
-    async def end(self, item: PipelineCall, result: AgentToolResult) -> None:
-        """The call's outcome: kept on `item`, and published as its `tool_execution_end`."""
+    async def end(self, item: PipelineCall, outcome: Executed) -> Waiting | None:
+        """The call's outcome: its result kept on `item` and published as its
+        `tool_execution_end`; the `Waiting` of a call that waits (no result message then)."""
+        if isinstance(outcome, Waiting):
+            waiting: Waiting | None = outcome
+            result = outcome.result
+        else:
+            waiting, result = None, outcome
         item.result = result
         item.finished = True
         call = item.call
@@ -359,8 +371,9 @@ class ToolBatch:
         event = ToolExecutionEndEvent(
             tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
         )
-        if (pending := self.inputs.emitter.send(event)) is not None:
+        if (pending := self.services.emitter.send(event)) is not None:
             await pending
+        return waiting
 
     async def publish(self, item: PipelineCall) -> ToolResultMessage:
         result = item.result
@@ -374,9 +387,9 @@ class ToolBatch:
             added_tool_names=list(result.added_tool_names) if result.added_tool_names else None,
             is_error=result.is_error,
         )
-        await self.run.add_message(message)
+        await self.run.transcript.join(message)
         return message
 
-    async def run_one(self, item: PipelineCall, prepared: Prepared) -> None:
-        """Execute a prepared call and end it (one of several run concurrently)."""
-        await self.end(item, await self.execute(item, prepared))
+    async def run_one(self, item: PipelineCall, prepared: Prepared) -> Waiting | None:
+        """Execute a prepared call and end it: its `Waiting` if it asked for input."""
+        return await self.end(item, await self.execute(item, prepared))

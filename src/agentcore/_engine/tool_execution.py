@@ -55,7 +55,7 @@ async def execute_batch(
 ) -> tuple[list[ToolResultMessage], bool, tuple[ApprovalRequest, ...]]:
     """Run the tool calls of one answer; returns the result messages, the terminate flag and
     the requests of the calls waiting for approval (in call order)."""
-    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
+    batch = ToolBatch(run=run, inputs=run.inputs, services=run.services, message=message)
     items = [PipelineCall(call=c) for c in calls]
     results, waiting = await run_calls(batch, items, batch.prepare)
     terminate = bool(items) and all(i.result is not None and i.result.terminate for i in items)
@@ -82,7 +82,7 @@ async def run_calls(
     inputs = batch.inputs
     if sequential is None:
         sequential = inputs.config.tool_execution is ToolExecutionMode.SEQUENTIAL or any(
-            (t := run.tools_by_name.get(i.call.name)) is not None
+            (t := run.transcript.tools_by_name.get(i.call.name)) is not None
             and t.execution_mode is ToolExecutionMode.SEQUENTIAL
             for i in items
         )
@@ -96,10 +96,10 @@ async def run_calls(
                 if isinstance(stage, Prepared):
                     if before_execute is not None:
                         await before_execute(item)
-                    await batch.end(item, await batch.execute(item, stage))
-                    if item.waiting is not None:  # it asked for input: no result message yet
+                    asked = await batch.run_one(item, stage)
+                    if asked is not None:  # it asked for input: no result message yet
                         waiting = waiting or []
-                        waiting.append(item.waiting)
+                        waiting.append(asked.request)
                         continue
                 else:
                     await batch.end(item, stage.result)
@@ -125,15 +125,17 @@ async def run_calls(
             if before_execute is not None:
                 for item, _ in ready:
                     await before_execute(item)
+            asking: dict[PipelineCall, Waiting] | None = None  # the calls that asked for input
             if len(ready) == 1:
-                await batch.run_one(*ready[0])
+                item, prepared = ready[0]
+                if (asked := await batch.run_one(item, prepared)) is not None:
+                    asking = {item: asked}
             elif ready:
-                await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
-            asked = [i for i in published if i.waiting is not None]  # asked for input
-            if asked:
+                asking = await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
+            if asking:
                 waiting = waiting or []
-                waiting += [i.waiting for i in asked if i.waiting is not None]
-                published = [i for i in published if i.waiting is None]
+                waiting += [asking[i].request for i in published if i in asking]
+                published = [i for i in published if i not in asking]
             for item in published:
                 results.append(await batch.publish(item))
     except BaseException as exc:
@@ -151,20 +153,25 @@ async def run_calls(
 
 async def _run_concurrently(
     batch: ToolBatch, ready: list[tuple[PipelineCall, Prepared]], limit: int | None
-) -> None:
-    """Run prepared calls as tasks of the run's task group and wait for all of them."""
+) -> dict[PipelineCall, Waiting] | None:
+    """Run prepared calls as tasks of the run's task group and wait for all of them; the
+    calls that asked for input, with their `Waiting`."""
+    asking: dict[PipelineCall, Waiting] | None = None
     remaining = len(ready)
     all_done = anyio.Event()
     limiter = anyio.CapacityLimiter(limit) if limit is not None and limit < len(ready) else None
 
     async def job(item: PipelineCall, prepared: Prepared) -> None:
-        nonlocal remaining
+        nonlocal remaining, asking
         try:
             if limiter is None:
-                await batch.run_one(item, prepared)
+                asked = await batch.run_one(item, prepared)
             else:
                 async with limiter:
-                    await batch.run_one(item, prepared)
+                    asked = await batch.run_one(item, prepared)
+            if asked is not None:
+                asking = asking or {}
+                asking[item] = asked
         finally:
             remaining -= 1
             if remaining == 0:
@@ -173,13 +180,14 @@ async def _run_concurrently(
     for item, prepared in ready:
         batch.run.group.start_soon(job, item, prepared)
     await all_done.wait()
+    return asking
 
 
 async def fail_truncated(
     run: ToolRun, message: AssistantMessage, calls: list[ToolCall]
 ) -> list[ToolResultMessage]:
     """Give every call of a `length`-truncated answer an error result without running it."""
-    batch = ToolBatch(run=run, inputs=run.inputs, message=message)
+    batch = ToolBatch(run=run, inputs=run.inputs, services=run.services, message=message)
 
     async def truncated(item: PipelineCall) -> CallStage:
         return Immediate(error_result(TRUNCATED))

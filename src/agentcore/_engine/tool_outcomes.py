@@ -30,7 +30,6 @@ __all__ = [
     "changed_result",
     "checked_result",
     "error_result",
-    "error_text_of",
     "invalid_arguments",
     "is_stray_cancellation",
     "stray_cancel",
@@ -48,10 +47,6 @@ BLOCKED = "Tool execution was blocked."
 
 def error_result(text: str) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], is_error=True)
-
-
-def error_text_of(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
 
 
 def invalid_arguments(call: ToolCall, text: str) -> str:

@@ -33,7 +33,7 @@ from ..limits import LimitReached
 from ..llm.types import Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from ..output import OutputMode, OutputSpec
-from .outcome import StopCause, Stopped
+from .outcome import Answered, OutOfRetries
 
 if TYPE_CHECKING:
     from ..llm.model import Model
@@ -86,7 +86,7 @@ class TypedRun:
 
     def after_turn(
         self, model: Model, message: AssistantMessage, results: Sequence[ToolResultMessage]
-    ) -> Stopped | None:
+    ) -> Answered | OutOfRetries | None:
         """Read the turn's answer; a `Stopped` when the run ends here (`ANSWERED` with the
         output, or `OUTPUT_RETRIES` with the limit), else None."""
         spec = self.spec
@@ -107,7 +107,7 @@ class TypedRun:
                     except OutputValidationError as exc:  # a validator that changed its mind
                         problems.append(str(exc))
                         continue
-                    return Stopped(StopCause.ANSWERED, output)
+                    return Answered(output)
                 problems.append(_result_text(result))
             return self._failed(problems[-1] if problems else "no result", None)
         if calls:
@@ -117,7 +117,7 @@ class TypedRun:
                 output = spec.validate_object(schemas.parse_answer_text(message.text))
             except OutputValidationError as exc:
                 return self._failed(str(exc), UserMessage(content=self._native_fix(exc)))
-            return Stopped(StopCause.ANSWERED, output)
+            return Answered(output)
         return self._failed(
             f"the answer was plain text; the {spec.name} tool was not called",
             UserMessage(
@@ -134,7 +134,7 @@ class TypedRun:
             f"that matches this JSON Schema:\n{clip(schema)}"
         )
 
-    def _failed(self, error: str, fix: AgentMessage | None) -> Stopped | None:
+    def _failed(self, error: str, fix: AgentMessage | None) -> Answered | OutOfRetries | None:
         self.failures += 1
         self.errors.append(error)
         if self.failures > self.retries:
@@ -145,7 +145,7 @@ class TypedRun:
                 errors=tuple(self.errors),
             )
             _log.warning("the run ended: %s", limit)
-            return Stopped(StopCause.OUTPUT_RETRIES, limit)
+            return OutOfRetries(limit)
         if fix is not None:
             self.fixes.append(fix)
         return None

@@ -133,6 +133,10 @@ class Conversations:
         self._last_of_context[context_id] = task_id
         return agent
 
+    def runs(self, task_id: str) -> bool:
+        """Whether this server holds the task's agent (started or resumed, not finished)."""
+        return task_id in self._agents
+
     def resume(self, task_id: str, context_id: str) -> Agent | None:
         """The agent of an existing task: the one in memory, or one on its reopened session
         (after a restart); None when neither exists."""

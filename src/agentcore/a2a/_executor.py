@@ -2,7 +2,8 @@
 
 - A new task: the task's agent is prompted with the message's text. While it runs, the text of
   each answer streams as an artifact (`answer-<n>`, chunks appended), and each tool call is a
-  `working` status update whose metadata (`agentcore_event`) names the tool.
+  `working` status update whose metadata (`agentcore_event`) names the tool. With an output
+  guardrail, an answer is its artifact only once settled (a blocked one never is).
 - The run ends: `completed` (the answer as the status message), `failed` (the error),
   `canceled` (aborted), or `input-required` when tool calls wait for approval: the status
   message lists them, as text and as a data part `{"approvals": [...]}`. Every final and
@@ -42,6 +43,7 @@ from .. import (
 from ._conversations import Conversations
 from ._json import plain
 from ._sdk import import_sdk_server
+from ._task_store import EVENT_KEY
 
 __all__ = ["AgentcoreExecutor", "usage_json"]
 
@@ -158,17 +160,32 @@ def _decide(agent: Agent, message: Any) -> tuple[str | None, str | None]:
 
 
 class _Forward:
-    """Agent events -> A2A events on the task's queue."""
+    """Agent events -> A2A events on the task's queue.
 
-    def __init__(self, updater: Any) -> None:
+    With an output guardrail (`settled`), an answer's text is not streamed: it becomes its
+    artifact only at `message_end`, as the transcript has it, so the text of an answer the
+    check blocks (whose `message_end` has no content) is never sent nor stored in the task."""
+
+    def __init__(self, updater: Any, *, settled: bool = False) -> None:
         self.updater = updater
+        self.settled = settled
         self.answers = 0
         self.open_artifact: str | None = None
 
     async def __call__(self, event: AgentEvent) -> None:
         server = _server()
         types = server.a2a_types
-        if isinstance(event, MessageUpdateEvent):
+        if isinstance(event, MessageEndEvent) and self.settled:
+            text = event.message.text if isinstance(event.message, AssistantMessage) else ""
+            if text:
+                self.answers += 1
+                await self.updater.add_artifact(
+                    [types.Part(text=text)],
+                    artifact_id=f"answer-{self.answers}",
+                    name="answer",
+                    last_chunk=True,
+                )
+        elif isinstance(event, MessageUpdateEvent) and not self.settled:
             delta = event.assistant_message_event
             if delta.type == "text_delta" and delta.delta:
                 first = self.open_artifact is None
@@ -196,7 +213,7 @@ class _Forward:
             if isinstance(event, ToolExecutionEndEvent):
                 info["is_error"] = event.is_error
             await self.updater.update_status(
-                types.TaskState.TASK_STATE_WORKING, metadata={"agentcore_event": info}
+                types.TaskState.TASK_STATE_WORKING, metadata={EVENT_KEY: info}
             )
 
 
@@ -297,7 +314,8 @@ def _build_class() -> Any:
             updater: Any,
         ) -> list[AgentMessage]:
             done = anyio.Event()
-            forward = _Forward(updater)
+            settled = any(g.kind == "output" for g in agent.guardrails)
+            forward = _Forward(updater, settled=settled)
             unsubscribe = agent.subscribe(forward)
             outcome: list[list[AgentMessage]] = []
 

@@ -49,5 +49,6 @@ def import_sdk_client() -> Any:
     return SimpleNamespace(
         **_common(),
         client=import_sdk("a2a.client", "a2a", needed_by=_BY, what=_WHAT),
+        card_resolver=import_sdk("a2a.client.card_resolver", "a2a", needed_by=_BY, what=_WHAT),
         httpx=import_sdk("httpx", "a2a", needed_by=_BY),
     )

@@ -18,12 +18,16 @@ from ._executor import AgentcoreExecutor
 from ._sdk import import_sdk_server
 from ._task_store import session_task_store
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "a2a_app", "serve_a2a"]
+__all__ = ["DEFAULT_DESCRIPTION", "DEFAULT_MAX_BODY_BYTES", "a2a_app", "serve_a2a"]
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 """The largest request body an A2A server accepts by default (1 MiB)."""
 
 REST_PREFIX = "/rest"
+
+DEFAULT_DESCRIPTION = "An agentcore agent."
+"""The agent card's description when none is given (never taken from the system prompt, which
+may hold what the card must not publish)."""
 
 
 def _skills(
@@ -72,9 +76,8 @@ def _card(
 ) -> Any:
     types = import_sdk_server().a2a_types
     base = url.rstrip("/")
-    prompt = conversations.system_prompt.strip().splitlines()
     name = name or "agentcore agent"
-    description = description or (prompt[0] if prompt else "An agentcore agent.")
+    description = description or DEFAULT_DESCRIPTION
     card = types.AgentCard(
         name=name,
         description=description,
@@ -134,7 +137,8 @@ def a2a_app(
             tasks, and calls waiting for approval, survive a restart. Without it, tasks live in
             memory.
         name: the agent card's name (default "agentcore agent").
-        description: the card's description (default: the system prompt's first line).
+        description: the card's description (default `DEFAULT_DESCRIPTION`, "An agentcore
+            agent."; the system prompt is never published).
         skills: the card's skills (`a2a.types.AgentSkill`s or dicts of their fields; default:
             one per tool).
         version: the card's version.
@@ -175,7 +179,7 @@ def a2a_app(
         v0_3=enable_v0_3,
     )
     handler = server.DefaultRequestHandler(
-        AgentcoreExecutor(conversations), session_task_store(sessions), card
+        AgentcoreExecutor(conversations), session_task_store(sessions, conversations), card
     )
     routes = server.routes
     all_routes = [

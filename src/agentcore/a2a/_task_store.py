@@ -7,6 +7,11 @@ message an answer that stopped, failed or was aborted: `completed` with the answ
 `canceled`; a transcript that stops mid-run: `failed`, the server stopped while the task ran).
 So the answer to an `input-required` task reaches the restarted server's executor, which reopens
 the session.
+
+A task this server runs is never rebuilt: its session exists from the moment the executor starts
+it, before the SDK has stored the task's first event, and a rebuilt copy would replace that
+event (the SDK logs "already exists. Ignoring task replacement.") with a task whose state the
+half-written transcript guesses, which is what a subscriber would then be given.
 """
 
 from __future__ import annotations
@@ -16,23 +21,34 @@ from typing import Any
 from .. import AssistantMessage
 from ..approvals import pending_approvals
 from ..sessions import SessionError, SessionStore
-from ._conversations import CONTEXT_KEY, session_id_for
+from ._conversations import CONTEXT_KEY, Conversations, session_id_for
 from ._sdk import import_sdk_server
 
-__all__ = ["session_task_store"]
+__all__ = ["EVENT_KEY", "session_task_store"]
+
+EVENT_KEY = "agentcore_event"
+"""The metadata key of a `working` status update that reports a tool call's start or end."""
 
 
-def session_task_store(sessions: SessionStore | None) -> Any:
-    """An `a2a.server.tasks.TaskStore`: in memory, falling back to `sessions` (see the module
-    docstring)."""
+def session_task_store(sessions: SessionStore | None, conversations: Conversations) -> Any:
+    """An `a2a.server.tasks.TaskStore`: in memory, falling back to `sessions` for the tasks
+    `conversations` does not run (see the module docstring)."""
     server = import_sdk_server()
     types = server.a2a_types
     state = types.TaskState
 
     class _SessionTaskStore(server.InMemoryTaskStore):  # type: ignore[misc,name-defined]
+        async def save(self, task: Any, context: Any = None) -> None:
+            # A tool event is news for the status update that carries it, not the task's
+            # state: the SDK merges an update's metadata into the task's, so without this the
+            # task would keep the last tool event for good (GetTask, ListTasks).
+            if EVENT_KEY in task.metadata:
+                del task.metadata[EVENT_KEY]
+            await super().save(task, context)
+
         async def get(self, task_id: str, context: Any = None) -> Any:
             task = await super().get(task_id, context)
-            if task is not None or sessions is None:
+            if task is not None or sessions is None or conversations.runs(task_id):
                 return task
             task = _rebuild(task_id)
             if task is not None:

@@ -23,224 +23,12 @@ cost) ended the run, 130 interrupted.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import anyio
-
-from ..builtin_tools import builtin_tools
-from ..guardrails import Guardrail, max_input_size, pii_redactor
-from ..limits import UsageLimits
-from ..llm.registry import StreamFn
-from ..messages import AgentMessage
-from ._args import Parsed, parse_args
-from ._chat import chat
-from ._conversation import SessionOptions
-from ._eval import eval_command
-from ._json import JsonLinesWriter
-from ._mcp import mcp_sampling, mcp_servers
-from ._models import list_models
-from ._output import AnswerWatch, output_spec
-from ._render import Renderer, make_styler
-from ._run import (
-    EXIT_BROKEN_PIPE,
-    EXIT_INTERRUPTED,
-    EXIT_LIMIT,
-    CommandError,
-    GuardedOutput,
-    Interrupts,
-    Settings,
-    limit_notice,
-    outcome,
-    resolve_model,
-    run_prompt,
-    write_error,
-    write_notice,
-)
-from ._serve import serve_command
-from ._serve_a2a import serve_a2a_command
-from ._sessions_cmd import sessions_command
-from ._shell import shell_tool
-from ._trace import Tracing, tracing
-from ._traffic import recorded_traffic
+if TYPE_CHECKING:
+    from ..llm.registry import StreamFn
 
 __all__ = ["main"]
-
-
-def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
-    # a resumed chat uses its session's model unless --model is given: it is checked then
-    resuming = parsed.continue_last or parsed.session is not None
-    check = not resuming or "model" in parsed.given
-    model = resolve_model(parsed.model, stream_fn=stream_fn, check=check)
-    try:
-        window = model.context_window or None  # read_file returns a share of it per call
-        tools = builtin_tools(parsed.root, context_window=window) if parsed.tools else []
-        tools += [shell_tool(parsed.root)] if parsed.shell else []
-    except NotADirectoryError as exc:
-        raise CommandError(str(exc)) from None
-    return Settings(
-        model=model,
-        system=parsed.system,
-        thinking=parsed.thinking,
-        tools=tools,
-        max_tokens=parsed.max_tokens,
-        temperature=parsed.temperature,
-        stream_fn=stream_fn,
-        max_turns=parsed.max_turns,
-        usage_limits=_usage_limits(parsed),
-        tool_timeout=parsed.tool_timeout,
-        request_timeout=parsed.request_timeout,
-        idle_timeout=parsed.idle_timeout,
-        max_retries=parsed.max_retries,
-        output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
-        guardrails=_guardrails(parsed),
-    )
-
-
-def _guardrails(parsed: Parsed) -> tuple[Guardrail, ...]:
-    guards: list[Guardrail] = []
-    if parsed.max_input_chars is not None:
-        guards.append(max_input_size(parsed.max_input_chars))
-    if parsed.redact_pii:
-        guards.append(pii_redactor("input"))
-    return tuple(guards)
-
-
-def _usage_limits(parsed: Parsed) -> UsageLimits | None:
-    given = (parsed.max_input_tokens, parsed.max_output_tokens, parsed.max_cost)
-    if all(value is None for value in given):
-        return None
-    return UsageLimits(
-        input_tokens=parsed.max_input_tokens,
-        output_tokens=parsed.max_output_tokens,
-        cost=parsed.max_cost,
-    )
-
-
-async def _run(
-    parsed: Parsed,
-    settings: Settings,
-    stdin: TextIO,
-    stdout: GuardedOutput,
-    stderr: TextIO,
-    trace: Tracing,
-) -> int:
-    prompt = parsed.prompt or ""
-    if prompt == "-":
-        prompt = await anyio.to_thread.run_sync(stdin.read, abandon_on_cancel=True)
-    if not prompt.strip():
-        raise CommandError("the prompt is empty")
-    typed = settings.output_type is not None  # then stdout is for the value: text to stderr
-    renderer = Renderer(stderr if typed else stdout, make_styler(stderr))
-    sink = watch = AnswerWatch(JsonLinesWriter(stdout) if parsed.json else renderer)
-    interrupts = Interrupts()
-    added: list[AgentMessage] = []
-    limit = None
-    async with interrupts.installed():
-        added, limit = await run_prompt(prompt, settings, sink, interrupts)
-    if interrupts.quit_requested:
-        return EXIT_INTERRUPTED
-    if stdout.broken:
-        return EXIT_BROKEN_PIPE
-    renderer.finish()
-    trace.after_answer(added)
-    code, error = outcome(added, limit)
-    if error is not None:
-        write_error(stderr, error)
-    elif code == EXIT_INTERRUPTED:
-        renderer.notice("(stopped)")
-    elif code == EXIT_LIMIT and limit is not None:
-        write_notice(stderr, limit_notice(limit))
-    elif typed:
-        return watch.finish(code, stdout, stderr, json_mode=parsed.json)
-    return code
-
-
-async def _main(
-    parsed: Parsed,
-    stream_fn: StreamFn | None,
-    stdin: TextIO | None,
-    stdout: GuardedOutput,
-    stderr: TextIO,
-) -> int:
-    if parsed.command == "models":
-        return list_models(parsed.provider, json_mode=parsed.json, out=stdout)
-    if parsed.command == "eval" and parsed.evaluation is not None:
-        return await eval_command(
-            parsed.evaluation,
-            model_ref=parsed.model,
-            model_given="model" in parsed.given,
-            stream_fn=stream_fn,
-            stdout=stdout.stream,
-            stderr=stderr,
-        )
-    if parsed.command == "sessions":
-        return sessions_command(
-            parsed.action or "list",
-            parsed.session_ids,
-            parsed.sessions_dir,
-            stdout,
-            make_styler(stderr),
-        )
-    settings = _settings(parsed, stream_fn)
-    sampling = questions = None
-    if parsed.mcp_sampling is not None:
-        sampling, questions = mcp_sampling(
-            parsed.mcp_sampling,
-            settings,
-            command=parsed.command,
-            prompt=parsed.prompt,
-            stdin=stdin or sys.stdin,
-            stderr=stderr,
-            stream_fn=stream_fn,
-        )
-    async with mcp_servers(parsed.mcp, settings, stderr, sampling=sampling):
-        with tracing(stderr, trace=parsed.trace) as trace:
-            if parsed.command == "serve" and parsed.a2a:
-                return await serve_a2a_command(
-                    settings,
-                    host=parsed.host,
-                    port=parsed.port,
-                    token=parsed.token,
-                    no_token=parsed.no_token,
-                    sessions_dir=parsed.sessions_dir,
-                    store_url=parsed.store,
-                    name=parsed.a2a_name,
-                    header_timeout=parsed.header_timeout,
-                    max_connections=parsed.max_connections,
-                    stdout=stdout,
-                    stderr=stderr,
-                )
-            if parsed.command == "serve":
-                return await serve_command(
-                    settings,
-                    host=parsed.host,
-                    port=parsed.port,
-                    token=parsed.token,
-                    no_token=parsed.no_token,
-                    header_timeout=parsed.header_timeout,
-                    max_connections=parsed.max_connections,
-                    sessions_dir=parsed.sessions_dir,
-                    store_url=parsed.store,
-                    stdout=stdout,
-                    stderr=stderr,
-                )
-            if parsed.command == "chat":
-                return await chat(
-                    settings,
-                    json_mode=parsed.json,
-                    stdin=stdin,
-                    stdout=stdout,
-                    stderr=stderr,
-                    trace=trace,
-                    questions=questions,
-                    sessions=SessionOptions(
-                        directory=parsed.sessions_dir,
-                        continue_last=parsed.continue_last,
-                        session=parsed.session,
-                        given=parsed.given,
-                    ),
-                )
-            return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)
 
 
 def main(
@@ -262,24 +50,15 @@ def main(
         stdout: the output stream (default: the process's own).
         stderr: the error stream (default: the process's own).
     """
-    out = GuardedOutput(stdout if stdout is not None else sys.stdout)
+    # the arguments are parsed before the commands are imported: `--version`, `--help` and a
+    # usage error cost the parser alone
+    from ._args import parse_args
+
+    out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
-    parsed = parse_args(sys.argv[1:] if argv is None else list(argv), out.stream, err)
+    parsed = parse_args(sys.argv[1:] if argv is None else list(argv), out, err)
     if isinstance(parsed, int):
         return parsed
-    try:
-        with recorded_traffic(parsed):
-            code = anyio.run(_main, parsed, stream_fn, stdin, out, err)
-    except CommandError as exc:
-        write_error(err, str(exc))
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        out.broken = True
-        code = EXIT_BROKEN_PIPE
-    if out.broken:
-        # The reader went away (`agentcore run ... | head`): not an error worth reporting.
-        out.silence()
-        return EXIT_BROKEN_PIPE
-    return code
+    from ._main import run_parsed
+
+    return run_parsed(parsed, stream_fn=stream_fn, stdin=stdin, stdout=out, stderr=err)

@@ -20,8 +20,7 @@ from ..limits import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 )
-from ..llm import THINKING_LEVELS
-from ..llm.types import ThinkingLevel
+from ..llm.types import THINKING_LEVELS, ThinkingLevel
 from ._arg_types import OFF, amount_or_off
 from ._eval_args import EvalOptions, add_eval_command, eval_options
 from ._mcp_args import SamplingOptions, add_sampling_arguments, sampling_options

@@ -34,6 +34,7 @@ from ._run import (
     resolve_model,
 )
 from ._sessions_cmd import transcript_lines
+from ._traffic import reported_on_exit
 
 __all__ = ["HELP", "Chat", "SessionOptions", "View"]
 
@@ -338,7 +339,9 @@ class Chat:
             return
         limit = agent.state.limit
         code, error = outcome(added, limit)
-        if error is not None:
+        if error is not None and reported_on_exit(error):  # the drift is listed on leaving
+            view.error("the request is not in the recording (the difference is listed on exit)")
+        elif error is not None:
             view.error(error)
         elif code == EXIT_INTERRUPTED or stopped:  # stopped in a tool: no aborted answer
             view.notice("(stopped)")

@@ -7,10 +7,15 @@ typed answers as JSON values so that they compare with the file's expected outpu
 saved (`--json FILE`) and compared with a saved one (`--baseline FILE`): a case that got worse is
 a regression, listed on stderr, and the exit code is 1. `--record`/`--replay` (docs/recording.md)
 wrap the whole command, as for `run`.
+
+What the dataset, the agent and the evaluators wrote (case names, inputs, outputs, reasons,
+errors) goes through `visible` before it is printed, as in every other renderer: an escape
+sequence in a case name shows as `\\x1b[...`, it does not clear the screen or set the title.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -24,6 +29,7 @@ from ..errors import AgentCoreError
 from ..llm.registry import StreamFn
 from ._eval_args import EvalOptions
 from ._run import EXIT_FAILED, EXIT_OK, CommandError, resolve_model
+from ._safe import visible
 
 __all__ = ["eval_command"]
 
@@ -88,6 +94,37 @@ def _timed(
     return run_case
 
 
+_SHOWN_DEPTH = 100  # levels of a value escaped item by item; deeper, shown as one text
+_REPORT_MODULES = ("pydantic_evals.reporting", "pydantic_evals.evaluators")
+
+
+def _shown(value: Any, depth: int = 0) -> Any:
+    """A report (or any value in it) with every text made `visible`: strings, the keys and
+    values of dicts, the items of lists, the fields of pydantic-evals' report dataclasses
+    (an evaluator's `source` is left as it is: it is not shown)."""
+    if isinstance(value, str):
+        return visible(value)
+    if depth >= _SHOWN_DEPTH:
+        return visible(str(value))
+    if isinstance(value, dict):
+        return {_shown(k, depth + 1): _shown(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_shown(v, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and type(value).__module__.startswith(_REPORT_MODULES)
+    ):
+        changes = {
+            f.name: _shown(getattr(value, f.name), depth + 1)
+            for f in dataclasses.fields(value)
+            if f.init and f.name != "source"
+        }
+        return dataclasses.replace(value, **changes)
+    return value
+
+
 async def eval_command(
     options: EvalOptions,
     *,
@@ -135,7 +172,7 @@ async def eval_command(
     # --progress on a stream that is not a terminal still draws the bar (rich would not)
     bar_console = Console(file=stderr, force_terminal=True if options.progress else None)
     progress = Progress(console=bar_console, transient=True, disable=not show)
-    bar = progress.add_task(f"{dataset.name or options.dataset}", total=total)
+    bar = progress.add_task(visible(f"{dataset.name or options.dataset}"), total=total)
     with progress:
         report = await dataset.evaluate(
             _timed(task, options.timeout, lambda: progress.advance(bar)),
@@ -146,8 +183,8 @@ async def eval_command(
         )
     width = None if stdout.isatty() else 120
     console = Console(file=stdout, width=width, color_system="auto" if stdout.isatty() else None)
-    report.print(
-        baseline=baseline,
+    _shown(report).print(
+        baseline=None if baseline is None else _shown(baseline),
         console=console,
         include_output=options.include_output,
         include_reasons=True,
@@ -162,7 +199,7 @@ async def eval_command(
         return EXIT_OK
     found = find_regressions(report, baseline, tolerance=options.tolerance)
     for regression in found:
-        stderr.write(f"regression: {regression}\n")
+        stderr.write(f"regression: {visible(str(regression))}\n")
     if found:
         stderr.write(f"{len(found)} regression(s) against {options.baseline}\n")
         return EXIT_FAILED

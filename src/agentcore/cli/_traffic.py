@@ -4,6 +4,10 @@ a recording (`agentcore.testing.Recording`; docs/recording.md).
 The recording is entered around the whole command, before the model is checked (a replay needs
 no API key), and left after it: requests that differ from the recording end the command with
 exit code 1 and the differences on stderr; a recording that cannot be read is a usage error.
+
+A drifted request also ends its run with an error (the 400 the recording answers with), which
+would say the same thing again: `reported_on_exit` tells the commands to leave that error to
+the list printed on leaving, so that each drift is printed once.
 """
 
 from __future__ import annotations
@@ -14,7 +18,19 @@ from contextlib import contextmanager
 from ._args import Parsed
 from ._run import EXIT_FAILED, CommandError
 
-__all__ = ["recorded_traffic"]
+__all__ = ["recorded_traffic", "reported_on_exit"]
+
+
+def reported_on_exit(error: str) -> bool:
+    """Whether a run's `error` is a drift the active recording lists when it is left (the
+    error text holds the first line of one of its drifts)."""
+    from ..llm import interception
+    from ..testing import Recording
+
+    recording = interception.current()
+    if not isinstance(recording, Recording):
+        return False
+    return any(problem.partition("\n")[0] in error for problem in recording.drifts())
 
 
 @contextmanager

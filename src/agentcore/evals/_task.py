@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from pydantic import TypeAdapter
 
@@ -231,8 +231,8 @@ async def build_agent(factory: AgentFactory, *, model: Model | None, inputs: Any
     if "inputs" in names:
         kwargs["inputs"] = inputs
     built = factory(**kwargs)
-    if inspect.isawaitable(built):
-        built = await built
+    if inspect.isawaitable(built):  # (an Agent's option attributes make it look awaitable to mypy)
+        built = await cast("Awaitable[AgentTarget]", built)
     return built
 
 

@@ -13,6 +13,7 @@ from ..llm.model import Model
 from ..llm.registry import StreamFn, call_stream_fn, stream_simple
 from ..llm.types import Context, SimpleStreamOptions
 from ..messages import Message, TextContent, UserMessage
+from ._pii import PII_KINDS, luhn_valid, redact_pii
 from ._values import (
     DEFAULT_GUARDRAIL_TIMEOUT,
     PASS,
@@ -56,57 +57,7 @@ def max_input_size(max_chars: int, *, name: str = "max_input_size") -> Guardrail
     return Guardrail(check=check, kind="input", name=name, timeout=None)
 
 
-# -- PII ------------------------------------------------------------------------------------
-
-PII_KINDS = ("email", "card", "phone")
-"""What `redact_pii` finds: email addresses, payment card numbers (13-19 digits passing the Luhn
-checksum), phone numbers (a country code, an area code in parentheses or not, then groups of 3-4
-digits; or one run of 10-15 digits). Dates, times and version numbers are left alone."""
-
-# Every pattern starts only where a run of its characters starts (a lookbehind) and has bounded
-# repeats, so that redacting is linear in the text, whatever the text (no quadratic backtracking).
-_EMAIL = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}"
-    r"(?![A-Za-z0-9-])"
-)
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_PHONE = re.compile(
-    r"(?<![\w+])(?:"
-    r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]?\d{3,4}"  # grouped
-    r"|\+?\d{10,15}"  # one run of digits
-    r")(?!\w)"
-)
-
-
-def luhn_valid(digits: str) -> bool:
-    """Whether a string of digits passes the Luhn checksum (as payment card numbers do)."""
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
-        if index % 2:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
-
-
-def redact_pii(text: str, kinds: Collection[str] = PII_KINDS, *, mask: str = "[{kind}]") -> str:
-    """`text` with the personal data of `kinds` replaced by `mask` (`{kind}` is the kind's name:
-    `[email]`, `[card]`, `[phone]`). A run of digits is a card number only when its checksum
-    holds; one that is not is still a phone number if it looks like one."""
-    if "email" in kinds:
-        text = _EMAIL.sub(lambda m: mask.format(kind="email"), text)
-    if "card" in kinds:
-
-        def card(m: re.Match[str]) -> str:
-            digits = re.sub(r"\D", "", m.group())
-            return mask.format(kind="card") if luhn_valid(digits) else m.group()
-
-        text = _CARD.sub(card, text)
-    if "phone" in kinds:
-        text = _PHONE.sub(lambda m: mask.format(kind="phone"), text)
-    return text
+# -- PII (the matching is in _pii) ----------------------------------------------------------
 
 
 def _redacted_message(message: Message, redact: Any) -> Message:

@@ -112,6 +112,8 @@ async def report_response(
 
 def get_field(obj: Any, name: str) -> Any:
     """A field of an SDK object, or of a plain dict (a chunk the SDK did not type), or None."""
+    if type(obj) is dict:  # the common case (a parsed JSON event), without the ABC check
+        return obj.get(name)
     if obj is None:
         return None
     if isinstance(obj, Mapping):

@@ -10,8 +10,9 @@ wire event becomes `MessageBuilder` calls, and how the answer ends. It says so b
    (`Wire.send`) up to the first event, each within `request_timeout`, retried as the options
    say;
 3. `start`, then each event is fed to `Wire.feed` and the events it returns go out; every
-   later event is read by `_Reader`, under the abort signal and `idle_timeout`, until the stream
-   ends or the wire says the answer is complete (`Wire.finished`);
+   later event is read by `_Reader`, under the abort signal and `idle_timeout` (events that
+   arrived together are taken without a wait, so a cancel scope is entered per network read, not
+   per event), until the stream ends or the wire says the answer is complete (`Wire.finished`);
 4. `Wire.finish` closes what is open and gives the terminal event; any failure on the way
    becomes exactly one `error` terminal (or `aborted`, when the signal fired), worded by
    `Wire.describe` (an `AnswerFailed` is worded already);
@@ -35,6 +36,7 @@ from ..abort._eventloop import threadsafe_caller
 from ..abort._no_signal import NEVER_ABORTED
 from ._adapter import ABORTED, exception_text, fallback_message
 from ._failures import FailureText, StreamIdle
+from ._http import END, PENDING, EventSource
 from ._request import CLOSE_TIMEOUT, Request, release, send_with_retries
 from ._retry import RequestAborted, RetryInfo
 from .builder import MessageBuilder
@@ -123,18 +125,26 @@ class Wire:
 
 
 class _Reader:
-    """Reads the events of an answer that is streaming, each under the abort signal and
+    """Reads the events of an answer that is streaming, under the abort signal and
     `idle_timeout`.
 
     The abort listener is added once for the whole answer (not once per event): it cancels the
     read in progress, if any; an abort between two reads is seen by the next one. With neither
     a signal nor an idle timeout, an event is read with no cancel scope at all.
+
+    A raw event stream (`EventSource`, the openai and anthropic adapters) is read in two steps:
+    the events that arrived together in one chunk of the body are taken without waiting
+    (`poll`), and only reading the next chunk from the network waits, in one cancel scope for
+    the whole wait (its deadline is `idle_timeout` from when the wait began, however many
+    chunks of keep-alives it reads). Any other stream of events (Bedrock's, Gemini's) is read an
+    event at a time, each in a scope of its own.
     """
 
-    __slots__ = ("_events", "_idle", "_remove", "_request", "_scope", "_signal")
+    __slots__ = ("_events", "_idle", "_remove", "_request", "_scope", "_signal", "_source")
 
     def __init__(self, events: AsyncIterator[Any], request: Request) -> None:
         self._events = events
+        self._source = events if isinstance(events, EventSource) else None
         self._request = request
         self._idle = request.options.idle_timeout
         signal = request.options.signal
@@ -156,6 +166,32 @@ class _Reader:
             self._remove()
             self._remove = None
 
+    def poll(self) -> Any:
+        """The next event if it has arrived already (read without waiting), None at the end of
+        the stream, or `PENDING` when `next` has to wait for it.
+
+        Raises:
+            RequestAborted: the abort signal fired.
+            MalformedEvent: the event's data is not JSON.
+        """
+        source = self._source
+        if source is None:
+            return PENDING
+        item = source.poll()
+        if item is PENDING:
+            return PENDING
+        signal = self._signal
+        if signal is not None and signal.aborted:
+            raise RequestAborted()
+        return None if item is END else item
+
+    async def _read(self) -> Any:
+        source = self._source
+        if source is None:
+            return await anext(self._events, None)
+        item = await source.wait()
+        return None if item is END else item
+
     async def next(self) -> Any:
         """The next event, or None at the end of the stream.
 
@@ -166,7 +202,7 @@ class _Reader:
         """
         signal = self._signal
         if signal is None and self._idle is None:
-            return await anext(self._events, None)
+            return await self._read()
         if signal is not None and signal.aborted:
             raise RequestAborted()
         idle = self._idle
@@ -176,7 +212,7 @@ class _Reader:
         item: Any = _NO_ITEM
         try:
             with scope:
-                item = await anext(self._events, None)
+                item = await self._read()
         except Exception:
             if not scope.cancel_called:
                 raise  # a failure of its own, not one the abort or the timer caused
@@ -221,7 +257,9 @@ async def drive(wire: Wire) -> AsyncIterator[AssistantMessageEvent]:
                 yield event
             if wire.finished:
                 break
-            item = await reader.next()
+            item = reader.poll()
+            if item is PENDING:
+                item = await reader.next()
             if item is None:
                 break
         tail = list(wire.finish())

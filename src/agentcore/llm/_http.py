@@ -5,14 +5,19 @@ Building a TLS context loads the CA bundle, tens of milliseconds of blocking wor
 left to make its own does that on every request, on the event loop; the adapters instead hand
 every client the one context built here, once, in a worker thread.
 
-Event streams are read by one parser (`sse_events`) for all four adapters, so that they agree on
+Event streams are read by one parser (`SSEDecoder`) for all four adapters, so that they agree on
 the edges: lines end at CR, LF or CRLF only (never at U+2028 inside a JSON string); comment
 lines (`: keep-alive`) and the `event`, `id` and `retry` fields are skipped; multi-line data is
 joined with newlines; an event with empty data is no event; and bytes that are not UTF-8 become
 U+FFFD, so that one bad byte costs one character rather than the whole answer. The openai and
-anthropic adapters read their responses with `sse_data`; the Gemini adapter's SDK reads its own,
-so the Gemini adapter's `CanonicalEventBody` re-emits what this parser found in the plain form
-that SDK expects.
+anthropic adapters read their responses raw, through `EventSource` (the SDK sends the request;
+its own per-chunk models are never built): the parser works on whole chunks of the body without
+waiting, each event's data is parsed with `jiter` (`json.loads` for what jiter refuses, so that
+values and errors are `json.loads`'s), and only reading the next chunk waits on the network, so
+that a reader under a timeout or an abort signal needs a cancel scope per network read, not per
+event. The Gemini adapter's SDK reads its own body, so its `CanonicalEventBody` re-emits what
+`sse_events` found in the plain form that SDK expects; Bedrock's binary frames are read by its
+SDK.
 
 httpx is imported when first needed (building the TLS context), not with this module: the model
 layer is imported with `agentcore`, and httpx (with email, http.client, click and rich) would
@@ -27,6 +32,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -37,13 +43,16 @@ from ..errors import clip
 from ._failures import PREVIEW_CHARS, MalformedEvent, NotEventStream, malformed_json_text
 
 __all__ = [
+    "END",
+    "PENDING",
+    "EventSource",
+    "SSEDecoder",
     "check_event_stream",
     "finish_iterator",
     "is_event_stream",
     "is_timeout",
     "is_transport_error",
-    "json_events",
-    "sse_data",
+    "parse_event",
     "sse_events",
     "ssl_context",
 ]
@@ -110,104 +119,216 @@ async def finish_iterator(iterator: AsyncIterator[Any]) -> None:
 # --- reading events ---------------------------------------------------------------------------
 
 
-class _Lines:
-    """Splits a byte stream into lines at CR, LF or CRLF, decoding each as UTF-8 (bad bytes
-    become U+FFFD). A line arriving in many chunks is joined once, at its end."""
+_BOM = b"\xef\xbb\xbf"
 
-    __slots__ = ("_cr", "_pending")
+
+class SSEDecoder:
+    """The server-sent-event parser, without waiting: bytes in, the data of each complete event
+    out (as bytes, UTF-8 undecoded), in order.
+
+    Lines end at CR, LF or CRLF (a CR at the end of one chunk and a LF at the start of the next
+    are one line end); a line arriving in many chunks is joined once, at its end. Comments and
+    the `event`, `id` and `retry` fields are skipped, multi-line data is joined with newlines, an
+    event whose data is empty is no event, and a byte-order mark at the start is no content.
+    """
+
+    __slots__ = ("_cr", "_data", "_pending", "_started")
 
     def __init__(self) -> None:
         self._pending: list[bytes] = []  # the start of an unfinished line
         self._cr = False  # the last chunk ended in CR: a LF first thing is its other half
+        self._data: list[bytes] = []  # the data lines of the event being read
+        self._started = False
 
-    def feed(self, chunk: bytes) -> list[str]:
+    def feed(self, chunk: bytes, out: list[bytes] | deque[bytes]) -> None:
+        """Parse `chunk`, appending to `out` the data of every event it completes."""
+        if not self._started and chunk:
+            self._started = True
+            chunk = chunk.removeprefix(_BOM)
         if self._cr and chunk[:1] == b"\n":
             chunk = chunk[1:]
         if not chunk:
-            return []
-        self._cr = chunk[-1:] == b"\r"
-        lines = chunk.splitlines()  # bytes split at CR, LF and CRLF only
-        tail = lines.pop() if chunk[-1:] not in (b"\r", b"\n") else None
+            return
+        if b"\r" in chunk:
+            self._cr = chunk[-1:] == b"\r"
+            lines = chunk.splitlines()  # at CR, LF and CRLF only
+            tail = lines.pop() if chunk[-1:] not in (b"\r", b"\n") else b""
+        else:
+            self._cr = False
+            lines = chunk.split(b"\n")
+            tail = lines.pop()  # empty when the chunk ends a line
         if lines and self._pending:
             lines[0] = b"".join(self._pending) + lines[0]
             self._pending = []
-        if tail is not None:
+        if tail:
             self._pending.append(tail)
-        return [line.decode("utf-8", errors="replace") for line in lines]
+        data = self._data
+        for line in lines:
+            if line:
+                if line.startswith(b"data"):
+                    if line.startswith(b"data: "):
+                        data.append(line[6:])
+                    else:
+                        name, _, value = line.partition(b":")
+                        if name == b"data":
+                            data.append(value[1:] if value.startswith(b" ") else value)
+                continue
+            if data:
+                text = data[0] if len(data) == 1 else b"\n".join(data)
+                self._data = data = []
+                if text:
+                    out.append(text)
 
-    def flush(self) -> list[str]:
+    def flush(self, out: list[bytes] | deque[bytes]) -> None:
+        """The body ended: a last line without its line end, and a last event without its blank
+        line, still count."""
         rest = b"".join(self._pending)
         self._pending = []
-        return [rest.decode("utf-8", errors="replace")] if rest else []
+        data = self._data
+        self._data = []
+        if rest:
+            name, _, value = rest.partition(b":")
+            if name == b"data":
+                data.append(value[1:] if value.startswith(b" ") else value)
+        if data and (text := b"\n".join(data)):
+            out.append(text)
 
 
 async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
-    """The data of each server-sent event in a byte stream.
-
-    Comments, `event`, `id` and `retry` fields are skipped; multi-line data is joined with
-    newlines; an event without data (a keep-alive) yields nothing; a last event without its blank
-    line still counts.
-    """
-    lines = _Lines()
-    data: list[str] = []
-    first = True
+    """The data of each server-sent event in a byte stream (parsed by `SSEDecoder`), decoded as
+    UTF-8 (bytes that are not UTF-8 become U+FFFD, so one bad byte costs one character)."""
+    decoder = SSEDecoder()
+    ready: list[bytes] = []
     async for chunk in chunks:
-        if first and chunk:
-            first = False
-            chunk = chunk.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark is no content
-        for line in lines.feed(chunk):
-            if line:
-                if line.startswith("data"):
-                    name, _, value = line.partition(":")
-                    if name == "data":
-                        data.append(value[1:] if value.startswith(" ") else value)
-                continue
-            if data:
-                text = "\n".join(data)
-                data = []
-                if text:
-                    yield text
-    for line in lines.flush():
-        name, _, value = line.partition(":")
-        if name == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data and (text := "\n".join(data)):
-        yield text
+        decoder.feed(chunk, ready)
+        if ready:
+            texts = [data.decode("utf-8", errors="replace") for data in ready]
+            ready.clear()
+            for text in texts:
+                yield text
+    decoder.flush(ready)
+    for data in ready:
+        yield data.decode("utf-8", errors="replace")
 
 
-async def sse_data(response: Any) -> AsyncIterator[str]:
-    """The data of each server-sent event of an httpx (or httpx2) streaming response.
+PENDING: Any = object()
+"""`EventSource.poll`: no complete event has arrived yet."""
 
-    Stops at a `[DONE]` event, then reads the rest of the body (for at most a second), so that the
-    HTTP library's own generators run to their end instead of being left suspended.
-    """
-    events = sse_events(response.aiter_bytes())
-    async for text in events:
-        if text.startswith("[DONE]"):
-            break
-        yield text
-    else:
-        return
-    with anyio.move_on_after(_DRAIN_TIMEOUT):  # a timeout unwinds the generators as well
-        async for _ in events:
-            pass
+END: Any = object()
+"""`EventSource.poll`: the events have ended (the body ended, or a `[DONE]` event came)."""
+
+_from_json: Callable[[bytes], Any] | None = None
 
 
-async def json_events(
-    data: AsyncIterator[str], skip: Callable[[Any], bool] | None = None
-) -> AsyncIterator[Any]:
-    """Each event's data parsed as JSON, leaving out those `skip` says to.
+def parse_event(data: bytes) -> Any:
+    """An event's data parsed as JSON: by `jiter` (several times faster than `json.loads`), and
+    whatever jiter refuses by `json.loads` of the text decoded as UTF-8 with U+FFFD for bad
+    bytes, so that a value is exactly what `json.loads` gives and an error is its error.
 
     Raises:
-        MalformedEvent: an event's data is not JSON.
+        MalformedEvent: the data is not JSON.
     """
-    async for text in data:
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MalformedEvent(malformed_json_text(exc)) from exc
-        if skip is None or not skip(value):
-            yield value
+    global _from_json
+    if _from_json is None:
+        from jiter import from_json
+
+        _from_json = from_json
+    try:
+        return _from_json(data)
+    except ValueError:  # jiter refuses a few documents json.loads accepts (a lone surrogate)
+        pass
+    try:
+        return json.loads(data.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise MalformedEvent(malformed_json_text(exc)) from exc
+
+
+class EventSource:
+    """The events of a streaming httpx (or httpx2) response, parsed as JSON, read in two steps:
+    `poll` returns an event that has already arrived (no waiting, no cancel scope), `fill` reads
+    the next chunk of the body from the network. One chunk usually holds many events; whoever
+    reads under a timeout or an abort signal needs a cancel scope around `fill` only.
+
+    A `[DONE]` event ends the events; the rest of the body is then read by `aclose` (for at most
+    a second), so that the HTTP library's own generators run to their end instead of being left
+    suspended. Iterating the source (`async for`) reads it without any scope.
+
+    Args:
+        response: the streaming response.
+        skip: events to leave out (a keep-alive the wire sends as an event, say).
+    """
+
+    __slots__ = ("_chunks", "_decoder", "_done_marker", "_ended", "_ready", "_response", "_skip")
+
+    def __init__(self, response: Any, skip: Callable[[Any], bool] | None = None) -> None:
+        self._response = response
+        self._chunks: AsyncIterator[bytes] | None = None  # made at the first read
+        self._decoder = SSEDecoder()
+        self._ready: deque[bytes] = deque()
+        self._skip = skip
+        self._ended = False
+        self._done_marker = False
+
+    def poll(self) -> Any:
+        """The next event that has arrived, parsed; `PENDING` when none has yet, `END` once the
+        events have ended.
+
+        Raises:
+            MalformedEvent: the event's data is not JSON.
+        """
+        ready, skip = self._ready, self._skip
+        while ready:
+            data = ready.popleft()
+            if data.startswith(b"[DONE]"):
+                ready.clear()
+                self._ended = self._done_marker = True
+                return END
+            value = parse_event(data)
+            if skip is None or not skip(value):
+                return value
+        return END if self._ended else PENDING
+
+    async def fill(self) -> None:
+        """Read the next chunk of the body (its end ends the events).
+
+        Raises:
+            Exception: what reading raised (a lost connection).
+        """
+        if self._chunks is None:
+            self._chunks = self._response.aiter_bytes()
+        chunk = await anext(self._chunks, None)
+        if chunk is None:
+            self._decoder.flush(self._ready)
+            self._ended = True
+        else:
+            self._decoder.feed(chunk, self._ready)
+
+    async def wait(self) -> Any:
+        """The next event, reading the network until one arrives; `END` at the end."""
+        while (item := self.poll()) is PENDING:
+            await self.fill()
+        return item
+
+    def __aiter__(self) -> EventSource:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self.wait()
+        if item is END:
+            raise StopAsyncIteration
+        return item
+
+    async def aclose(self) -> None:
+        """Read the rest of a body that sent `[DONE]` (a second at most), close the response,
+        and finish the generators that read it."""
+        chunks = self._chunks
+        if chunks is not None and self._done_marker:
+            with anyio.move_on_after(_DRAIN_TIMEOUT):  # a timeout unwinds the generators too
+                async for _ in chunks:
+                    pass
+        await self._response.aclose()
+        if chunks is not None:
+            await finish_iterator(chunks)
 
 
 def is_event_stream(headers: Mapping[str, str]) -> bool:

@@ -13,6 +13,9 @@ Adapters never look at a URL or a model id to decide what to send. They read:
   built by hand may leave them out; `thinking_control`, `google_compat` and `bedrock_compat` then
   derive them from the model's id, here and nowhere else, by the rules the catalogue's entries
   were written from.
+* per OpenAI-compatible server, `SERVER_PROFILES`: what a kind of server is known to do (native
+  structured output, several tool calls per answer), for `openai_compatible_model` to fill in
+  what its caller did not state. Only what was verified against the server itself is listed.
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .model import BedrockCompat, GoogleCompat, Model, ThinkingControl
+from .model import BedrockCompat, GoogleCompat, Model, OpenAICompletionsCompat, ThinkingControl
 from .types import ThinkingBudgets
 
 __all__ = [
     "API_SERVICES",
     "LOCAL_HOSTS",
+    "SERVER_PROFILES",
+    "ServerProfile",
     "bedrock_compat",
     "google_compat",
     "on_api_service",
@@ -44,6 +50,32 @@ API_SERVICES: Mapping[str, str] = {
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 """Hosts of this machine: a server there needs no API key (llama.cpp, vLLM, Ollama, ...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerProfile:
+    """What a kind of OpenAI-compatible server does, for models its caller describes no further.
+
+    Attributes:
+        compat: the server's Chat Completions quirks.
+        structured_output: the server constrains an answer to the JSON schema of
+            `response_format` (`Model.structured_output`).
+    """
+
+    compat: OpenAICompletionsCompat
+    structured_output: bool | None = None
+
+
+SERVER_PROFILES: Mapping[str, ServerProfile] = {
+    # llama-server: `response_format` json_schema becomes a grammar the sampler must follow;
+    # `parallel_tool_calls` defaults to what the chat template shows, so it is asked for.
+    # Verified against scripts/local-model's server (tests/e2e/test_local_model_native.py).
+    "llama.cpp": ServerProfile(
+        compat=OpenAICompletionsCompat(supports_parallel_tool_calls=True),
+        structured_output=True,
+    ),
+}
+"""Known OpenAI-compatible servers by provider id (`openai_compatible_model(provider=...)`)."""
 
 _GEMINI_3 = re.compile(r"gemini-3(?:[.\-]|$)")
 _CLAUDE_VERSION = re.compile(r"claude-([a-z]+)-(\d+)(?:[-.](\d{1,2}))?(?:-\d{8})?(?:$|[-@:])")

@@ -4,13 +4,15 @@ the secrets kept out of its texts.
 * `Request` holds a request's model, options and secrets (kept out of every text: `_redact`).
 * `send_with_retries` makes the attempts, up to the first event: each bounded by
   `request_timeout`, retried up to `max_retries` times, each failure logged.
-* `open_event_stream` turns a response of the openai or anthropic SDK into parsed events: it
-  reports the response, refuses a body that is not an event stream, and reads the first event.
+* `open_event_stream` reads a response of the openai or anthropic SDK raw, as parsed events
+  (`_http.EventSource`): it reports the response, refuses a body that is not an event stream,
+  and reads the first event.
 * `release` closes what a request opened, within one bounded wait (`CLOSE_TIMEOUT`).
 
 The driver (`_driver`) runs these in the same order for every adapter, and reads the events after
 the first under the abort signal and `idle_timeout`: the timer sits where events come out of the
-SSE parser, so keep-alive comments and blank lines never reset it.
+SSE parser, so keep-alive comments and blank lines never reset it; events that arrived together
+are read without a timer (`_driver._Reader`).
 
 Log records go to the `agentcore.llm` logger: each failed attempt (INFO; WARNING for a timeout and
 for giving up) and each idle timeout (WARNING); their texts are redacted too.
@@ -24,7 +26,7 @@ agents).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,7 +35,7 @@ import anyio
 from ..abort import cancel_on_abort
 from ._adapter import report_response
 from ._failures import EmptyStream, MalformedEvent, NotEventStream, seconds
-from ._http import check_event_stream, finish_iterator, is_transport_error, json_events, sse_data
+from ._http import END, EventSource, check_event_stream, is_transport_error
 from ._redact import redact, secret_values
 from ._retry import RequestAborted, RequestTimedOut, RetryInfo, retry_request
 from .retries import current_retry_observer
@@ -57,8 +59,6 @@ T = TypeVar("T")
 logger = logging.getLogger("agentcore.llm")
 """Where retries and timeouts are logged (the `agentcore` logger's NullHandler keeps them off
 stderr unless the application configures logging)."""
-
-_NO_ITEM: Any = object()
 
 CLOSE_TIMEOUT = 5.0
 """Seconds the release of a request's response and client may take in all, however it ended: a
@@ -184,13 +184,12 @@ class OpenedStream:
     """A response being read as parsed JSON events, its first event already read."""
 
     response: Any
-    events: AsyncIterator[Any]
+    events: EventSource
     first: Any = None
 
     async def aclose(self) -> None:
         """Close the response and finish the generators that read it."""
-        await self.response.aclose()
-        await finish_iterator(self.events)
+        await self.events.aclose()
 
 
 async def open_event_stream(
@@ -208,14 +207,14 @@ async def open_event_stream(
         MalformedEvent: the first event's data is not JSON.
         Exception: what `on_response` or reading raised.
     """
-    opened = OpenedStream(response=response, events=json_events(sse_data(response), skip))
+    opened = OpenedStream(response=response, events=EventSource(response, skip))
     try:
         await report_response(
             request.options, request.model, response.status_code, response.headers
         )
         await check_event_stream(response)
-        first = await anext(opened.events, _NO_ITEM)
-        if first is _NO_ITEM:
+        first = await opened.events.wait()
+        if first is END:
             raise EmptyStream()
     except BaseException:
         await release(request, (opened.aclose,))

@@ -18,6 +18,7 @@ from typing import get_args
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ._profiles import SERVER_PROFILES
 from .model import InputKind, Model, ModelCost, OpenAICompletionsCompat, ThinkingControl
 from .models import register_model
 
@@ -54,7 +55,9 @@ def openai_compatible_model(
         provider: the provider id. It picks the API-key environment variable (a catalogue
             provider such as `"groq"` reads `GROQ_API_KEY`); servers on localhost and the providers
             `ollama`, `vllm`, `lmstudio` and `llama.cpp` need no key. Otherwise pass `api_key` in
-            the options or the `AgentLoopConfig`.
+            the options or the `AgentLoopConfig`. For `"llama.cpp"` the server's profile fills
+            in `compat` and `structured_output` when they are not given: native structured
+            output, and several tool calls per answer.
         name: a display name (default: `model_id`).
         context_window: the server's context size in tokens, for overflow detection.
         max_tokens: the output limit sent when a request does not set its own.
@@ -65,12 +68,14 @@ def openai_compatible_model(
         headers: extra HTTP headers for every request.
         compat: the server's quirks; the defaults suit llama.cpp, vLLM, Ollama and LM Studio.
             For a server that rejects `stream_options`, pass
-            `OpenAICompletionsCompat(supports_usage_in_streaming=False)`.
+            `OpenAICompletionsCompat(supports_usage_in_streaming=False)`; for one that allows a
+            single tool call per answer unless asked, `supports_parallel_tool_calls=True`.
         thinking_control: what a thinking level becomes for the model: `"effort"` (the server
             takes `reasoning_effort`; set `compat.supports_reasoning_effort` too) or `"fixed"`
             (it always thinks); None: not stated.
         supports_xhigh: the server takes the `xhigh` effort (None: decided from the model id).
-        structured_output: the server can constrain answers to a JSON schema (None: not known).
+        structured_output: the server can constrain answers to a JSON schema (None: not known);
+            typed answers of a run without tools then use it (`OutputSpec` mode `auto`).
         register: also add the model to the catalogue (replacing an entry with the same
             provider and id).
 
@@ -101,6 +106,11 @@ def openai_compatible_model(
             f"thinking_control must be one of {', '.join(get_args(ThinkingControl))} or None, "
             f"got {thinking_control!r}"
         )
+    profile = SERVER_PROFILES.get(provider)
+    if profile is not None:
+        compat = compat if compat is not None else profile.compat
+        if structured_output is None:
+            structured_output = profile.structured_output
     model = Model(
         id=model_id,
         name=name,

@@ -72,6 +72,10 @@ class OpenAICompletionsCompat:
         requires_thinking_as_text: replay earlier thinking as plain text.
         supports_strict_mode: the server accepts `strict` on tool definitions.
         supports_store: the server accepts `store`.
+        supports_parallel_tool_calls: a request that offers tools asks for several calls in one
+            answer (`parallel_tool_calls: true`): for a server whose default may be one call
+            per answer (llama.cpp decides from the chat template when a request does not say).
+            OpenAI's own service allows several by default and needs no flag.
         tool_call_id_format: which tool-call ids the server accepts: `any` (OpenAI's own are
             kept, other models' are cut to 40 characters), or `mistral` (exactly 9 letters and
             digits; every other id is mapped to one, the same id to the same one throughout a
@@ -88,6 +92,7 @@ class OpenAICompletionsCompat:
     requires_thinking_as_text: bool = True
     supports_strict_mode: bool = False
     supports_store: bool = False
+    supports_parallel_tool_calls: bool = False
     tool_call_id_format: Literal["any", "mistral"] = "any"
 
 

@@ -49,9 +49,12 @@ from .. import (
     ToolUpdateCallback,
     cancel_on_abort,
 )
+from ..tools import MAX_IMAGE_CHARS, MAX_RESULT_CHARS, capped_content
 from ._sdk import types
 
 __all__ = [
+    "MAX_IMAGE_CHARS",
+    "MAX_RESULT_CHARS",
     "MCPProgress",
     "MCPTool",
     "ToolFilter",
@@ -71,11 +74,6 @@ MAX_DESCRIPTION_CHARS = 8_000
 with a note."""
 MAX_SCHEMA_CHARS = 256 * 1024
 """Characters (as JSON) of a tool's input schema; a tool with a larger one is left out."""
-MAX_RESULT_CHARS = 256 * 1024
-"""Characters of text one call's result gives the model (as `read_file`); the rest is cut with
-a note."""
-MAX_IMAGE_CHARS = 8 * 1024 * 1024
-"""Characters of base64 data of one image in a result; a larger image is replaced by a note."""
 
 
 def clip(text: str) -> str:
@@ -386,7 +384,7 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
         details["structured_content"] = structured
         if not any(isinstance(b, TextContent) for b in content):
             content.append(TextContent(text=json.dumps(structured, ensure_ascii=False)))
-    content = _capped(content)
+    content = capped_content(content)
     if result.is_error:
         if not any(isinstance(b, TextContent) and b.text for b in content):
             content.insert(
@@ -395,43 +393,6 @@ def to_agent_result(result: types.CallToolResult, server: str, tool: str) -> Age
             )
         return AgentToolResult(content=content, details=details, is_error=True)
     return AgentToolResult(content=content, details=details)
-
-
-def _capped(content: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
-    """`content` with its text cut after `MAX_RESULT_CHARS` characters in all, and images over
-    `MAX_IMAGE_CHARS` replaced, each with a note saying what was left out."""
-    out: list[TextContent | ImageContent] = []
-    budget = MAX_RESULT_CHARS
-    total = 0
-    for block in content:
-        if isinstance(block, ImageContent):
-            if len(block.data) > MAX_IMAGE_CHARS:
-                out.append(
-                    TextContent(
-                        text=f"[image: {block.mime_type}, {_size(block.data)}; left out: larger "
-                        f"than {MAX_IMAGE_CHARS:,} characters of base64]"
-                    )
-                )
-            else:
-                out.append(block)
-            continue
-        total += len(block.text)
-        if budget <= 0:
-            continue
-        if len(block.text) > budget:
-            out.append(TextContent(text=block.text[:budget]))
-        else:
-            out.append(block)
-        budget -= len(block.text)
-    if total > MAX_RESULT_CHARS:
-        out.append(
-            TextContent(
-                text=f"\n[result cut after {MAX_RESULT_CHARS:,} of {total:,} characters: the "
-                "tool returned more than one call may show; ask it for less, e.g. a narrower "
-                "query or a page of the output]"
-            )
-        )
-    return out
 
 
 def _resource(resource: Any, details: dict[str, Any]) -> TextContent | ImageContent:

@@ -436,6 +436,11 @@ def _decode_record(cls: type[Any], data: Mapping[str, Any], path: str) -> Any:
     for name, kind, required in _SPECS[cls]:
         if required and name not in kwargs:
             raise MessageFormatError(f"{path}.{name} is missing: expected {_EXPECTED[kind]}")
+    if cls is Usage or cls is Cost:
+        try:
+            return cls(**kwargs)
+        except ValueError as exc:  # a negative count or cost
+            raise MessageFormatError(f"{path}: {exc}") from None
     return cls(**kwargs)
 
 

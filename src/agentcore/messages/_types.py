@@ -106,9 +106,16 @@ class ToolCall:
     type: Literal["tool_call"] = "tool_call"
 
 
+_INF = float("inf")
+_PARTS = ("input", "output", "cache_read", "cache_write")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cost:
-    """Cost in USD. `total` is always the sum of the four parts."""
+    """Cost in USD. `total` is always the sum of the four parts.
+
+    Every part is a finite number >= 0: a negative, NaN or infinite one raises `ValueError`
+    naming the field (it would lower a run's totals or make `cost >= limit` never true)."""
 
     input: float = 0.0
     output: float = 0.0
@@ -117,9 +124,17 @@ class Cost:
     total: float = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "total", self.input + self.output + self.cache_read + self.cache_write
-        )
+        total = self.input + self.output + self.cache_read + self.cache_write
+        # one comparison each, and the sum for NaN and infinity (either makes `total < inf` false)
+        if not (
+            self.input >= 0
+            and self.output >= 0
+            and self.cache_read >= 0
+            and self.cache_write >= 0
+            and total < _INF
+        ):
+            _refuse(self)
+        object.__setattr__(self, "total", total)
 
 
 _ZERO_COST = Cost()
@@ -128,7 +143,10 @@ _ZERO_COST = Cost()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token counts of one request. `total_tokens` is always the sum of the four counts."""
+    """Token counts of one request. `total_tokens` is always the sum of the four counts.
+
+    Every count is a finite number >= 0: a negative, NaN or infinite one raises `ValueError`
+    naming the field, so that no tool or peer can switch off a run's usage limits."""
 
     input: int = 0
     output: int = 0
@@ -138,9 +156,29 @@ class Usage:
     total_tokens: int = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "total_tokens", self.input + self.output + self.cache_read + self.cache_write
-        )
+        total = self.input + self.output + self.cache_read + self.cache_write
+        if not (
+            self.input >= 0
+            and self.output >= 0
+            and self.cache_read >= 0
+            and self.cache_write >= 0
+            and total < _INF
+        ):
+            _refuse(self)
+        object.__setattr__(self, "total_tokens", total)
+
+
+def _refuse(record: Cost | Usage) -> None:
+    """Raise `ValueError` naming the first part of `record` that is not a finite number >= 0."""
+    for name in _PARTS:
+        value = getattr(record, name)
+        if not (value >= 0 and value < _INF):
+            break
+    else:  # each part is finite but the sum is not
+        name, value = "total", sum(getattr(record, n) for n in _PARTS)
+    raise ValueError(
+        f"{type(record).__name__}.{name} must be a finite number >= 0, got {value!r:.40}"
+    )
 
 
 _ZERO_USAGE = Usage()

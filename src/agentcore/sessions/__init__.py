@@ -20,6 +20,9 @@ extra).
 
 from __future__ import annotations
 
+import typing as _typing
+from importlib import import_module as _import_module
+
 from ._base import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
 from ._base import SESSION_FORMAT_VERSION as SESSION_FORMAT_VERSION
 from ._base import SessionCorruptError as SessionCorruptError
@@ -36,9 +39,33 @@ from ._store import Session as Session
 from ._store import SessionStore as SessionStore
 from ._titles import TITLE_LENGTH as TITLE_LENGTH
 from ._titles import session_title as session_title
-from .jsonl import JsonlSessionStore as JsonlSessionStore
-from .postgres import PostgresSessionStore as PostgresSessionStore
-from .sqlite import SqliteSessionStore as SqliteSessionStore
+
+if _typing.TYPE_CHECKING:
+    from .jsonl import JsonlSessionStore as JsonlSessionStore
+    from .postgres import PostgresSessionStore as PostgresSessionStore
+    from .sqlite import SqliteSessionStore as SqliteSessionStore
+
+# The stores are imported when first used (module `__getattr__`): an Agent that keeps its
+# session in memory, or in JSONL files, never imports `sqlite3`.
+_STORES = {
+    "JsonlSessionStore": ".jsonl",
+    "PostgresSessionStore": ".postgres",
+    "SqliteSessionStore": ".sqlite",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _STORES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentcore.sessions' has no attribute {name!r}")
+    value = getattr(_import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_STORES))
+
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",

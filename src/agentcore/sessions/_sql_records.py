@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..messages import AgentMessage, to_json, valid_text
+from ..messages import AgentMessage, to_json
 from ._base import (
     SessionCorruptError,
     SessionInfo,
@@ -31,7 +31,7 @@ from ._base import (
 )
 from ._sqlite_schema import header_crc
 from ._store import RawSession
-from ._titles import session_title
+from ._titles import session_title, title_text
 
 SessionRow = tuple[str, int, int, "str | None", "int | None", str, str, int, int, int, "str | None"]
 """A `sessions` row in column order: id, created_at, updated_at, parent_id, parent_index,
@@ -151,7 +151,7 @@ def session_info(
         updated_at=updated_at,
         parent=session_parent(parent_id, parent_index),
         metadata=load(metadata, f"{where} metadata"),
-        title=valid_text(title) if isinstance(title, str) else "",
+        title=title_text(title) if isinstance(title, str) else "",
         message_count=message_count if type(message_count) is int else None,
     )
 

@@ -2,10 +2,14 @@
 
 A request matches a recorded one when the method, the URL's path and query (the host is left out:
 a recording made against one server replays for the same API anywhere) and the body are equal.
-When nothing unused matches, the nearest recorded request (same method and path, most top-level
-body fields equal, the earliest on a tie) is compared with the one sent, and the difference is
-named: the fields that differ (`model`, `messages`, `tools`, ...), the first differing item of a
-list, and a short diff of the two.
+When nothing unused matches, the nearest unused recorded request is compared with the one sent,
+and the difference is named: the fields that differ (`model`, `messages`, `tools`, ...), the
+first differing item of a list, and a short diff of the two.
+
+The nearest is chosen by content alone, so that requests sent at once (an eval's cases, parallel
+sub-agents) get the same report whatever order they arrive in: the same method first, then the
+same path, then the most similar body (`similarity`: field by field, item by item, and for two
+texts the share of their common beginning and end), the earliest in the file on a tie.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["describe_drift", "match_key", "nearest"]
+__all__ = ["describe_drift", "match_key", "nearest", "similarity"]
 
 _DIFF_LINES = 16  # lines of unified diff shown at most
 _VALUE_CHARS = 120  # characters of a differing value shown
@@ -25,6 +29,7 @@ _MODEL_PATH = re.compile(
     r"/models?/([^/:]+)"
 )  # Gemini's `models/<id>:...`, Bedrock's `model/<id>/`
 _MISSING: Any = object()
+_DEPTH = 64  # levels of a body compared item by item; below, values are equal or not
 
 
 def _target(request: Mapping[str, Any]) -> str:
@@ -45,23 +50,56 @@ def match_key(request: Mapping[str, Any]) -> str:
     return f"{request.get('method')} {_target(request)} {payload}"
 
 
+def similarity(recorded: Any, sent: Any, depth: int = 0) -> float:
+    """How alike two JSON values are, from 0 (nothing in common) to 1 (equal): objects by the
+    share of their keys with alike values, lists item by item at the same positions (a longer
+    list counts its extra items as different), texts by the share of the longer one that their
+    common beginning and end cover. Linear in the size of the values."""
+    if recorded == sent:
+        return 1.0
+    if depth >= _DEPTH:
+        return 0.0
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        keys = recorded.keys() | sent.keys()
+        same = sum(similarity(recorded[k], sent[k], depth + 1) for k in recorded if k in sent)
+        return same / len(keys)
+    if isinstance(recorded, list) and isinstance(sent, list):
+        longest = max(len(recorded), len(sent))
+        same = sum(similarity(a, b, depth + 1) for a, b in zip(recorded, sent, strict=False))
+        return same / longest
+    if isinstance(recorded, str) and isinstance(sent, str):
+        return _text_similarity(recorded, sent)
+    return 0.0
+
+
+def _text_similarity(a: str, b: str) -> float:
+    shortest = min(len(a), len(b))
+    head = 0
+    while head < shortest and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return (head + tail) / max(len(a), len(b))
+
+
 def nearest(
     sent: Mapping[str, Any], candidates: Sequence[tuple[int, Mapping[str, Any]]]
 ) -> int | None:
-    """The index of the recorded request closest to `sent` among `(index, request)` pairs."""
-    best: tuple[int, int] | None = None
+    """The index of the recorded request closest to `sent` among `(index, request)` pairs: the
+    same method, then the same path, then the most similar body (`similarity`), then the lowest
+    index. It depends on the contents only, not on the order of `candidates`."""
+    best: tuple[bool, bool, float, int] | None = None
     best_index: int | None = None
     sent_body = _payload(sent)
+    sent_path = urlsplit(str(sent.get("url", ""))).path
     for index, recorded in candidates:
-        score = 0
-        if recorded.get("method") == sent.get("method"):
-            score += 1000
-        if urlsplit(str(recorded.get("url", ""))).path == urlsplit(str(sent.get("url", ""))).path:
-            score += 500
-        body = _payload(recorded)
-        if isinstance(body, dict) and isinstance(sent_body, dict):
-            score += sum(1 for k in body if k in sent_body and body[k] == sent_body[k])
-        rank = (score, -index)
+        rank = (
+            recorded.get("method") == sent.get("method"),
+            urlsplit(str(recorded.get("url", ""))).path == sent_path,
+            similarity(_payload(recorded), sent_body),
+            -index,
+        )
         if best is None or rank > best:
             best, best_index = rank, index
     return best_index

@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import os
 import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -47,6 +49,7 @@ from ..errors import AgentCoreError
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_DEPTH",
     "REDACTED",
     "RecordingError",
     "decode_frames",
@@ -58,6 +61,7 @@ __all__ = [
     "response_record",
     "scrub",
     "secret_values_of",
+    "write_file",
 ]
 
 FORMAT_VERSION = 1
@@ -396,6 +400,52 @@ def dump_recording(exchanges: list[dict[str, Any]]) -> str:
     return _dump({"exchanges": exchanges, "version": FORMAT_VERSION}, 0, False) + "\n"
 
 
+MAX_DEPTH = 200
+"""How deep a recording's JSON may nest (request bodies nest a dozen levels; a file nested far
+deeper is refused before it is parsed, rather than overflowing the parser's stack)."""
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nesting(text: str) -> int:
+    """How deep the brackets of a JSON text nest (strings skipped), in one pass."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically: into a new file of a random name in the same folder,
+    created exclusively (never through a link or over a file planted there), then renamed
+    over `path` (a link at `path` is replaced, not followed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        temporary = path.with_name(f".{path.name}.{token_hex(8)}.tmp")
+        try:
+            fd = os.open(temporary, _EXCLUSIVE | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - 100 random names taken
+        raise RecordingError(f"cannot write the recording {path}: no free temporary name")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def load_recording(path: Path) -> list[dict[str, Any]]:
     """The exchanges of a recording file.
 
@@ -403,7 +453,14 @@ def load_recording(path: Path) -> list[dict[str, Any]]:
         RecordingError: the file cannot be read, is not JSON, or is not a recording.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        depth = _nesting(text)
+        if depth > MAX_DEPTH:
+            raise RecordingError(
+                f"cannot read the recording {path}: it nests {depth:,} levels deep; "
+                f"a recording nests at most {MAX_DEPTH}"
+            )
+        data = json.loads(text)
     except FileNotFoundError:
         raise RecordingError(
             f"no recording at {path}: record it first (mode='missing' or 'rerecord'; "

@@ -37,6 +37,7 @@ from ._record_format import (
     request_record,
     scrub,
     secret_values_of,
+    write_file,
 )
 from ._record_http import wrap_client
 
@@ -198,6 +199,12 @@ class Recording:
                 )
             return found
 
+    def drifts(self) -> list[str]:
+        """The text of each request so far that the recording did not hold (what its 400
+        response said), in the order they came."""
+        with self.lock:
+            return list(self._problems)
+
     def _describe(self, index: int) -> str:
         request = self._recorded[index]["request"]
         body = request.get("body")
@@ -280,10 +287,7 @@ class Recording:
             else:
                 exchanges = new
             text = dump_recording(scrub(exchanges, self._secrets))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, self.path)
+        write_file(self.path, text)
 
 
 def recorded(

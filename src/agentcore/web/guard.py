@@ -20,9 +20,12 @@ What `Guard` checks, in this order, before the app sees a request:
    `browser_login`, opening `/?token=<token>` sets an `HttpOnly`, `SameSite=Strict` cookie that
    holds a digest of the token (a browser's `EventSource` cannot send headers), and redirects
    to the same path on this server without the token.
-4. **JSON only** (`json_types`): a request other than GET, HEAD, OPTIONS (and a DELETE without
-   a body) must say `Content-Type: application/json` (or another of `json_types`), which a
-   cross-site form cannot send without a CORS preflight (415).
+4. **JSON only** (`json_types`): a request other than GET, HEAD, OPTIONS that has a body must
+   say `Content-Type: application/json` (or another of `json_types`), which a cross-site form
+   cannot send without a CORS preflight (415). A request without a body (no `Content-Length`
+   or `0`, not chunked: a POST that only names an action, such as A2A's `:subscribe` or the
+   web chat's `/abort`) may omit the type; one that names a type must name a JSON one (a form
+   always does, so an empty form is still 415).
 5. **Body cap** (`max_body_bytes`): a `Content-Length` that is not a number is 400, one past the
    cap 413; a body without one (chunked) is read up to the cap before the app sees it and
    refused with 413 when it grows past it. What the guard holds is bounded by the cap.
@@ -304,9 +307,9 @@ class Guard:
     def _body_problem(self, method: str, headers: dict[str, str]) -> tuple[int, str] | None:
         length = headers.get("content-length")
         has_body = length not in (None, "0") or "transfer-encoding" in headers
-        if self._json is not None and method not in _SAFE and (method != "DELETE" or has_body):
+        if self._json is not None and method not in _SAFE:
             kind = headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind not in self._json:
+            if kind not in self._json and (has_body or kind):
                 return (
                     415,
                     f"expected a JSON body (Content-Type: application/json), got {kind[:100]!r}",

@@ -185,6 +185,8 @@ def build_payload(
                 function["strict"] = False
             tools.append({"type": "function", "function": function})
         payload["tools"] = tools
+        if compat.supports_parallel_tool_calls:
+            payload["parallel_tool_calls"] = True
     if reasoning and reasoning != "off" and model.reasoning and compat.supports_reasoning_effort:
         level = clamp_level(reasoning, supports_xhigh(model))
         payload["reasoning_effort"] = compat.reasoning_effort_map.get(level, level)

@@ -2,7 +2,7 @@
 
 The request body is built by `_anthropic_request` (transcript, prompt-cache markers, thinking),
 sent with `AsyncAnthropic.post` with the SDK's own retries off (`retry_request` retries instead,
-up to the first event), and the server-sent events, read by the shared `sse_events` parser as
+up to the first event), and the server-sent events, read raw by the shared `EventSource` as
 plain JSON objects, are fed to a `MessageBuilder`:
 
 * `message_start` / `message_delta` carry the usage (input, cache read/write, output) and the stop
@@ -95,7 +95,7 @@ class _ErrorEvent(Exception):
 
 def _is_ping(event: Any) -> bool:
     """A `ping` event: a keep-alive, which neither starts the answer nor resets `idle_timeout`."""
-    return isinstance(event, Mapping) and event.get("type") == "ping"
+    return (type(event) is dict or isinstance(event, Mapping)) and event.get("type") == "ping"
 
 
 def _failure_text(sdk: Any, exc: BaseException, *, started: bool) -> str:
@@ -155,6 +155,11 @@ class _Translator:
         """The protocol events for one Anthropic event."""
         kind = get_field(event, "type")
         b = self.builder
+        if kind == "content_block_delta":  # the commonest event first
+            index = self.blocks.get(get_field(event, "index"))
+            if index is None or not b.is_open(index):
+                return []
+            return self._delta(index, get_field(event, "delta"))
         if kind == "message_start":
             self._usage(get_field(get_field(event, "message"), "usage"))
         elif kind == "message_delta":
@@ -166,11 +171,6 @@ class _Translator:
             self.finished = True
         elif kind == "content_block_start":
             return self._start(get_field(event, "index"), get_field(event, "content_block"))
-        elif kind == "content_block_delta":
-            index = self.blocks.get(get_field(event, "index"))
-            if index is None or not b.is_open(index):
-                return []
-            return self._delta(index, get_field(event, "delta"))
         elif kind == "content_block_stop":
             index = self.blocks.get(get_field(event, "index"))
             if index is None or not b.is_open(index):
@@ -303,7 +303,7 @@ class _Wire(Wire):
                 request.options, request.model, exc.status_code, exc.response.headers
             )
             raise
-        # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+        # the body is read by `EventSource` (as in every adapter), not by the SDK's decoder
         opened = await open_event_stream(response.response, request, skip=_is_ping)
         if isinstance(opened.first, Mapping) and opened.first.get("type") == "error":
             await release(request, (opened.aclose,))
@@ -317,7 +317,7 @@ class _Wire(Wire):
         return _failure_text(self.sdk, exc, started=started)
 
     def feed(self, item: Any) -> list[AssistantMessageEvent]:
-        if isinstance(item, Mapping) and item.get("type") == "error":
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type") == "error":
             raise _ErrorEvent(item)
         events = self.translator.feed(item)
         self.finished = self.translator.finished

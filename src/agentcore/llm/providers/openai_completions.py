@@ -7,9 +7,9 @@ checks (`prompt_cache_key`, which only OpenAI itself accepts, follows the API's 
 `_profiles.on_api_service`).
 
 The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
-429/5xx/connection failures before any output); the event stream is read with `sse_data` (the
-SDK's reader leaves its generators suspended at `[DONE]`) and translated chunk by chunk, each a
-plain JSON object:
+429/5xx/connection failures before any output); the event stream is read raw by the shared
+`EventSource` (the SDK's reader leaves its generators suspended at `[DONE]`) and translated
+chunk by chunk, each a plain JSON object:
 
 * `delta.content` becomes text (as a list of chunks, Magistral's: its `text` chunks text, its
   `thinking` chunks thinking), `delta.reasoning_content` / `reasoning` / `reasoning_text`
@@ -127,7 +127,7 @@ def _map_finish(reason: str) -> _StopReason | None:
 
 def _stream_error(chunk: Any) -> str | None:
     """The error text of an error object sent in place of a chunk, or None for a chunk."""
-    error = chunk.get("error") if isinstance(chunk, Mapping) else None
+    error = chunk.get("error") if type(chunk) is dict or isinstance(chunk, Mapping) else None
     if not error:
         return None
     return f"server error in the stream: {api_error_text(error) or 'the server reported an error'}"
@@ -258,6 +258,9 @@ class _Translator:
             events.append(builder.thinking_delta(self.current, delta))
 
     def feed(self, chunk: Any) -> list[AssistantMessageEvent]:
+        text = self._plain_text(chunk)
+        if text is not None:
+            return [self.builder.text_delta(self.current, text)]  # type: ignore[arg-type]
         events: list[AssistantMessageEvent] = []
         usage = get_field(chunk, "usage") or get_field(get_field(chunk, "x_groq"), "usage")
         if usage is not None:
@@ -272,6 +275,33 @@ class _Translator:
             if reason:
                 self.finish_reason = str(reason)
         return events
+
+    def _plain_text(self, chunk: Any) -> str | None:
+        """The text of the commonest chunk, one more piece of the text block already open and
+        nothing else (no usage, reasoning, tool call or finish reason), read with plain dict
+        lookups; None for any other chunk, which `feed` reads field by field. Either way the
+        events are the same."""
+        if type(chunk) is not dict or chunk.get("usage") is not None or "x_groq" in chunk:
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("index") or choice.get("finish_reason"):
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or delta.get("tool_calls"):
+            return None
+        content = delta.get("content")
+        if type(content) is not str or not content:
+            return None
+        current = self.current
+        if current is None or self.builder.kind(current) != "text":
+            return None
+        for name in self.fields:
+            if delta.get(name):
+                return None
+        return content
 
     def _feed_delta(self, delta: Any, events: list[AssistantMessageEvent]) -> None:
         for name in self.fields:
@@ -405,7 +435,7 @@ class _Wire(Wire):
         return sdk_failure_text(self.sdk, exc, started=started)
 
     def feed(self, item: Any) -> list[AssistantMessageEvent]:
-        failure = _stream_error(item)
+        failure = None if type(item) is dict and "error" not in item else _stream_error(item)
         if failure is not None:
             raise AnswerFailed(failure)
         try:

@@ -4,8 +4,8 @@ The request (`_openai_responses_request`) is stateless: the whole transcript goe
 every time, and the model's reasoning is kept across turns by replaying its reasoning items,
 which arrive with their `encrypted_content` because we ask for it.
 
-This module reads the answer. The SDK sends the request; its event stream is read by the shared
-`sse_events` parser as plain JSON objects, so unknown event types and fields are ignored rather
+This module reads the answer. The SDK sends the request; its event stream is read raw by the shared
+`EventSource` as plain JSON objects, so unknown event types and fields are ignored rather
 than failing validation:
 
 * a `reasoning` item streams its summary as thinking; the finished item, JSON-encoded, becomes
@@ -376,7 +376,7 @@ async def _send(
     except sdk.APIStatusError as exc:
         await report_response(request.options, request.model, exc.status_code, exc.response.headers)
         raise
-    # the body is read by `sse_events` (as in every adapter), not by the SDK's decoder
+    # the body is read by `EventSource` (as in every adapter), not by the SDK's decoder
     return await open_event_stream(raw.http_response, request)
 
 

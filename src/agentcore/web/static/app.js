@@ -1,8 +1,11 @@
 // The agentcore chat page: reads a session's AG-UI event stream (SSE) and renders it.
-// Model text only ever reaches the page as text: textContent, or the Markdown renderer's DOM nodes.
+// Model text only ever reaches the page as text: textContent, or the Markdown renderer's DOM nodes,
+// with bidi marks shown as escapes (`md.visible`). One message that cannot be shown is shown as
+// plain text (or left out, with a line saying so), and the rest of the transcript goes on.
 "use strict";
 (function () {
   const md = window.agentcoreMarkdown;
+  const shown = md.visible;
   const $ = function (id) { return document.getElementById(id); };
   const view = {
     messages: $("messages"), prompt: $("prompt"), send: $("send"), stop: $("stop"),
@@ -28,7 +31,7 @@
   function el(tag, cls, text) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) node.textContent = shown(text);
     return node;
   }
 
@@ -143,6 +146,7 @@
   function userBubble(id, text) {
     const bubble = el("div", "msg user");
     bubble.dataset.messageId = id;
+    bubble.dataset.text = text; // as sent (the body shows bidi marks as escapes)
     bubble.appendChild(el("span", "body", text));
     const branch = el("button", "branch-btn", "edit in a branch");
     branch.type = "button";
@@ -177,16 +181,28 @@
     texts[id] = { role: "assistant", text: "", el: node };
   }
 
+  // A streamed answer is drawn again as it grows, at most once a frame, and never more than a
+  // fifth of the time: after a drawing that took 50 ms the next waits 200 ms (a long answer
+  // streams in larger steps instead of freezing the tab).
+  let renderScheduled = false;
+  let renderCost = 0; // ms the last drawing took
+
   function renderText(id) {
     renderQueued.add(id);
-    if (renderQueued.size > 1) return;
-    requestAnimationFrame(function () {
-      for (const key of renderQueued) {
-        const part = texts[key];
-        if (part && part.el) md.renderInto(part.el, part.text);
-      }
-      renderQueued.clear();
-    });
+    if (renderScheduled) return;
+    renderScheduled = true;
+    setTimeout(function () {
+      requestAnimationFrame(function () {
+        const started = performance.now();
+        for (const key of renderQueued) {
+          const part = texts[key];
+          if (part && part.el) md.renderInto(part.el, part.text);
+        }
+        renderQueued.clear();
+        renderScheduled = false;
+        renderCost = performance.now() - started;
+      });
+    }, Math.min(renderCost * 4, 2000));
   }
 
   function thinking(id) {
@@ -233,15 +249,15 @@
   }
 
   function prettyArgs(c) {
-    try { c.args.textContent = JSON.stringify(JSON.parse(c.argText), null, 2); }
-    catch (e) { c.args.textContent = c.argText; }
+    try { c.args.textContent = shown(JSON.stringify(JSON.parse(c.argText), null, 2)); }
+    catch (e) { c.args.textContent = shown(c.argText); }
   }
 
   function showResult(callId, content, isError) {
     const c = cards[callId] || card(callId, "tool", null);
-    c.result.textContent = content;
+    c.result.textContent = shown(content);
     c.progress.textContent = "";
-    // A denied call's result is an error result whose text says so (agentcore._approval_tail).
+    // A denied call's result is an error result whose text says so (agentcore._approvals.transcript, denied_text).
     const denied = isError && (c.denied ||
       String(content).indexOf("Tool call was not executed: it was denied") === 0);
     if (denied) setCard(c, "denied", "denied");
@@ -335,32 +351,42 @@
   function snapshot(messages) {
     clear();
     for (const m of messages) {
-      if (m.role === "user") {
-        const text = typeof m.content === "string" ? m.content
-          : m.content.map(function (p) { return p.text || "[image]"; }).join("");
-        userBubble(m.id, text);
-      } else if (m.role === "reasoning") {
-        thinking(m.id).textContent = m.content;
-      } else if (m.role === "assistant") {
-        block(m.id);
-        if (m.content) {
-          textPart(m.id, "assistant");
-          texts[m.id].text = m.content;
-          md.renderInto(texts[m.id].el, m.content);
-        }
-        for (const call of m.toolCalls || []) {
-          const c = card(call.id, call.function.name, m.id);
-          c.argText = call.function.arguments;
-          prettyArgs(c);
-          setCard(c, "waiting", "no result");
-        }
-        const meta = m.metadata && m.metadata.agentcore;
-        if (meta) usageLine(m.id, meta);
-      } else if (m.role === "tool") {
-        showResult(m.toolCallId, m.content, !!m.error);
+      try {
+        showMessage(m);
+      } catch (err) { // this message only: the rest of the transcript (approval cards too) goes on
+        const shownAs = el("div", "msg error-line",
+          "(a message could not be shown: " + (err && err.message ? err.message : err) + ")");
+        view.messages.appendChild(shownAs);
       }
     }
     toBottom();
+  }
+
+  function showMessage(m) {
+    if (m.role === "user") {
+      const text = typeof m.content === "string" ? m.content
+        : m.content.map(function (p) { return p.text || "[image]"; }).join("");
+      userBubble(m.id, text);
+    } else if (m.role === "reasoning") {
+      thinking(m.id).textContent = shown(m.content);
+    } else if (m.role === "assistant") {
+      block(m.id);
+      if (m.content) {
+        textPart(m.id, "assistant");
+        texts[m.id].text = m.content;
+        md.renderInto(texts[m.id].el, m.content);
+      }
+      for (const call of m.toolCalls || []) {
+        const c = card(call.id, call.function.name, m.id);
+        c.argText = call.function.arguments;
+        prettyArgs(c);
+        setCard(c, "waiting", "no result");
+      }
+      const meta = m.metadata && m.metadata.agentcore;
+      if (meta) usageLine(m.id, meta);
+    } else if (m.role === "tool") {
+      showResult(m.toolCallId, m.content, !!m.error);
+    }
   }
 
   // -- the event stream ---------------------------------------------------------------------
@@ -398,14 +424,14 @@
     REASONING_MESSAGE_START: function (e) { thinking(e.messageId); },
     REASONING_MESSAGE_CONTENT: function (e) {
       const body = reasonings[e.messageId];
-      if (body) body.textContent += e.delta;
+      if (body) body.textContent += shown(e.delta); // each mark is one character: escaped alone
     },
     TOOL_CALL_START: function (e) { card(e.toolCallId, e.toolCallName, e.parentMessageId); },
     TOOL_CALL_ARGS: function (e) {
       const c = cards[e.toolCallId];
       if (!c) return;
       c.argText += e.delta;
-      c.args.textContent = c.argText;
+      c.args.textContent = shown(c.argText);
     },
     TOOL_CALL_END: function (e) {
       const c = cards[e.toolCallId];
@@ -419,7 +445,7 @@
       const v = e.value || {};
       const c = v.toolCallId ? cards[v.toolCallId] : null;
       if (e.name === "agentcore.tool_execution_start" && c) setCard(c, "running", "running…");
-      else if (e.name === "agentcore.tool_execution_update" && c) c.progress.textContent = v.text;
+      else if (e.name === "agentcore.tool_execution_update" && c) c.progress.textContent = shown(v.text);
       else if (e.name === "agentcore.message_end") usageLine(v.messageId, v);
       else if (e.name === "agentcore.message_held") queuedBubble(v.text, "held", true);
     },
@@ -431,7 +457,11 @@
     source.onmessage = function (message) {
       const event = JSON.parse(message.data);
       const handle = handlers[event.type];
-      if (handle) handle(event);
+      try {
+        if (handle) handle(event);
+      } catch (err) { // one event the page cannot show never stops the stream's next ones
+        console.error("agentcore: could not show a " + event.type + " event", err);
+      }
     };
     source.onerror = function () {
       if (source.readyState === EventSource.CLOSED) view.status.textContent = "disconnected";
@@ -474,7 +504,7 @@
   async function branchAt(id, bubble) {
     if (!sessionId) return;
     const index = parseInt(String(id).slice(1), 10);
-    const text = bubble.querySelector(".body").textContent;
+    const text = bubble.dataset.text; // the message as sent, not as shown
     const created = await api("POST", "api/sessions/" + encodeURIComponent(sessionId) + "/branch",
       { index: index });
     await openSession(created.id);
@@ -562,7 +592,7 @@
       li.appendChild(el("span", "title", (s.parent ? "↳ " : "") + (s.title || "(empty)")));
       const when = new Date(s.updatedAt).toLocaleString();
       li.appendChild(el("span", "meta", when + " · " + s.messages + " messages"));
-      li.title = s.title;
+      li.title = shown(s.title);
       li.addEventListener("click", function () { openSession(s.id); });
       view.sessions.appendChild(li);
     }

@@ -16,7 +16,7 @@
   function el(tag, cls, text) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) node.textContent = window.agentcoreMarkdown.visible(text);
     return node;
   }
 

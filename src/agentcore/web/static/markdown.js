@@ -5,47 +5,101 @@
 // Supports fenced code (with a copy button in the page), headings, nested lists (by indentation),
 // GFM tables (with alignment), block quotes, paragraphs, `code`, **bold**, *italic*, and links
 // to http(s) and mailto addresses (others show as text), opening in a new tab without an opener.
+// Rendering is bounded: no step recurses more than the text's nesting (itself capped), a text
+// past LIMITS.chars or one whose tree would pass LIMITS.nodes is shown as plain text instead, and
+// a failure rendering one text shows that text as plain text (the rest of the page goes on).
 "use strict";
 (function () {
+  const LIMITS = {
+    chars: 200000, // a longer text is shown as plain text, unparsed
+    nodes: 20000,  // elements in one text's tree: past it, the text is shown as plain text
+    inline: 8,     // emphasis inside emphasis, deeper: shown as written
+    lists: 8,      // lists inside lists, deeper: items join the deepest list
+  };
+
+  // Bidi embedding, override and isolate marks reorder what follows them (a file name that
+  // reads "txt.exe" backwards): shown as their escape, `\u202e`, as the terminal shows them. A
+  // NUL shows as the replacement character.
+  const HIDDEN = /[\u0000\u202a-\u202e\u2066-\u2069]/g;
+
+  function visibleChar(c) {
+    return c === "\u0000" ? "\uFFFD" : "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+  }
+
+  /** `text` as the page shows it: bidi marks as `\u202e` escapes, a NUL as U+FFFD. */
+  function visible(text) {
+    const s = String(text);
+    HIDDEN.lastIndex = 0;
+    return HIDDEN.test(s) ? s.replace(HIDDEN, visibleChar) : s;
+  }
+
   function escapeHtml(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
       .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
   }
 
+  // Thrown when a text's tree would pass LIMITS.nodes: the text is then shown as plain text.
+  function TooBig() { this.message = "too many elements to format"; }
+  let budget = LIMITS.nodes;
+
   function node(tag, children, attrs) {
+    if (--budget < 0) throw new TooBig();
     return { tag: tag, attrs: attrs || null, children: children || [] };
   }
 
   // -- inline -----------------------------------------------------------------------------
 
+  // Each rule's inner text is group 1. Where two rules match at the same place, the first wins.
   const EMPHASIS = [
-    { re: /\*\*(\S(?:[^\n]*?\S)?)\*\*/, tag: "strong", lead: false },
-    { re: /(^|[^\w])__(\S(?:[^\n]*?\S)?)__(?!\w)/, tag: "strong", lead: true },
-    { re: /(^|[^*\w])\*([^*\s](?:[^*\n]*[^*\s])?)\*(?!\*)/, tag: "em", lead: true },
-    { re: /(^|[^_\w])_([^_\n]+)_(?!\w)/, tag: "em", lead: true },
+    { re: /\*\*(\S(?:[^\n]*?\S)?)\*\*/g, tag: "strong" },
+    { re: /(?<!\w)__(\S(?:[^\n]*?\S)?)__(?!\w)/g, tag: "strong" },
+    { re: /(?<![*\w])\*([^*\s](?:[^*\n]*[^*\s])?)\*(?!\*)/g, tag: "em" },
+    { re: /(?<![_\w])_([^_\n]+)_(?!\w)/g, tag: "em" },
   ];
 
-  function emphasis(text) {
-    for (const rule of EMPHASIS) {
-      const m = rule.re.exec(text);
-      if (!m) continue;
-      const lead = rule.lead ? m[1] : "";
-      const inner = rule.lead ? m[2] : m[1];
-      const before = text.slice(0, m.index) + lead;
-      const after = text.slice(m.index + m[0].length);
-      return emphasis(before).concat([node(rule.tag, emphasis(inner))], emphasis(after));
+  // Emphasis, left to right: the leftmost match of any rule, its inner text formatted one
+  // level deeper, then on after it. Each rule's next match is kept until the text passes it, so
+  // the text is searched about once per rule, however many matches it holds.
+  function emphasis(text, depth) {
+    if (!text) return [];
+    if (depth >= LIMITS.inline) return [text];
+    const out = [];
+    const next = EMPHASIS.map(function () { return undefined; }); // undefined: not searched
+    let pos = 0;
+    for (;;) {
+      let best = -1;
+      for (let k = 0; k < EMPHASIS.length; k++) {
+        if (next[k] === undefined || (next[k] !== null && next[k].index < pos)) {
+          EMPHASIS[k].re.lastIndex = pos;
+          next[k] = EMPHASIS[k].re.exec(text);
+        }
+        if (next[k] !== null && (best < 0 || next[k].index < next[best].index)) best = k;
+      }
+      if (best < 0) break;
+      const m = next[best];
+      if (m.index > pos) out.push(text.slice(pos, m.index));
+      out.push(node(EMPHASIS[best].tag, emphasis(m[1], depth + 1)));
+      pos = m.index + m[0].length;
     }
-    return text ? [text] : [];
+    if (pos < text.length) out.push(text.slice(pos));
+    return out;
   }
 
-  const LINK = /\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s()]+)\)/;
+  const LINK = /\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s()]+)\)/g;
 
   function links(text) {
-    const m = LINK.exec(text);
-    if (!m) return emphasis(text);
-    const a = node("a", emphasis(m[1]),
-      { href: m[2], target: "_blank", rel: "noopener noreferrer" });
-    return emphasis(text.slice(0, m.index)).concat([a], links(text.slice(m.index + m[0].length)));
+    const out = [];
+    let pos = 0;
+    LINK.lastIndex = 0;
+    for (let m = LINK.exec(text); m !== null; m = LINK.exec(text)) {
+      const end = LINK.lastIndex;
+      for (const n of emphasis(text.slice(pos, m.index), 0)) out.push(n);
+      out.push(node("a", emphasis(m[1], 0),
+        { href: m[2], target: "_blank", rel: "noopener noreferrer" }));
+      pos = LINK.lastIndex = end; // emphasis searched other expressions meanwhile: LINK is ours
+    }
+    for (const n of emphasis(text.slice(pos), 0)) out.push(n);
+    return out;
   }
 
   function inline(text) {
@@ -135,7 +189,8 @@
       const tag = /\d/.test(m[2]) ? "ol" : "ul";
       while (stack.length && indent < stack[stack.length - 1].indent) stack.pop();
       let top = stack[stack.length - 1];
-      if (top && indent > top.indent + 1 && top.el.children.length) {
+      if (top && indent > top.indent + 1 && top.el.children.length &&
+          stack.length < LIMITS.lists) {
         const parent = top.el.children[top.el.children.length - 1];
         top = { indent: indent, el: node(tag) };
         parent.children.push(top.el);
@@ -159,8 +214,7 @@
   }
 
   function parse(source) {
-    // a NUL is not text anyone meant: it shows as the replacement character
-    const lines = String(source).replace(/\u0000/g, "\uFFFD").split("\n");
+    const lines = String(source).split("\n");
     const out = [];
     let para = [];
     function flushPara() {
@@ -212,17 +266,38 @@
 
   // -- output -----------------------------------------------------------------------------
 
+  // The tree of `source`, or null when it is past the limits (shown as plain text then).
+  function tree(source) {
+    if (String(source).length > LIMITS.chars) return null;
+    budget = LIMITS.nodes;
+    try {
+      return parse(source);
+    } catch (e) {
+      if (e instanceof TooBig) return null;
+      throw e;
+    }
+  }
+
+  const PLAIN_NOTE = "(shown as plain text: too long or too deeply nested to format)";
+
   function toHtml(n) {
-    if (typeof n === "string") return escapeHtml(n);
+    if (typeof n === "string") return escapeHtml(visible(n));
     let attrs = "";
     for (const key in n.attrs || {}) attrs += " " + key + '="' + escapeHtml(n.attrs[key]) + '"';
     if (n.tag === "br") return "<br>";
     return "<" + n.tag + attrs + ">" + n.children.map(toHtml).join("") + "</" + n.tag + ">";
   }
 
-  /** The Markdown `source` as HTML: every character of the text escaped. */
+  /** The Markdown `source` as HTML: every character of the text escaped (past the limits, or
+   * when formatting fails, the text as it is, in a `plain` block). */
   function render(source) {
-    return parse(source).map(toHtml).join("");
+    let parsed = null;
+    try { parsed = tree(source); } catch (e) { parsed = null; }
+    if (parsed === null) {
+      return '<div class="plain">' + escapeHtml(visible(source)) + "</div>" +
+        '<div class="render-note">' + PLAIN_NOTE + "</div>";
+    }
+    return parsed.map(toHtml).join("");
   }
 
   function copyButton(pre) {
@@ -257,7 +332,7 @@
   }
 
   function toDom(n) {
-    if (typeof n === "string") return document.createTextNode(n);
+    if (typeof n === "string") return document.createTextNode(visible(n));
     const el = document.createElement(n.tag);
     for (const key in n.attrs || {}) el.setAttribute(key, n.attrs[key]);
     for (const child of n.children) el.appendChild(toDom(child));
@@ -271,12 +346,32 @@
     return el;
   }
 
-  /** Replace the content of `element` with the Markdown `source`, built as DOM nodes. */
-  function renderInto(element, source) {
-    const fragment = document.createDocumentFragment();
-    for (const n of parse(source)) fragment.appendChild(toDom(n));
-    element.replaceChildren(fragment);
+  function plainInto(element, source) {
+    const text = document.createElement("div");
+    text.className = "plain";
+    text.textContent = visible(source);
+    const note = document.createElement("div");
+    note.className = "render-note";
+    note.textContent = PLAIN_NOTE;
+    element.replaceChildren(text, note);
   }
 
-  window.agentcoreMarkdown = { render: render, renderInto: renderInto, escapeHtml: escapeHtml };
+  /** Replace the content of `element` with the Markdown `source`, built as DOM nodes; past the
+   * limits, or when formatting fails (whatever the reason), `source` as plain text. */
+  function renderInto(element, source) {
+    try {
+      const parsed = tree(source);
+      if (parsed === null) { plainInto(element, source); return; }
+      const fragment = document.createDocumentFragment();
+      for (const n of parsed) fragment.appendChild(toDom(n));
+      element.replaceChildren(fragment);
+    } catch (e) {
+      plainInto(element, source);
+    }
+  }
+
+  window.agentcoreMarkdown = {
+    render: render, renderInto: renderInto, escapeHtml: escapeHtml, visible: visible,
+    limits: LIMITS,
+  };
 })();

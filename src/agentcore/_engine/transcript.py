@@ -1,0 +1,153 @@
+"""A run's transcript (`Transcript`): the one writer of what the run's turns say.
+
+It holds the conversation as the run goes (the system prompt, the messages, the tools), the
+messages the run added, the phase (between turns, in a turn, streaming) and the latest event of
+an answer whose request failed while it streamed, and it sends the events that go with each
+change: `turn_start`, `turn_end`, and a message's `message_start`/`message_end` as it joins. "A
+message joins" is written once, in `join`; the streamed answer, the failure path's error message,
+a compaction's marker, the tool results and the approval requests all join through it.
+
+The stages of a run read it (`messages`, `context()`, `tools_by_name`, ...) and return values;
+only the driver (`loop.LoopRun`) and the stages it hands the transcript to for that purpose (a
+request streaming its answer, a batch publishing its results) call its methods that change it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol
+
+from ..config import AgentContext
+from ..events import MessageEndEvent, MessageStartEvent, TurnEndEvent, TurnStartEvent
+from .request import LlmTranscript
+
+if TYPE_CHECKING:
+    from .._compaction.protocol import CompactionSummary
+    from ..llm.events import AssistantMessageEvent
+    from ..llm.types import Tool
+    from ..messages import AgentMessage, AssistantMessage, ToolResultMessage
+    from ..tools import AgentTool
+    from .emit import Emitter
+
+__all__ = ["Phase", "Transcript"]
+
+
+class _Compacted(Protocol):
+    """What `keep` reads of a `compaction.Compacted` (named here: compaction reads the
+    transcript, so the transcript does not import it)."""
+
+    @property
+    def marker(self) -> CompactionSummary | None: ...
+    @property
+    def failed(self) -> bool: ...
+
+
+class Phase(enum.Enum):
+    """Where the run is, for its failure path: which events it must close."""
+
+    BETWEEN_TURNS = "between_turns"  # no turn is open
+    IN_TURN = "in_turn"  # a turn is open, no answer is streaming
+    STREAMING = "streaming"  # an answer is streaming (failed: `partial_event` is its latest)
+
+
+class Transcript:
+    """The run's conversation and the events that change it (see the module)."""
+
+    __slots__ = (
+        "compaction_failed",
+        "emitter",
+        "llm",
+        "llm_tools",
+        "messages",
+        "new_messages",
+        "partial_event",
+        "phase",
+        "system_prompt",
+        "tools",
+        "tools_by_name",
+    )
+
+    def __init__(self, context: AgentContext, emitter: Emitter) -> None:
+        self.emitter = emitter
+        self.system_prompt = context.system_prompt
+        self.messages: list[AgentMessage] = list(context.messages)
+        self.tools: list[AgentTool] = list(context.tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools: list[Tool] = [t.llm_tool for t in self.tools]
+        self.llm = LlmTranscript()  # the default conversion, kept as the transcript grows
+        self.new_messages: list[AgentMessage] = []
+        self.phase = Phase.BETWEEN_TURNS
+        self.compaction_failed = False  # then only an overflow compacts again (`compaction`)
+        # the latest event of an answer whose request failed while it streamed
+        self.partial_event: AssistantMessageEvent | None = None
+
+    def context(self) -> AgentContext:
+        """A copy of the conversation, for the hooks."""
+        return AgentContext(
+            system_prompt=self.system_prompt, messages=list(self.messages), tools=self.tools
+        )
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def turn_start(self) -> None:
+        self.phase = Phase.IN_TURN
+        if (pending := self.emitter.send(TurnStartEvent())) is not None:
+            await pending
+
+    async def turn_end(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
+        self.phase = Phase.BETWEEN_TURNS
+        if (
+            pending := self.emitter.send(TurnEndEvent(message=message, tool_results=results))
+        ) is not None:
+            await pending
+
+    # -- messages --------------------------------------------------------------------------
+
+    def open(self, partial: AssistantMessage) -> Awaitable[None] | None:
+        """An answer starts streaming: its `message_start` (what to await, or None)."""
+        self.phase = Phase.STREAMING
+        return self.emitter.send(MessageStartEvent(message=partial))
+
+    def interrupted(self, latest: AssistantMessageEvent | None) -> None:
+        """The request failed: the latest event of its answer, for the failure path."""
+        self.partial_event = latest
+
+    async def join(self, message: AgentMessage, *, started: bool = False) -> None:
+        """A complete message joins the transcript, with its `message_start` (unless it was
+        `started`: an answer that streamed) and `message_end`. The one place a message joins."""
+        emitter = self.emitter
+        if not started:
+            pending = emitter.send(MessageStartEvent(message=message))
+            if pending is not None:
+                await pending
+        self.messages.append(message)
+        self.new_messages.append(message)
+        if self.phase is Phase.STREAMING:
+            self.phase, self.partial_event = Phase.IN_TURN, None
+        if (pending := emitter.send(MessageEndEvent(message=message))) is not None:
+            await pending
+
+    async def keep(self, compacted: _Compacted) -> bool:
+        """Keep what a compaction returned (`compaction.Compacted`): its marker joins (True), a
+        failure is remembered (only an overflow compacts again in this run)."""
+        if compacted.failed:
+            self.compaction_failed = True
+        if compacted.marker is None:
+            return False
+        await self.join(compacted.marker)
+        return True
+
+    # -- a turn's changes ------------------------------------------------------------------
+
+    def replace(self, context: AgentContext) -> None:
+        """The conversation `prepare_next_turn` gave (its system prompt, messages, tools)."""
+        self.system_prompt = context.system_prompt
+        self.messages = list(context.messages)
+        self.tools = list(context.tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools = [t.llm_tool for t in self.tools]
+
+    def offer(self, tool: AgentTool) -> None:
+        """A tool the run adds to those the model may call (the final-answer tool)."""
+        self.tools_by_name[tool.name] = tool
