@@ -147,7 +147,8 @@ async def test_expired_batch_keeps_finished_answers(server: OpenAIBatchServer) -
                 "response": None,
                 "error": {
                     "code": "batch_expired",
-                    "message": "This request could not be executed before the completion window expired.",
+                    "message": "This request could not be executed before the completion "
+                    "window expired.",
                 },
             }
         ],
@@ -256,3 +257,56 @@ def test_prices_and_job_round_trip() -> None:
     )
     assert BatchJob.from_dict(job.to_dict()) == job
     assert anyio is not None
+
+
+async def test_requests_of_one_batch_share_key_and_headers(server: OpenAIBatchServer) -> None:
+    model = _model(server)
+    other_key = BatchRequest(
+        id="b",
+        context=Context(messages=[UserMessage(content="q")]),
+        options=StreamOptions(api_key="sk-other"),
+    )
+    with pytest.raises(UsageError, match="request 'b' has another api_key than request 'a'"):
+        await submit_batch(model, [_request("a"), other_key])
+    other_headers = BatchRequest(
+        id="c",
+        context=Context(messages=[UserMessage(content="q")]),
+        options=StreamOptions(api_key="sk-test", headers={"x-tenant": "2"}),
+    )
+    with pytest.raises(UsageError, match="request 'c' has other headers than request 'a'"):
+        await submit_batch(model, [_request("a"), other_headers])
+    assert server.paths == []  # nothing was uploaded
+
+
+def test_catalogue_batch_prices() -> None:
+    from agentcore.llm.models import get_model
+
+    for provider, model_id in (
+        ("openai", "gpt-5"),
+        ("anthropic", "claude-sonnet-4-5"),
+        ("google", "gemini-2.5-flash"),
+    ):
+        model = get_model(provider, model_id)
+        assert model.batch_cost is not None, (provider, model_id)
+        assert batch_prices(model) is model.batch_cost
+        assert model.batch_cost.input == model.cost.input / 2
+        assert model.batch_cost.output == model.cost.output / 2
+        assert model.batch_cost.cache_read == model.cost.cache_read / 2
+    stated = Model(
+        id="m",
+        api="openai-completions",
+        provider="openai",
+        cost=ModelCost(input=3, output=15),
+        batch_cost=ModelCost(input=1, output=5),
+    )
+    assert batch_prices(stated) == ModelCost(input=1, output=5)
+
+
+def test_job_from_bad_data_is_a_clear_error() -> None:
+    with pytest.raises(UsageError, match="not a BatchJob"):
+        BatchJob.from_dict({"id": "b"})
+    good = BatchJob(
+        id="b", api="openai-completions", provider="openai", model="m", status="ended", ids=()
+    ).to_dict()
+    with pytest.raises(UsageError, match="unknown status 'done'"):
+        BatchJob.from_dict({**good, "status": "done"})

@@ -147,3 +147,31 @@ async def test_results_bounded(server: AnthropicBatchServer) -> None:
     server.finish(job.id, [_ok("a", "x" * 4000)])
     with pytest.raises(UsageError, match="larger than 500 bytes"):
         await batch_results(model, job, options=OPTS, max_bytes=500)
+
+
+async def test_thinking_level_and_its_beta_reach_the_batch(server: AnthropicBatchServer) -> None:
+    from dataclasses import replace
+
+    from agentcore.llm.types import SimpleStreamOptions
+
+    model = replace(_model(server), id="claude-sonnet-4-5", reasoning=True, max_tokens=64000)
+    plain = _request("plain")
+    thinking = BatchRequest(
+        id="thinking",
+        context=Context(messages=[UserMessage(content="think")]),
+        options=SimpleStreamOptions(api_key="sk-ant-test", reasoning="high", max_tokens=2000),
+    )
+    job = await submit_batch(model, [plain, thinking])
+    sent = {r["custom_id"]: r["params"] for r in server.submitted[job.id]}
+    assert "thinking" not in sent["plain"]
+    assert sent["thinking"]["thinking"]["type"] == "enabled"
+    assert sent["thinking"]["thinking"]["budget_tokens"] > 0
+    assert "interleaved-thinking-2025-05-14" in server.headers[-1]["anthropic-beta"]
+    with pytest.raises(UsageError, match="request 'x' has another api_key"):
+        await submit_batch(
+            model,
+            [
+                plain,
+                BatchRequest(id="x", context=plain.context, options=StreamOptions(api_key="k")),
+            ],
+        )

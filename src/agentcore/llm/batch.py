@@ -18,17 +18,26 @@ model request. Use it for bulk single-request work (evaluations, classification,
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import anyio
 
 from ..errors import UsageError
 from ..messages import AssistantMessage
+from ._batch_types import (
+    ID_PATTERN,
+    MAX_RESULTS_BYTES,
+    BatchJob,
+    BatchRequest,
+    BatchStatus,
+    BatchTimeoutError,
+    UnsupportedBatchError,
+    error_message,
+)
 from .model import Model, ModelCost
-from .types import SimpleStreamOptions, StreamOptions
+from .types import StreamOptions
 
 __all__ = [
     "MAX_RESULTS_BYTES",
@@ -45,113 +54,15 @@ __all__ = [
     "wait_batch",
 ]
 
-BatchStatus = Literal["in_progress", "ending", "ended", "failed", "expired", "cancelled"]
-"""A job's state, the same words for every provider: `in_progress` (validating or running),
-`ending` (finalizing or cancelling), `ended` (completed: results can be read), `failed` (the
-whole job was rejected), `expired` (the window passed: finished requests still have results),
-`cancelled`."""
-
-FINAL_STATUSES: frozenset[str] = frozenset({"ended", "failed", "expired", "cancelled"})
-
-MAX_RESULTS_BYTES = 512 * 1024 * 1024
-"""The most bytes read from one results file; a larger one is refused (it is untrusted input)."""
-
-_MAX_LINE_BYTES = 32 * 1024 * 1024
-_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _BATCH_APIS = ("openai-completions", "anthropic-messages")
 
 
-class UnsupportedBatchError(UsageError):
-    """The model's API (or endpoint) has no batch support."""
-
-
-class BatchTimeoutError(TimeoutError):
-    """`wait_batch` gave up before the job ended; the job keeps running (`job` is its last
-    known state)."""
-
-    def __init__(self, message: str, job: BatchJob) -> None:
-        super().__init__(message)
-        self.job = job
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchRequest:
-    """One request of a batch.
-
-    Attributes:
-        id: the caller's id, 1-64 characters of `A-Z a-z 0-9 _ -` (Anthropic's rule, applied to
-            every provider), unique in the batch; results are keyed by it.
-        context: the conversation, as for `stream`.
-        options: the options `stream` / `stream_simple` take (`SimpleStreamOptions.reasoning`
-            is honoured); callbacks that watch a live stream (`on_response`) are not called.
-    """
-
-    id: str
-    context: Any
-    options: StreamOptions = field(default_factory=StreamOptions)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchJob:
-    """A submitted batch: plain data, safe to persist and to hand to another process.
-
-    Attributes:
-        id: the provider's batch id.
-        api: the model API it was submitted through.
-        provider: the model's provider.
-        model: the model id.
-        status: the last known `BatchStatus`.
-        ids: the caller ids submitted, in order (requests missing from the results get an
-            error message).
-        counts: per-request counts the provider reported (`succeeded`, `errored`, ...).
-        raw_status: the provider's own status word.
-    """
-
-    id: str
-    api: str
-    provider: str
-    model: str
-    status: BatchStatus
-    ids: tuple[str, ...]
-    counts: Mapping[str, int] = field(default_factory=dict)
-    raw_status: str = ""
-
-    @property
-    def done(self) -> bool:
-        """The job will change no more."""
-        return self.status in FINAL_STATUSES
-
-    def to_dict(self) -> dict[str, Any]:
-        """The job as JSON-ready data (`from_dict` reads it back)."""
-        return {
-            "id": self.id,
-            "api": self.api,
-            "provider": self.provider,
-            "model": self.model,
-            "status": self.status,
-            "ids": list(self.ids),
-            "counts": dict(self.counts),
-            "raw_status": self.raw_status,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BatchJob:
-        """A job from `to_dict` data."""
-        return cls(
-            id=str(data["id"]),
-            api=str(data["api"]),
-            provider=str(data["provider"]),
-            model=str(data["model"]),
-            status=data["status"],
-            ids=tuple(str(i) for i in data["ids"]),
-            counts={str(k): int(v) for k, v in dict(data.get("counts", {})).items()},
-            raw_status=str(data.get("raw_status", "")),
-        )
-
-
 def batch_prices(model: Model) -> ModelCost:
-    """The model's batch prices: half of each catalogue price (OpenAI and Anthropic bill batch
-    requests at 50%, cache reads and writes included)."""
+    """The model's batch prices: the catalogue's `batch_cost` where it states one, else half of
+    each of the model's prices (the 50% rate OpenAI, Anthropic and Google publish for their
+    batch APIs, cache reads and writes included)."""
+    if model.batch_cost is not None:
+        return model.batch_cost
     c = model.cost
     return ModelCost(
         input=c.input / 2,
@@ -187,7 +98,7 @@ def _check_requests(requests: Sequence[BatchRequest]) -> None:
             raise UsageError(
                 f"batch requests must be BatchRequest objects, got {type(request).__name__}"
             )
-        if not isinstance(request.id, str) or not _ID.fullmatch(request.id):
+        if not isinstance(request.id, str) or not ID_PATTERN.fullmatch(request.id):
             raise UsageError(
                 f"batch request id {request.id!r} is invalid: expected 1-64 characters of "
                 "A-Z, a-z, 0-9, '_' and '-'"
@@ -234,7 +145,7 @@ async def wait_batch(
     model: Model,
     job: BatchJob,
     *,
-    timeout: float,
+    timeout: float,  # noqa: ASYNC109 (the timeout error carries the last job state)
     poll_interval: float = 30.0,
     options: StreamOptions | None = None,
 ) -> BatchJob:
@@ -310,48 +221,4 @@ async def cancel_batch(
 
 
 def _priced_model(model: Model, prices: ModelCost) -> Model:
-    from dataclasses import replace
-
     return replace(model, cost=prices)
-
-
-def error_message(model: Model, text: str) -> AssistantMessage:
-    """An errored answer for one request."""
-    return AssistantMessage(
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason="error",
-        error_message=text,
-    )
-
-
-def reasoning_of(options: StreamOptions) -> Any:
-    """The thinking level of `options` (a `SimpleStreamOptions`), or None."""
-    return options.reasoning if isinstance(options, SimpleStreamOptions) else None
-
-
-async def read_jsonl(chunks: Any, max_bytes: int, where: str) -> list[Any]:
-    """The JSON objects of a results file read from `chunks` (async bytes), at most
-    `max_bytes`; a line that is not a JSON object is skipped (its request then has no
-    result)."""
-    import json
-
-    total = 0
-    buffer = bytearray()
-    async for chunk in chunks:
-        total += len(chunk)
-        if total > max_bytes:
-            raise UsageError(f"the {where} is larger than {max_bytes} bytes: refused")
-        buffer += chunk
-    objects: list[Any] = []
-    for line in bytes(buffer).splitlines():
-        if not line.strip() or len(line) > _MAX_LINE_BYTES:
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            objects.append(value)
-    return objects

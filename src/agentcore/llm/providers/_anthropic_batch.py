@@ -6,17 +6,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
-from .._adapter import as_int, get_field, priced_usage
+from ...messages import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall
+from .._adapter import as_int, get_field, priced_usage, stream_option_fields
+from .._batch_types import (
+    BatchJob,
+    BatchRequest,
+    BatchStatus,
+    error_message,
+    read_jsonl,
+    shared_credentials,
+)
 from .._env import resolve_api_key
 from .._sdk import api_error_text, import_sdk, sdk_client
-from ..batch import BatchJob, BatchRequest, BatchStatus, error_message, read_jsonl
 from ..model import Model
-from ..types import StreamOptions
-from ._anthropic_request import build_payload, request_headers
+from ..types import SimpleStreamOptions, StreamOptions
+from ._anthropic_request import (
+    AnthropicOptions,
+    build_payload,
+    request_headers,
+    thinking_options,
+)
 
 _COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
-_STOP = {
+_STOP: dict[str, StopReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
@@ -25,13 +37,26 @@ _STOP = {
 }
 
 
-async def _client(
-    model: Model, options: StreamOptions, payload: dict[str, Any] | None = None
-) -> Any:
+async def _client(model: Model, key: str, headers: dict[str, str]) -> Any:
     sdk = import_sdk("anthropic", "anthropic")
-    key = resolve_api_key(model, options)
-    headers = request_headers(model, options, payload or {})
     return await sdk_client(sdk.AsyncAnthropic, sdk, key, model.base_url, headers)
+
+
+async def _options_client(model: Model, options: StreamOptions) -> Any:
+    key = resolve_api_key(model, options)
+    return await _client(model, key, request_headers(model, options, {}))
+
+
+def _options(model: Model, options: StreamOptions) -> StreamOptions:
+    """`options` as `stream_simple` reads them: a thinking level becomes thinking settings."""
+    if isinstance(options, SimpleStreamOptions):
+        fields = {**stream_option_fields(options), **thinking_options(model, options)}
+        return AnthropicOptions(**fields)
+    return options
+
+
+def _betas(headers: dict[str, str]) -> list[str]:
+    return [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
 
 
 def _job(model: Model, raw: Any, ids: tuple[str, ...]) -> BatchJob:
@@ -60,13 +85,23 @@ def _job(model: Model, raw: Any, ids: tuple[str, ...]) -> BatchJob:
 
 
 async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
-    """Create the batch (the first request's options give key and headers)."""
+    """Create the batch. Every request has the same key and headers (`shared_credentials`);
+    the `anthropic-beta` features any request needs (interleaved thinking) are sent for the
+    whole batch."""
+    key, headers = shared_credentials(model, requests)
+    betas = _betas(headers)
     entries = []
     for request in requests:
-        params = build_payload(model, request.context, request.options)
+        options = _options(model, request.options)
+        params = build_payload(model, request.context, options)
         params.pop("stream", None)
+        for beta in _betas(request_headers(model, options, params)):
+            if beta not in betas:
+                betas.append(beta)
         entries.append({"custom_id": request.id, "params": params})
-    client = await _client(model, requests[0].options, entries[0]["params"])
+    if betas:
+        headers = {**headers, "anthropic-beta": ",".join(betas)}
+    client = await _client(model, key, headers)
     try:
         raw = await client.messages.batches.create(requests=entries)
     finally:
@@ -76,7 +111,7 @@ async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
 
 async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """The job's state now."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     try:
         raw = await client.messages.batches.retrieve(job.id)
     finally:
@@ -86,7 +121,7 @@ async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJo
 
 async def cancel(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """Ask for the batch to be cancelled."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     try:
         raw = await client.messages.batches.cancel(job.id)
     finally:
@@ -147,18 +182,20 @@ def _message(model: Model, message: Any) -> AssistantMessage:
         return AssistantMessage(
             **common,
             stop_reason="error",
-            error_message=f"the provider stopped the answer (stop_reason: {message.get('stop_reason')})",
+            error_message="the provider stopped the answer "
+            f"(stop_reason: {message.get('stop_reason')})",
         )
     return AssistantMessage(**common, stop_reason=reason)
 
 
 def _parse(model: Model, line: dict[str, Any]) -> AssistantMessage:
-    result = line.get("result")
-    kind = result.get("type") if isinstance(result, dict) else None
+    raw = line.get("result")
+    result: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    kind = result.get("type")
     if kind == "succeeded":
-        return _message(model, result.get("message"))  # type: ignore[union-attr]
+        return _message(model, result.get("message"))
     if kind == "errored":
-        error = result.get("error")  # type: ignore[union-attr]
+        error = result.get("error")
         inner = error.get("error") if isinstance(error, dict) else None
         text = api_error_text(inner if isinstance(inner, dict) else error) or "the request failed"
         return error_message(model, f"errored: {text}"[:1000])
@@ -174,7 +211,7 @@ async def results(
 ) -> dict[str, AssistantMessage]:
     """The answers in the batch's results file, keyed by custom id (ids the job did not submit
     are ignored)."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     wanted = set(job.ids)
     found: dict[str, AssistantMessage] = {}
     try:

@@ -7,11 +7,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from ...messages import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall
 from .._adapter import as_int, get_field, merged_headers, priced_usage
+from .._batch_types import (
+    BatchJob,
+    BatchRequest,
+    BatchStatus,
+    error_message,
+    read_jsonl,
+    reasoning_of,
+    shared_credentials,
+)
 from .._env import resolve_api_key
 from .._sdk import import_sdk, sdk_client
-from ..batch import BatchJob, BatchRequest, BatchStatus, error_message, read_jsonl, reasoning_of
 from ..model import Model
 from ..types import StreamOptions
 from ._openai_completions_request import REASONING_FIELDS, build_payload
@@ -29,12 +37,13 @@ _STATUS: dict[str, BatchStatus] = {
 }
 
 
-async def _client(model: Model, options: StreamOptions) -> Any:
+async def _client(model: Model, key: str, headers: dict[str, str]) -> Any:
     sdk = import_sdk("openai", "openai")
-    key = resolve_api_key(model, options)
-    return await sdk_client(
-        sdk.AsyncOpenAI, sdk, key, model.base_url, merged_headers(model, options)
-    )
+    return await sdk_client(sdk.AsyncOpenAI, sdk, key, model.base_url, headers)
+
+
+async def _options_client(model: Model, options: StreamOptions) -> Any:
+    return await _client(model, resolve_api_key(model, options), merged_headers(model, options))
 
 
 def _body(model: Model, request: BatchRequest) -> dict[str, Any]:
@@ -64,8 +73,9 @@ def _job(model: Model, raw: Any, ids: tuple[str, ...]) -> BatchJob:
 
 
 async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
-    """Upload the requests and create the job (the first request's options give key and
-    headers)."""
+    """Upload the requests and create the job (every request has the same key and headers:
+    `shared_credentials`)."""
+    key, headers = shared_credentials(model, requests)
     lines = [
         json.dumps(
             {"custom_id": r.id, "method": "POST", "url": _ENDPOINT, "body": _body(model, r)},
@@ -74,7 +84,7 @@ async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
         for r in requests
     ]
     data = ("\n".join(lines) + "\n").encode()
-    client = await _client(model, requests[0].options)
+    client = await _client(model, key, headers)
     try:
         uploaded = await client.files.create(file=("batch.jsonl", data), purpose="batch")
         raw = await client.batches.create(
@@ -87,7 +97,7 @@ async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
 
 async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """The job's state now."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     try:
         raw = await client.batches.retrieve(job.id)
     finally:
@@ -97,7 +107,7 @@ async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJo
 
 async def cancel(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """Ask for the job to be cancelled."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     try:
         raw = await client.batches.cancel(job.id)
     finally:
@@ -105,7 +115,7 @@ async def cancel(model: Model, job: BatchJob, options: StreamOptions) -> BatchJo
     return _job(model, raw, job.ids)
 
 
-def _stop(reason: Any, calls: bool) -> str | None:
+def _stop(reason: Any, calls: bool) -> StopReason | None:
     if reason == "stop":
         return "tool_use" if calls else "stop"
     if reason in ("length", "model_length"):
@@ -115,12 +125,16 @@ def _stop(reason: Any, calls: bool) -> str | None:
     return None
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _message(model: Model, body: Any) -> AssistantMessage:
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return error_message(model, "malformed result: a response body without choices")
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    choice: dict[str, Any] = choices[0]
+    message = _dict(choice.get("message"))
     content: list[Any] = []
     for name in REASONING_FIELDS:
         value = message.get(name)
@@ -130,7 +144,8 @@ def _message(model: Model, body: Any) -> AssistantMessage:
     text = message.get("content")
     if isinstance(text, str) and text:
         content.append(TextContent(text=text))
-    calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+    listed = message.get("tool_calls")
+    calls: list[Any] = listed if isinstance(listed, list) else []
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
@@ -175,13 +190,13 @@ def _message(model: Model, body: Any) -> AssistantMessage:
         provider=model.provider,
         model=model.id,
         usage=usage,
-        stop_reason=reason,  # type: ignore[arg-type]
+        stop_reason=reason,
     )
 
 
 def _error_text(line: dict[str, Any]) -> str:
     error = line.get("error")
-    response = line.get("response") if isinstance(line.get("response"), dict) else {}
+    response = _dict(line.get("response"))
     if not isinstance(error, dict):
         body = response.get("body")
         error = body.get("error") if isinstance(body, dict) else None
@@ -212,7 +227,7 @@ async def results(
 ) -> dict[str, AssistantMessage]:
     """The answers in the job's output and error files, keyed by custom id (ids the job did
     not submit are ignored)."""
-    client = await _client(model, options)
+    client = await _options_client(model, options)
     wanted = set(job.ids)
     found: dict[str, AssistantMessage] = {}
     try:
