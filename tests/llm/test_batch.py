@@ -310,3 +310,18 @@ def test_job_from_bad_data_is_a_clear_error() -> None:
     ).to_dict()
     with pytest.raises(UsageError, match="unknown status 'done'"):
         BatchJob.from_dict({**good, "status": "done"})
+
+
+def test_a_session_keeps_a_models_batch_prices() -> None:
+    import json
+
+    from agentcore.llm.models import get_model
+    from agentcore.sessions._base import model_from_json, model_to_json
+
+    for model in (
+        get_model("anthropic", "claude-sonnet-4-5"),
+        Model(id="m", api="openai-completions", provider="openai"),
+    ):
+        restored, _ = model_from_json(json.loads(json.dumps(model_to_json(model))), "test")
+        assert restored.batch_cost == model.batch_cost
+        assert restored == model
