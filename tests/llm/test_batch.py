@@ -325,3 +325,22 @@ def test_a_session_keeps_a_models_batch_prices() -> None:
         restored, _ = model_from_json(json.loads(json.dumps(model_to_json(model))), "test")
         assert restored.batch_cost == model.batch_cost
         assert restored == model
+
+
+async def test_a_failed_job_says_why_for_every_request(server: OpenAIBatchServer) -> None:
+    model = _model(server)
+    job = await submit_batch(model, [_request("a"), _request("b")])
+    server.batches[job.id]["status"] = "failed"
+    server.batches[job.id]["errors"] = {
+        "object": "list",
+        "data": [{"code": "invalid_json_line", "message": "bad line", "param": None, "line": 2}],
+    }
+    failed = await wait_batch(model, job, timeout=5, poll_interval=0.01, options=OPTS)
+    assert failed.status == "failed"
+    assert failed.error == "invalid_json_line: bad line (line 2)"
+    assert BatchJob.from_dict(failed.to_dict()) == failed
+    results = await batch_results(model, failed, options=OPTS)
+    assert results["a"].error_message == (
+        "no result for request 'a' (batch failed: invalid_json_line: bad line (line 2))"
+    )
+    assert results["b"].stop_reason == "error"

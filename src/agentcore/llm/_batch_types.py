@@ -78,6 +78,8 @@ class BatchJob:
             error message).
         counts: per-request counts the provider reported (`succeeded`, `errored`, ...).
         raw_status: the provider's own status word.
+        error: why the whole job failed, as the provider said (at most 1000 characters;
+            empty when it did not fail).
     """
 
     id: str
@@ -88,6 +90,7 @@ class BatchJob:
     ids: tuple[str, ...]
     counts: Mapping[str, int] = field(default_factory=dict)
     raw_status: str = ""
+    error: str = ""
 
     @property
     def done(self) -> bool:
@@ -105,6 +108,7 @@ class BatchJob:
             "ids": list(self.ids),
             "counts": dict(self.counts),
             "raw_status": self.raw_status,
+            "error": self.error,
         }
 
     @classmethod
@@ -127,6 +131,7 @@ class BatchJob:
                 ids=tuple(str(i) for i in data["ids"]),
                 counts={str(k): int(v) for k, v in dict(data.get("counts", {})).items()},
                 raw_status=str(data.get("raw_status", "")),
+                error=str(data.get("error", "")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(

@@ -202,9 +202,10 @@ async def batch_results(
         priced, current, options or StreamOptions(), max_bytes
     )
     out: dict[str, AssistantMessage] = {}
+    why = f": {current.error}" if current.error else ""
     for request_id in current.ids:
         out[request_id] = found.get(request_id) or error_message(
-            model, f"no result for request {request_id!r} (batch {current.status})"
+            model, f"no result for request {request_id!r} (batch {current.status}{why})"
         )
     return out
 

@@ -69,7 +69,18 @@ def _job(model: Model, raw: Any, ids: tuple[str, ...]) -> BatchJob:
             k: as_int(get_field(counts, k)) for k in ("total", "completed", "failed") if counts
         },
         raw_status=word,
+        error=_job_error(get_field(raw, "errors")),
     )
+
+
+def _job_error(errors: Any) -> str:
+    """The reasons a whole job failed (`errors.data`: code, message, line of the input)."""
+    texts = []
+    for item in get_field(errors, "data") or []:
+        line = get_field(item, "line")
+        where = f" (line {line})" if isinstance(line, int) else ""
+        texts.append(f"{get_field(item, 'code') or 'error'}: {get_field(item, 'message')}{where}")
+    return "; ".join(texts)[:1000]
 
 
 async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
