@@ -38,6 +38,9 @@ SLOW = [
     "tests/llm/test_edges.py::test_timeouts_are_logged_as_warnings",
     "tests/llm/test_edges.py::test_header_secrets_are_redacted_from_error_texts",
     "tests/llm/test_anthropic.py::test_529_overloaded_is_retried_with_backoff",
+    # the batch APIs' first request of a file imports the provider SDK (seconds on 2 cores)
+    "tests/llm/test_batch.py::test_submit_wait_results_matched_by_id",
+    "tests/llm/test_batch_anthropic.py::test_submit_results_by_id_with_partial_failures",
     "tests/llm/test_anthropic.py::test_overloaded_error_event_first_is_retried",
     "tests/llm/test_anthropic.py::test_pings_before_the_first_event_do_not_count_as_one",
     "tests/llm/test_azure.py::test_abort_mid_stream",

@@ -221,6 +221,9 @@ class Model:
         reasoning: the model can think before answering.
         input: the input kinds it accepts.
         cost: prices per million tokens.
+        batch_cost: prices per million tokens of a request sent through the provider's batch
+            API (`agentcore.llm.batch`); None: the catalogue states none (the batch functions
+            then take half of `cost`, the rate OpenAI, Anthropic and Google publish).
         context_window: the maximum tokens of a request, prompt and answer together.
         max_tokens: the maximum output tokens.
         headers: extra HTTP headers for every request.
@@ -247,6 +250,7 @@ class Model:
     reasoning: bool = False
     input: list[InputKind] = field(default_factory=lambda: ["text"])
     cost: ModelCost = field(default_factory=ModelCost)
+    batch_cost: ModelCost | None = None
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: Mapping[str, str] = field(default_factory=dict)

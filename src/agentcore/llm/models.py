@@ -39,12 +39,14 @@ def model_from_json(provider: str, data: Mapping[str, Any]) -> Model:
     """Build a `Model` from one catalogue entry."""
     fields = dict(data)
     cost = ModelCost(**fields.pop("cost", {}))
+    batch = fields.pop("batch_cost", None)
+    batch_cost = ModelCost(**batch) if batch is not None else None
     compat_data = fields.pop("compat", None)
     compat_type = _COMPAT_TYPES.get(str(fields.get("api")))
     compat = compat_type(**compat_data) if compat_data is not None and compat_type else None
     if compat is None and compat_type is not None:
         compat = compat_type()
-    return Model(provider=provider, cost=cost, compat=compat, **fields)
+    return Model(provider=provider, cost=cost, batch_cost=batch_cost, compat=compat, **fields)
 
 
 def _load() -> dict[str, dict[str, Model]]:

@@ -358,7 +358,11 @@ def model_from_json(data: Any, where: str) -> tuple[Model, tuple[str, ...]]:
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
         raise SessionCorruptError(f"{where}: model must be an object with an 'id'")
     known = {f.name for f in fields(Model)}
-    kwargs = {k: v for k, v in data.items() if k in known and k not in ("cost", "compat", "cloud")}
+    kwargs = {
+        k: v
+        for k, v in data.items()
+        if k in known and k not in ("cost", "batch_cost", "compat", "cloud")
+    }
     kwargs["cloud"] = cloud_from_json(data.get("cloud"))
     names = data.get("header_names", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -370,6 +374,9 @@ def model_from_json(data: Any, where: str) -> tuple[Model, tuple[str, ...]]:
     try:
         cost = data.get("cost") or {}
         kwargs["cost"] = ModelCost(**{k: v for k, v in cost.items() if k != "kind"})
+        batch_cost = data.get("batch_cost")
+        if batch_cost is not None:
+            kwargs["batch_cost"] = ModelCost(**batch_cost)
         compat = data.get("compat")
         if isinstance(compat, Mapping) and compat.get("kind") in _COMPAT_CLASSES:
             compat_type = _COMPAT_CLASSES[compat["kind"]]

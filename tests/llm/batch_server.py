@@ -1,0 +1,240 @@
+"""A stateful OpenAI Batch API server on 127.0.0.1 for the batch tests: `/v1/files` (multipart
+upload, content download) and `/v1/batches` (create, retrieve, cancel), in the documented wire
+format. Tests move a job through its statuses with `advance` and script its output and error
+files (`outputs`, `errors`: lines keyed by custom id, written in the order given)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class OpenAIBatchServer:
+    """The server; `uploaded` holds the JSONL lines of each uploaded input file."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.paths: list[str] = []
+        self._n = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                server.paths.append(f"GET {self.path}")
+                m = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
+                if m and m.group(1) in server.files:
+                    return self._send(200, server.files[m.group(1)], "application/octet-stream")
+                m = re.fullmatch(r"/v1/batches/([^/]+)", self.path)
+                if m and m.group(1) in server.batches:
+                    return self._send(200, json.dumps(server.batches[m.group(1)]).encode())
+                self._send(404, b'{"error": {"message": "not found", "code": "not_found"}}')
+
+            def do_POST(self) -> None:
+                server.paths.append(f"POST {self.path}")
+                length = int(self.headers.get("content-length", "0"))
+                data = self.rfile.read(length)
+                if self.path == "/v1/files":
+                    start = data.index(b"\r\n\r\n", data.index(b'name="file"')) + 4
+                    end = data.index(b"\r\n--", start)
+                    file_id = server._id("file")
+                    server.files[file_id] = data[start:end]
+                    return self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "id": file_id,
+                                "object": "file",
+                                "bytes": end - start,
+                                "created_at": 0,
+                                "filename": "batch.jsonl",
+                                "purpose": "batch",
+                                "status": "processed",
+                            }
+                        ).encode(),
+                    )
+                if self.path == "/v1/batches":
+                    body = json.loads(data)
+                    batch_id = server._id("batch")
+                    server.batches[batch_id] = {
+                        "id": batch_id,
+                        "object": "batch",
+                        "endpoint": body["endpoint"],
+                        "input_file_id": body["input_file_id"],
+                        "completion_window": body["completion_window"],
+                        "status": "validating",
+                        "created_at": 0,
+                        "output_file_id": None,
+                        "error_file_id": None,
+                        "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                    }
+                    return self._send(200, json.dumps(server.batches[batch_id]).encode())
+                m = re.fullmatch(r"/v1/batches/([^/]+)/cancel", self.path)
+                if m and m.group(1) in server.batches:
+                    server.batches[m.group(1)]["status"] = "cancelling"
+                    return self._send(200, json.dumps(server.batches[m.group(1)]).encode())
+                self._send(404, b'{"error": {"message": "not found", "code": "not_found"}}')
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def _id(self, kind: str) -> str:
+        self._n += 1
+        return f"{kind}_{self._n}"
+
+    @property
+    def base_url(self) -> str:
+        """The `/v1` URL to give the model."""
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def input_lines(self, batch_id: str) -> list[dict[str, Any]]:
+        """The uploaded request lines of a batch."""
+        data = self.files[self.batches[batch_id]["input_file_id"]]
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def finish(
+        self,
+        batch_id: str,
+        status: str,
+        outputs: list[dict[str, Any]] | None = None,
+        errors: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Move a batch to `status`, with output and error files of the given lines."""
+        batch = self.batches[batch_id]
+        batch["status"] = status
+        for key, lines in (("output_file_id", outputs), ("error_file_id", errors)):
+            if lines:
+                file_id = self._id("file")
+                self.files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+                batch[key] = file_id
+
+    def __enter__(self) -> OpenAIBatchServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+class AnthropicBatchServer:
+    """A stateful Message Batches server: create, retrieve, cancel, and the results file at
+    `results_url`; `finish` ends a batch with scripted result lines."""
+
+    def __init__(self) -> None:
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.submitted: dict[str, list[dict[str, Any]]] = {}
+        self.results: dict[str, bytes] = {}
+        self.headers: list[dict[str, str]] = []
+        self._n = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _batch(self, batch_id: str) -> None:
+                self._send(200, json.dumps(server.batches[batch_id]).encode())
+
+            def do_GET(self) -> None:
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                m = re.fullmatch(r"/v1/messages/batches/([^/]+)/results", self.path)
+                if m and m.group(1) in server.results:
+                    return self._send(200, server.results[m.group(1)], "application/binary")
+                m = re.fullmatch(r"/v1/messages/batches/([^/]+)", self.path)
+                if m and m.group(1) in server.batches:
+                    return self._batch(m.group(1))
+                self._send(
+                    404, b'{"type":"error","error":{"type":"not_found_error","message":"nope"}}'
+                )
+
+            def do_POST(self) -> None:
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                data = self.rfile.read(int(self.headers.get("content-length", "0")))
+                if self.path == "/v1/messages/batches":
+                    server._n += 1
+                    batch_id = f"msgbatch_{server._n}"
+                    server.submitted[batch_id] = json.loads(data)["requests"]
+                    server.batches[batch_id] = {
+                        "id": batch_id,
+                        "type": "message_batch",
+                        "processing_status": "in_progress",
+                        "request_counts": {
+                            "processing": len(server.submitted[batch_id]),
+                            "succeeded": 0,
+                            "errored": 0,
+                            "canceled": 0,
+                            "expired": 0,
+                        },
+                        "created_at": "2026-12-07T00:00:00Z",
+                        "expires_at": "2026-12-08T00:00:00Z",
+                        "ended_at": None,
+                        "cancel_initiated_at": None,
+                        "archived_at": None,
+                        "results_url": None,
+                    }
+                    return self._batch(batch_id)
+                m = re.fullmatch(r"/v1/messages/batches/([^/]+)/cancel", self.path)
+                if m and m.group(1) in server.batches:
+                    batch = server.batches[m.group(1)]
+                    batch["processing_status"] = "canceling"
+                    batch["cancel_initiated_at"] = "2026-12-07T00:01:00Z"
+                    return self._batch(m.group(1))
+                self._send(
+                    404, b'{"type":"error","error":{"type":"not_found_error","message":"nope"}}'
+                )
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the model (the SDK adds `/v1`)."""
+        return f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def finish(self, batch_id: str, lines: list[dict[str, Any]]) -> None:
+        """End a batch with these result lines (counted by their result type)."""
+        batch = self.batches[batch_id]
+        batch["processing_status"] = "ended"
+        batch["ended_at"] = "2026-12-07T01:00:00Z"
+        counts = {k: 0 for k in batch["request_counts"]}
+        for line in lines:
+            kind = line["result"]["type"]
+            key = {
+                "succeeded": "succeeded",
+                "errored": "errored",
+                "canceled": "canceled",
+                "expired": "expired",
+            }[kind]
+            counts[key] += 1
+        batch["request_counts"] = counts
+        batch["results_url"] = f"{self.base_url}/v1/messages/batches/{batch_id}/results"
+        self.results[batch_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+    def __enter__(self) -> AnthropicBatchServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
