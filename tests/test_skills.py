@@ -358,3 +358,98 @@ def test_the_parts_are_public_for_a_loop_of_one_s_own(skills_dir: Path) -> None:
         activate.execute("c", {"name": "notes"}, None, None).details  # type: ignore[arg-type,union-attr]
         == {"skill": "notes", "already_active": True}
     )
+
+
+# -- allowed-tools: pre-approval while a skill is active -----------------------------------
+
+
+async def test_allowed_tools_pre_approve_the_agent_s_own_tools_only_while_active(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path / "cleanup",
+        "---\nname: cleanup\ndescription: Clean up files.\n"
+        "allowed-tools: delete web_fetch Bash(git:*)\n---\nDelete what is stale.\n",
+    )
+    skills = load_skills(tmp_path)
+    deleted: list[str] = []
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    faux = FauxProvider(
+        [
+            faux_tool_call("delete", {"path": "before"}, id="d0"),  # no skill active yet
+        ]
+    )
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [delete]},
+        stream_fn=faux.stream_fn,
+        skills=skills,
+    )
+    await agent.prompt("Clean up.")
+    assert deleted == [] and agent.state.pending_approvals  # not active: it waits
+    assert [r.tool_call_id for r in agent.state.pending_approvals] == ["d0"]
+
+    faux2 = FauxProvider(
+        [
+            faux_tool_call("activate_skill", {"name": "cleanup"}, id="a1"),
+            faux_tool_call("delete", {"path": "stale"}, id="d1"),
+            faux_tool_call("web_fetch", {"url": "http://example.com"}, id="w1"),
+            faux_text("cleaned"),
+        ]
+    )
+    agent2 = Agent(
+        initial_state={"model": faux2.model, "tools": [delete]},
+        stream_fn=faux2.stream_fn,
+        skills=skills,
+    )
+    await agent2.prompt("Clean up.")
+    assert deleted == ["stale"]  # active: the listed tool the agent has ran without a prompt
+    assert not agent2.state.pending_approvals
+    results = {m.tool_call_id: m for m in agent2.state.messages if isinstance(m, ToolResultMessage)}
+    assert result_text(results["d1"]) == "deleted stale"
+    # a listed tool the agent does not have is never added
+    assert results["w1"].is_error and "not found" in result_text(results["w1"])
+    assert {t.name for t in faux2.calls[-1].context.tools} == {
+        "delete",
+        "activate_skill",
+        "read_skill_file",
+    }
+
+
+async def test_a_hook_asking_for_approval_wins_over_allowed_tools(tmp_path: Path) -> None:
+    from agentcore import BeforeToolCallResult
+
+    write(
+        tmp_path / "cleanup",
+        "---\nname: cleanup\ndescription: Clean up files.\nallowed-tools: [delete]\n---\nGo.\n",
+    )
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    async def ask(ctx: Any, signal: Any = None) -> BeforeToolCallResult | None:
+        if ctx.tool_call.name == "delete":
+            return BeforeToolCallResult(require_approval=True, reason="policy")
+        return None
+
+    faux = FauxProvider(
+        [
+            faux_tool_call("activate_skill", {"name": "cleanup"}, id="a1"),
+            faux_tool_call("delete", {"path": "x"}, id="d1"),
+        ]
+    )
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [delete]},
+        stream_fn=faux.stream_fn,
+        skills=load_skills(tmp_path),
+        before_tool_call=ask,
+    )
+    await agent.prompt("Clean up.")
+    assert [r.tool_call_id for r in agent.state.pending_approvals] == ["d1"]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..tools import AgentTool
     from .transcript import Transcript
 
-__all__ = ["run_skill_tools", "skills_prompt"]
+__all__ = ["preapproved_by_skills", "run_skill_tools", "skills_prompt"]
 
 
 def run_skill_tools(config: AgentLoopConfig, transcript: Transcript) -> list[AgentTool]:
@@ -34,6 +34,17 @@ def run_skill_tools(config: AgentLoopConfig, transcript: Transcript) -> list[Age
     if not config.skills:
         return []
     return skill_tools(config.skills, active=lambda: active_skills(transcript.messages))
+
+
+def preapproved_by_skills(config: AgentLoopConfig, transcript: Transcript, tool_name: str) -> bool:
+    """Whether a skill active in `transcript` lists `tool_name` in its `allowed-tools`: its
+    approval is given in advance while the skill is active. Only tools the run already has are
+    called at all, so this never adds a tool; an exact name matches, a pattern such as
+    `Bash(git:*)` matches nothing."""
+    if not config.skills:
+        return False
+    active = active_skills(transcript.messages)
+    return any(s.name in active and tool_name in s.allowed_tools for s in config.skills)
 
 
 def skills_prompt(config: AgentLoopConfig, transcript: Transcript) -> str:
