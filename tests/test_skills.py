@@ -7,6 +7,7 @@ activation is not loaded twice, survives a session's reload and a compaction."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -453,3 +454,35 @@ async def test_a_hook_asking_for_approval_wins_over_allowed_tools(tmp_path: Path
     )
     await agent.prompt("Clean up.")
     assert [r.tool_call_id for r in agent.state.pending_approvals] == ["d1"]
+
+
+async def test_the_compaction_estimate_counts_the_catalogue(tmp_path: Path) -> None:
+    for i in range(20):  # a catalogue of about 20 x 300 characters
+        write(tmp_path / f"s{i}", skill_md(f"s{i}", description="d" * 250))
+    skills = load_skills(tmp_path)
+    assert len(skill_catalogue(skills)) > 6000  # about 1,500 tokens at four characters a token
+    history: list[Any] = [
+        UserMessage(content="q" * 400),
+        faux_text("a" * 400),
+        UserMessage(content="q" * 400),
+        faux_text("a" * 400),
+    ]
+
+    def run_with(with_skills: bool) -> tuple[Agent, FauxProvider]:
+        faux = FauxProvider([faux_text("ok")])
+        model = replace(faux.model, context_window=2000)  # threshold 0.5: 1,000 tokens
+        agent = Agent(
+            initial_state={"model": model, "messages": list(history)},
+            stream_fn=faux.stream_fn,
+            skills=skills if with_skills else (),
+            compaction=Compaction(strategy=DropOldest(), threshold=0.5, keep_recent_turns=1),
+        )
+        return agent, faux
+
+    plain, _ = run_with(False)
+    await plain.prompt("Now.")
+    assert not any(isinstance(m, CompactionSummary) for m in plain.state.messages)
+    with_catalogue, _ = run_with(True)
+    await with_catalogue.prompt("Now.")
+    (marker,) = [m for m in with_catalogue.state.messages if isinstance(m, CompactionSummary)]
+    assert marker.tokens_before > 1000  # the messages alone are about 450 tokens
