@@ -486,3 +486,22 @@ async def test_the_compaction_estimate_counts_the_catalogue(tmp_path: Path) -> N
     await with_catalogue.prompt("Now.")
     (marker,) = [m for m in with_catalogue.state.messages if isinstance(m, CompactionSummary)]
     assert marker.tokens_before > 1000  # the messages alone are about 450 tokens
+
+
+async def test_runs_share_the_skill_tools_but_not_what_is_active(skills_dir: Path) -> None:
+    skills = load_skills(skills_dir)
+    agents, fauxes = [], []
+    for _ in range(2):
+        faux = FauxProvider([faux_tool_call("activate_skill", {"name": "notes"}), faux_text("ok")])
+        agents.append(
+            Agent(initial_state={"model": faux.model}, stream_fn=faux.stream_fn, skills=skills)
+        )
+        fauxes.append(faux)
+    for agent in agents:
+        await agent.prompt("Notes.")
+        (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+        assert "Write notes in Markdown." in result_text(result)  # each run's own transcript
+    first, second = (
+        {t.name: t for t in f.calls[0].context.tools}["activate_skill"] for f in fauxes
+    )
+    assert first == second  # the same schema, checked once

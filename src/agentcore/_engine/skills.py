@@ -16,8 +16,8 @@ from .._skills.tools import (
     ACTIVATE_SKILL,
     active_skill_block,
     active_skills,
-    skill_catalogue,
-    skill_tools,
+    run_catalogue,
+    run_tools,
 )
 from ..messages import ToolResultMessage
 
@@ -33,7 +33,7 @@ def run_skill_tools(config: AgentLoopConfig, transcript: Transcript) -> list[Age
     """The skill tools of a run over `transcript` (none without skills)."""
     if not config.skills:
         return []
-    return skill_tools(config.skills, active=lambda: active_skills(transcript.messages))
+    return run_tools(config.skills, lambda: active_skills(transcript.messages))
 
 
 def preapproved_by_skills(config: AgentLoopConfig, transcript: Transcript, tool_name: str) -> bool:
@@ -52,7 +52,7 @@ def skills_prompt(config: AgentLoopConfig, transcript: Transcript) -> str:
     bodies of active skills whose activation result is not sent as it was (a compaction
     summarised, dropped or cut it)."""
     parts = [transcript.system_prompt] if transcript.system_prompt else []
-    parts.append(skill_catalogue(config.skills))
+    parts.append(run_catalogue(config.skills))
     if config.compaction is not None:
         messages = transcript.messages
         active = active_skills(messages)
