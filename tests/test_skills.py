@@ -7,6 +7,7 @@ activation is not loaded twice, survives a session's reload and a compaction."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -358,3 +359,149 @@ def test_the_parts_are_public_for_a_loop_of_one_s_own(skills_dir: Path) -> None:
         activate.execute("c", {"name": "notes"}, None, None).details  # type: ignore[arg-type,union-attr]
         == {"skill": "notes", "already_active": True}
     )
+
+
+# -- allowed-tools: pre-approval while a skill is active -----------------------------------
+
+
+async def test_allowed_tools_pre_approve_the_agent_s_own_tools_only_while_active(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path / "cleanup",
+        "---\nname: cleanup\ndescription: Clean up files.\n"
+        "allowed-tools: delete web_fetch Bash(git:*)\n---\nDelete what is stale.\n",
+    )
+    skills = load_skills(tmp_path)
+    deleted: list[str] = []
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    faux = FauxProvider(
+        [
+            faux_tool_call("delete", {"path": "before"}, id="d0"),  # no skill active yet
+        ]
+    )
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [delete]},
+        stream_fn=faux.stream_fn,
+        skills=skills,
+    )
+    await agent.prompt("Clean up.")
+    assert deleted == [] and agent.state.pending_approvals  # not active: it waits
+    assert [r.tool_call_id for r in agent.state.pending_approvals] == ["d0"]
+
+    faux2 = FauxProvider(
+        [
+            faux_tool_call("activate_skill", {"name": "cleanup"}, id="a1"),
+            faux_tool_call("delete", {"path": "stale"}, id="d1"),
+            faux_tool_call("web_fetch", {"url": "http://example.com"}, id="w1"),
+            faux_text("cleaned"),
+        ]
+    )
+    agent2 = Agent(
+        initial_state={"model": faux2.model, "tools": [delete]},
+        stream_fn=faux2.stream_fn,
+        skills=skills,
+    )
+    await agent2.prompt("Clean up.")
+    assert deleted == ["stale"]  # active: the listed tool the agent has ran without a prompt
+    assert not agent2.state.pending_approvals
+    results = {m.tool_call_id: m for m in agent2.state.messages if isinstance(m, ToolResultMessage)}
+    assert result_text(results["d1"]) == "deleted stale"
+    # a listed tool the agent does not have is never added
+    assert results["w1"].is_error and "not found" in result_text(results["w1"])
+    assert {t.name for t in faux2.calls[-1].context.tools} == {
+        "delete",
+        "activate_skill",
+        "read_skill_file",
+    }
+
+
+async def test_a_hook_asking_for_approval_wins_over_allowed_tools(tmp_path: Path) -> None:
+    from agentcore import BeforeToolCallResult
+
+    write(
+        tmp_path / "cleanup",
+        "---\nname: cleanup\ndescription: Clean up files.\nallowed-tools: [delete]\n---\nGo.\n",
+    )
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    async def ask(ctx: Any, signal: Any = None) -> BeforeToolCallResult | None:
+        if ctx.tool_call.name == "delete":
+            return BeforeToolCallResult(require_approval=True, reason="policy")
+        return None
+
+    faux = FauxProvider(
+        [
+            faux_tool_call("activate_skill", {"name": "cleanup"}, id="a1"),
+            faux_tool_call("delete", {"path": "x"}, id="d1"),
+        ]
+    )
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [delete]},
+        stream_fn=faux.stream_fn,
+        skills=load_skills(tmp_path),
+        before_tool_call=ask,
+    )
+    await agent.prompt("Clean up.")
+    assert [r.tool_call_id for r in agent.state.pending_approvals] == ["d1"]
+
+
+async def test_the_compaction_estimate_counts_the_catalogue(tmp_path: Path) -> None:
+    for i in range(20):  # a catalogue of about 20 x 300 characters
+        write(tmp_path / f"s{i}", skill_md(f"s{i}", description="d" * 250))
+    skills = load_skills(tmp_path)
+    assert len(skill_catalogue(skills)) > 6000  # about 1,500 tokens at four characters a token
+    history: list[Any] = [
+        UserMessage(content="q" * 400),
+        faux_text("a" * 400),
+        UserMessage(content="q" * 400),
+        faux_text("a" * 400),
+    ]
+
+    def run_with(with_skills: bool) -> tuple[Agent, FauxProvider]:
+        faux = FauxProvider([faux_text("ok")])
+        model = replace(faux.model, context_window=2000)  # threshold 0.5: 1,000 tokens
+        agent = Agent(
+            initial_state={"model": model, "messages": list(history)},
+            stream_fn=faux.stream_fn,
+            skills=skills if with_skills else (),
+            compaction=Compaction(strategy=DropOldest(), threshold=0.5, keep_recent_turns=1),
+        )
+        return agent, faux
+
+    plain, _ = run_with(False)
+    await plain.prompt("Now.")
+    assert not any(isinstance(m, CompactionSummary) for m in plain.state.messages)
+    with_catalogue, _ = run_with(True)
+    await with_catalogue.prompt("Now.")
+    (marker,) = [m for m in with_catalogue.state.messages if isinstance(m, CompactionSummary)]
+    assert marker.tokens_before > 1000  # the messages alone are about 450 tokens
+
+
+async def test_runs_share_the_skill_tools_but_not_what_is_active(skills_dir: Path) -> None:
+    skills = load_skills(skills_dir)
+    agents, fauxes = [], []
+    for _ in range(2):
+        faux = FauxProvider([faux_tool_call("activate_skill", {"name": "notes"}), faux_text("ok")])
+        agents.append(
+            Agent(initial_state={"model": faux.model}, stream_fn=faux.stream_fn, skills=skills)
+        )
+        fauxes.append(faux)
+    for agent in agents:
+        await agent.prompt("Notes.")
+        (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+        assert "Write notes in Markdown." in result_text(result)  # each run's own transcript
+    first, second = (
+        {t.name: t for t in f.calls[0].context.tools}["activate_skill"] for f in fauxes
+    )
+    assert first == second  # the same schema, checked once

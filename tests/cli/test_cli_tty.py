@@ -7,6 +7,7 @@ emulator, pyte, draws it); nothing is timed. The sessions live in the test's own
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -15,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from agentcore.skills import load_skills
 
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")
@@ -36,7 +39,9 @@ class Terminal:
     """The chat in a pseudo-terminal of 100x50, its output fed to a terminal emulator (pyte):
     `screen` is what a person would see."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
         # pexpect answers no cursor position requests, which prompt_toolkit would wait for
         environ = {
             **os.environ,
@@ -50,6 +55,7 @@ class Terminal:
             [str(APP), *args],
             env=environ,
             dimensions=(ROWS, COLUMNS),
+            cwd=str(cwd) if cwd is not None else None,
             encoding="utf-8",
             timeout=20,
         )
@@ -474,3 +480,49 @@ def test_mcp_sampling_is_asked_with_input_without_prompt_toolkit(open_terminal: 
     term.wait(r"faux-1 said: echo: Capital of France\?")
     term.wait(r"tool done")
     assert term.quit() == 0
+
+
+def test_skills_the_project_folder_is_asked_about_once_listed_and_used(
+    terminals: list[Terminal], tmp_path: Path
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    mine = home / ".agents" / "skills" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: mine\ndescription: The user's own.\n---\nMine.\n")
+    notes = project / ".agents" / "skills" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "SKILL.md").write_text(
+        # YAML's double quotes decode \x1b and \x07: the skill holds the escapes themselves
+        '---\nname: notes\ndescription: "Take notes \\x1b]0;pwned\\x07 briefly."\n---\n'
+        "NOTES-BODY: be brief.\n"
+    )
+    assert "\x1b]0;pwned\x07" in load_skills(notes).skills[0].description
+    state = tmp_path / "state"
+    env = {"HOME": str(home), "AGENTCORE_HOME": str(state)}
+    term = Terminal(env=env, cwd=project)
+    terminals.append(term)
+    term.wait(r"has skills \(notes\).*Load them\? \[y/N\]", re.S)
+    assert str(project / ".agents" / "skills") in term.screen.replace("\n", "")
+    term.line("y")
+    term.wait("agentcore chat with faux-tty/faux-1: /help for commands, Ctrl-D quits")
+    term.line("/skills")
+    term.wait(r"notes: Take notes \\x1b\]0;pwned\\x07 briefly\.")
+    term.wait(r"mine: The user's own\.")
+    assert "\x1b]0;pwned" not in term.raw  # the description's escape is shown, not obeyed
+    term.line("/skill nope")
+    term.wait(r"no skill 'nope'")
+    term.line("/skill notes hello there")
+    term.wait(r"seen: Use the skill notes for this request\.")
+    term.wait(r"NOTES-BODY: be brief\.")
+    term.wait(r"hello there", count=2)
+    assert term.quit() == 0
+    assert json.loads((state / "trusted-skills.json").read_text()) == {
+        str((project / ".agents" / "skills").resolve()): True
+    }
+    again = Terminal(env=env, cwd=project)  # the answer is remembered: not asked again
+    terminals.append(again)
+    again.wait("agentcore chat with faux-tty/faux-1: /help for commands, Ctrl-D quits")
+    assert "Load them?" not in again.screen
+    again.line("/skills")
+    again.wait(r"notes: Take notes")
+    assert again.quit() == 0

@@ -31,6 +31,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from agentcore import Agent, tool  # noqa: E402
+from agentcore.skills import load_skills  # noqa: E402
 from agentcore.testing import faux_text, faux_tool_call  # noqa: E402
 
 from .web_support import start_server, stop_server  # noqa: E402
@@ -370,6 +371,44 @@ def test_approve_and_deny_in_the_page(browser: Any, tmp_path: Path, shots: Path)
         )
         assert not d.find_elements(By.CSS_SELECTOR, ".tool-card.error")
         d.save_screenshot(str(shots / "9-approval-decided.png"))
+    finally:
+        stop_server(served)
+
+
+def test_a_skill_activation_shows_in_the_transcript(
+    browser: Any, tmp_path: Path, shots: Path
+) -> None:
+    folder = tmp_path / "skills" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Take notes.\n---\nWrite notes in Markdown.\n"
+    )
+    served = start_server(tmp_path, agent_options={"skills": load_skills(folder).skills})
+    served.faux.set_responses(
+        [faux_tool_call("activate_skill", {"name": "notes"}, id="call_s"), faux_text("Noted.")]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "take notes")
+        _wait(d, lambda d: any("Noted." in t for t in _assistant_texts(d)), "the answer")
+
+        def skill_card(d: Any) -> Any:
+            cards = d.find_elements(By.CSS_SELECTOR, ".tool-card.skill.done")
+            return cards[0] if cards else None
+
+        card = _wait(d, skill_card, "the skill card")
+        assert card.find_element(By.CSS_SELECTOR, ".badge").text.lower() == "skill"  # CSS caps
+        assert card.find_element(By.CSS_SELECTOR, ".name").text == "activate_skill: notes"
+        assert card.find_element(By.CSS_SELECTOR, ".state").text == "skill activated"
+        assert "Write notes in Markdown." in card.find_element(By.CSS_SELECTOR, ".tool-result").text
+        d.save_screenshot(str(shots / "skill-activated.png"))
+        d.refresh()  # the stored transcript shows it the same way
+        _wait(d, lambda d: any("Noted." in t for t in _assistant_texts(d)), "the reload")
+        card = _wait(d, skill_card, "the skill card after a reload")
+        assert card.find_element(By.CSS_SELECTOR, ".name").text == "activate_skill: notes"
+        assert card.find_element(By.CSS_SELECTOR, ".state").text == "skill activated"
     finally:
         stop_server(served)
 

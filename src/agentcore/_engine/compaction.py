@@ -43,6 +43,7 @@ from ..llm.types import Context, Tool
 from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
 from .request import stream_options
+from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from .run_types import CompactionRun, RunInputs
@@ -115,7 +116,7 @@ async def request_messages(
         or run.transcript.compaction_failed
     ):
         return messages
-    tokens = _estimate(run, messages)
+    tokens = _estimate(inputs, run, messages)
     if tokens <= policy.threshold * window:
         return messages
     done = await _compact(inputs, run, view, "threshold", tokens)
@@ -139,7 +140,7 @@ async def retry_after_overflow(
     view = compacted_view(run.transcript.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
-    tokens = estimate_context(run.transcript.system_prompt, _tools(run), view)
+    tokens = estimate_context(_system(inputs, run), _tools(run), view)
     return await _compact(inputs, run, view, "overflow", tokens)
 
 
@@ -147,7 +148,15 @@ def _tools(run: CompactionRun) -> list[Tool]:
     return list(run.transcript.llm_tools)
 
 
-def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
+def _system(inputs: RunInputs, run: CompactionRun) -> str:
+    """The system prompt the request sends: the transcript's, with the skills' catalogue (and
+    the bodies of active skills a compaction took out of the messages) when there are skills."""
+    if inputs.config.skills:
+        return skills_prompt(inputs.config, run.transcript)
+    return run.transcript.system_prompt
+
+
+def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
     transcript = run.transcript.messages
     last = max(
@@ -166,7 +175,7 @@ def _estimate(run: CompactionRun, messages: Sequence[Message]) -> int:
             if prompt:
                 return prompt + usage.output + estimate_tokens(messages[i + 1 :])
             break
-    return estimate_context(run.transcript.system_prompt, _tools(run), messages)
+    return estimate_context(_system(inputs, run), _tools(run), messages)
 
 
 _NOTHING = Compacted(marker=None)
@@ -259,9 +268,7 @@ async def _compact(
         tokens_before=tokens,
         usage=result.usage,
     )
-    after = estimate_context(
-        run.transcript.system_prompt, _tools(run), compacted_view([*view, marker])
-    )
+    after = estimate_context(_system(inputs, run), _tools(run), compacted_view([*view, marker]))
     marker = replace(marker, tokens_after=after)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)
     return Compacted(marker=marker)

@@ -16,8 +16,8 @@ from .._skills.tools import (
     ACTIVATE_SKILL,
     active_skill_block,
     active_skills,
-    skill_catalogue,
-    skill_tools,
+    run_catalogue,
+    run_tools,
 )
 from ..messages import ToolResultMessage
 
@@ -26,14 +26,25 @@ if TYPE_CHECKING:
     from ..tools import AgentTool
     from .transcript import Transcript
 
-__all__ = ["run_skill_tools", "skills_prompt"]
+__all__ = ["preapproved_by_skills", "run_skill_tools", "skills_prompt"]
 
 
 def run_skill_tools(config: AgentLoopConfig, transcript: Transcript) -> list[AgentTool]:
     """The skill tools of a run over `transcript` (none without skills)."""
     if not config.skills:
         return []
-    return skill_tools(config.skills, active=lambda: active_skills(transcript.messages))
+    return run_tools(config.skills, lambda: active_skills(transcript.messages))
+
+
+def preapproved_by_skills(config: AgentLoopConfig, transcript: Transcript, tool_name: str) -> bool:
+    """Whether a skill active in `transcript` lists `tool_name` in its `allowed-tools`: its
+    approval is given in advance while the skill is active. Only tools the run already has are
+    called at all, so this never adds a tool; an exact name matches, a pattern such as
+    `Bash(git:*)` matches nothing."""
+    if not config.skills:
+        return False
+    active = active_skills(transcript.messages)
+    return any(s.name in active and tool_name in s.allowed_tools for s in config.skills)
 
 
 def skills_prompt(config: AgentLoopConfig, transcript: Transcript) -> str:
@@ -41,7 +52,7 @@ def skills_prompt(config: AgentLoopConfig, transcript: Transcript) -> str:
     bodies of active skills whose activation result is not sent as it was (a compaction
     summarised, dropped or cut it)."""
     parts = [transcript.system_prompt] if transcript.system_prompt else []
-    parts.append(skill_catalogue(config.skills))
+    parts.append(run_catalogue(config.skills))
     if config.compaction is not None:
         messages = transcript.messages
         active = active_skills(messages)

@@ -41,6 +41,7 @@ from .emit import call_hook, error_text
 from .guardrail_tools import check_arguments, execute_guarded
 from .input_wait import wait_for_input
 from .run_types import CallStage, Executed, Immediate, PipelineCall, Prepared, Waiting
+from .skills import preapproved_by_skills
 from .tool_outcomes import (
     ABORTED_BEFORE_START,
     ABORTED_WHILE_RUNNING,
@@ -228,7 +229,11 @@ class ToolBatch:
                     )
             if not self.approved or known is not None:  # a call from code: never pre-approved
                 waiting = await_approval(call, tool, raw, args, decision)
-                if waiting is not None:
+                if waiting is not None and not (
+                    known is None
+                    and (decision is None or not decision.require_approval)
+                    and preapproved_by_skills(inputs.config, run.transcript, tool.name)
+                ):
                     return waiting
         except ArgumentsError as exc:
             return Immediate(error_result(str(exc)))

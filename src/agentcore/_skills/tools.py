@@ -16,9 +16,11 @@ system prompt (`active_skill_block`).
 
 from __future__ import annotations
 
+import copy
 import html
 import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ __all__ = [
     "active_skill_block",
     "active_skills",
     "read_skill_file",
+    "run_catalogue",
+    "run_tools",
     "skill_catalogue",
     "skill_content",
     "skill_files",
@@ -57,6 +61,24 @@ MAX_LISTED_FILES = 200
 """Files of a skill listed on activation; the rest are counted, not named."""
 MAX_SKILL_READ_BYTES = MAX_RESULT_CHARS
 """The largest skill file `read_skill_file` reads (larger ones are refused, naming the cap)."""
+_KEPT = 16  # skill sets whose tools and catalogue are kept built
+
+
+_CATALOGUES: OrderedDict[tuple[tuple[str, str, str], ...], str] = OrderedDict()
+
+
+def run_catalogue(skills: Sequence[Skill]) -> str:
+    """`skill_catalogue(skills)`, built once per skill set (every request of every run of an
+    agent sends the same one)."""
+    key = tuple((s.name, s.description, str(s.file)) for s in skills)
+    made = _CATALOGUES.get(key)
+    if made is None:
+        made = _CATALOGUES[key] = skill_catalogue(skills)
+        if len(_CATALOGUES) > _KEPT:
+            _CATALOGUES.popitem(last=False)
+    else:
+        _CATALOGUES.move_to_end(key)
+    return made
 
 
 def skill_catalogue(skills: Iterable[Skill]) -> str:
@@ -173,6 +195,52 @@ def active_skill_block(skills: Iterable[Skill], names: Collection[str]) -> str:
     return "<active_skills>\n" + "\n".join(bodies) + "\n</active_skills>"
 
 
+def _activate(
+    by_name: Mapping[str, Skill], active: Callable[[], Collection[str]] | None
+) -> Callable[..., AgentToolResult]:
+    """The `execute` of `activate_skill` over `by_name`."""
+
+    def activate(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        name = args["name"]
+        skill = by_name[name]
+        if active is not None and name in active():
+            return AgentToolResult.text(
+                f"Skill {name!r} is already active: its instructions are earlier in this "
+                "conversation (or in the system prompt). Follow them.",
+                details={"skill": name, "already_active": True},
+            )
+        files, more = skill_files(skill)
+        return AgentToolResult.text(
+            skill_content(skill),
+            details={"skill": name, "folder": str(skill.folder), "files": files, "more": more},
+        )
+
+    return activate
+
+
+_MADE: OrderedDict[tuple[tuple[str, str, str, str], ...], list[AgentTool]] = OrderedDict()
+"""The skill tools of the skill sets used last: every run of an agent has the same skills, so
+their schemas are checked once, not per run (a 50-skill enum costs milliseconds to check)."""
+
+
+def run_tools(skills: Sequence[Skill], active: Callable[[], Collection[str]]) -> list[AgentTool]:
+    """`skill_tools(skills, active=active)` for one run, made from tools built once per skill
+    set: `read_skill_file` is shared (it keeps nothing of a run), `activate_skill` is a copy
+    whose `execute` reads this run's `active`."""
+    key = tuple((s.name, str(s.folder), s.description, s.body) for s in skills)
+    made = _MADE.get(key)
+    if made is None:
+        made = _MADE[key] = skill_tools(skills)
+        if len(_MADE) > _KEPT:
+            _MADE.popitem(last=False)
+    else:
+        _MADE.move_to_end(key)
+    template, read = made
+    activate = copy.copy(template)
+    activate._execute = _activate({s.name: s for s in skills}, active)
+    return [activate, read]
+
+
 def skill_tools(
     skills: Sequence[Skill], *, active: Callable[[], Collection[str]] | None = None
 ) -> list[AgentTool]:
@@ -190,21 +258,7 @@ def skill_tools(
         "enum": names,
         "description": "the skill's name, from <available_skills>",
     }
-
-    def activate(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
-        name = args["name"]
-        skill = by_name[name]
-        if active is not None and name in active():
-            return AgentToolResult.text(
-                f"Skill {name!r} is already active: its instructions are earlier in this "
-                "conversation (or in the system prompt). Follow them.",
-                details={"skill": name, "already_active": True},
-            )
-        files, more = skill_files(skill)
-        return AgentToolResult.text(
-            skill_content(skill),
-            details={"skill": name, "folder": str(skill.folder), "files": files, "more": more},
-        )
+    activate = _activate(by_name, active)
 
     def read(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> AgentToolResult:
         name, path = args["name"], args["path"]

@@ -77,6 +77,8 @@ class Parsed:
     redact_pii: bool = False  # the pii_redactor guardrail on the input
     trace: bool = False
     mcp: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    trust_skills: bool = False
     mcp_sampling: SamplingOptions | None = None  # --mcp-sampling and its caps
     output_schema: str | None = None
     shell: bool = False
@@ -292,6 +294,19 @@ def _build_parser() -> argparse.ArgumentParser:
         "repeatable (see docs/mcp.md)",
     )
     group.add_argument(
+        "--skills",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load the Agent Skills of DIR (a folder of skill folders, or one skill); repeatable "
+        "(default: ~/.agents/skills and ./.agents/skills; see docs/skills.md)",
+    )
+    group.add_argument(
+        "--trust-skills",
+        action="store_true",
+        help="load the skills of the working directory's .agents/skills without asking",
+    )
+    group.add_argument(
         "--json", action="store_true", help="write the run's events as JSON Lines on stdout"
     )
     group.add_argument(
@@ -419,6 +434,8 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         redact_pii=ns.redact_pii,
         trace=ns.trace,
         mcp=tuple(ns.mcp),
+        skills=tuple(ns.skills),
+        trust_skills=ns.trust_skills,
         mcp_sampling=sampling,
         output_schema=getattr(ns, "output_schema", None),
         shell=getattr(ns, "shell", False),

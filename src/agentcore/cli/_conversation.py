@@ -14,12 +14,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
+
 from ..agent import Agent, AgentState
 from ..errors import AgentCoreError
 from ..events import AgentEvent
 from ..llm import check_model
 from ..messages import AgentMessage, Usage
 from ..sessions import Session, SessionError, SessionState, SessionStore
+from ..skills import Skill, skill_content
 from ._approve import HELP as APPROVE_HELP
 from ._approve import decide, is_approval_command, pending_notice, reask
 from ._render import plural
@@ -33,7 +36,9 @@ from ._run import (
     outcome,
     resolve_model,
 )
+from ._safe import visible
 from ._sessions_cmd import transcript_lines
+from ._skills import skills_listing
 from ._traffic import reported_on_exit
 
 __all__ = ["HELP", "Chat", "SessionOptions", "View"]
@@ -46,6 +51,8 @@ commands:
   /model PROVIDER/ID  switch the model, keeping the conversation (/model: the current one)
   /reset              start a new conversation (the old one stays saved)
   /session            the id of the session the chat is saved to
+  /skills             the skills loaded (name, description, file) and their problems
+  /skill NAME [TEXT]  use the skill NAME for the next prompt (TEXT: that prompt, sent now)
   /exit               quit (or Ctrl-D)
 {APPROVE_HELP}
 Ctrl-C stops the answer being written. In a terminal, a line sent while an answer
@@ -105,6 +112,7 @@ class Chat:
         self.view: View | None = None
         self.interrupts = Interrupts(idle=self._idle_interrupt)
         self.busy = False  # a prompt (or a command's run) is being answered
+        self.armed: Skill | None = None  # /skill NAME: the skill of the next prompt
         self.on_idle_interrupt: Callable[[], None] | None = None  # a front end's own notice
         self._unsubscribe: Callable[[], None] | None = None
         self.agent = self._new_agent(session)
@@ -138,6 +146,7 @@ class Chat:
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
             prepare_next_turn=settings.prepare_next_turn,
+            skills=settings.skills.skills,
             **settings.bounds(),
         )
         if session is not None and resumed is not None and settings.stream_fn is None:
@@ -269,6 +278,8 @@ class Chat:
             "/reset": self._reset,
             "/model": self._model,
             "/session": self._session,
+            "/skills": self._skills,
+            "/skill": self._skill,
             "/help": self._help,
         }
         handler = commands.get(name)
@@ -312,8 +323,32 @@ class Chat:
             self.say(f"(session {session.id}: {plural(count, 'message')})")
         return True
 
+    async def _skills(self, arg: str) -> bool:
+        self.say(skills_listing(self.settings.skills))
+        return True
+
+    async def _skill(self, arg: str) -> bool:
+        name, _, text = arg.partition(" ")
+        skills = self.settings.skills
+        skill = skills.get(name) if name else None
+        if skill is None:
+            known = ", ".join(visible(n) for n in skills.names) or "none are loaded"
+            self._say_error(f"no skill {visible(name)!r}: /skill NAME [TEXT], NAME one of {known}")
+            return True
+        self.armed = skill
+        if text.strip():
+            await self.answer(text.strip())
+            return not self.broken
+        self.say(f"(skill {visible(skill.name)} is used for the next prompt)")
+        return True
+
     async def answer(self, text: str) -> None:
-        """Answer one prompt."""
+        """Answer one prompt (with the skill `/skill` chose, if any: its content leads the
+        prompt, as the user's own instruction)."""
+        skill, self.armed = self.armed, None
+        if skill is not None:
+            content = await anyio.to_thread.run_sync(skill_content, skill)
+            text = f"Use the skill {skill.name} for this request.\n{content}\n\n{text}"
         await self.run(lambda agent: agent.prompt(text))
 
     async def run(self, start: Callable[[Agent], Awaitable[list[AgentMessage]]]) -> None:

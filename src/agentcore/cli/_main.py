@@ -165,6 +165,22 @@ async def _main(
             make_styler(stderr),
         )
     settings = _settings(parsed, stream_fn)
+    if parsed.command in ("chat", "run", "serve"):
+        from ._skills import cli_skills, problems_notice
+
+        source = stdin or sys.stdin
+        settings.skills = await cli_skills(
+            parsed.skills,
+            trust=parsed.trust_skills,
+            interactive=parsed.command == "chat"
+            and stdin is None
+            and source.isatty()
+            and not parsed.json,
+            stdin=source,
+            stderr=stderr,
+        )
+        for line in problems_notice(settings.skills):
+            stderr.write(line + "\n")
     sampling = questions = None
     if parsed.mcp_sampling is not None:
         sampling, questions = mcp_sampling(

@@ -40,6 +40,7 @@ from ..llm.model import Model
 from ..llm.models import get_model
 from ..llm.types import ThinkingLevel
 from ..messages import AgentMessage, AssistantMessage, UserMessage
+from ..skills import SkillSet
 from ..tools import AgentTool
 from ._args import split_model_ref
 from ._safe import visible
@@ -101,6 +102,7 @@ class Settings:
     prepare_next_turn: Callable[..., Any] | None = None  # e.g. refreshing --mcp servers' tools
     output_type: Any = None  # run --output-schema: an OutputSpec
     guardrails: tuple[Guardrail, ...] = ()  # --max-input-chars, --redact-pii
+    skills: SkillSet = field(default_factory=SkillSet)  # --skills, .agents/skills
 
     def bounds(self) -> dict[str, Any]:
         """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
@@ -123,6 +125,7 @@ class Settings:
             temperature=self.temperature,
             prepare_next_turn=self.prepare_next_turn,
             output_type=self.output_type,
+            skills=self.skills.skills,
             **self.bounds(),
         )
 

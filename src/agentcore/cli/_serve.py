@@ -100,6 +100,7 @@ async def serve_command(
                 "max_tokens": settings.max_tokens,
                 "temperature": settings.temperature,
                 "prepare_next_turn": settings.prepare_next_turn,  # --mcp servers' tool lists
+                "skills": settings.skills.skills,
             },
         )
     except MissingExtraError as exc:

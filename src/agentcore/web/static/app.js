@@ -221,8 +221,13 @@
     const node = el("div", "tool-card streaming");
     node.dataset.toolCallId = callId;
     const head = el("div", "head");
-    head.appendChild(el("span", "badge", "tool"));
-    head.appendChild(el("span", "name", name));
+    // A skill's activation (agentcore.skills' activate_skill) shows as one: badge "skill", the
+    // skill's name once the arguments are complete, "activated" when its result arrives.
+    const skill = name === "activate_skill";
+    if (skill) node.classList.add("skill");
+    head.appendChild(el("span", "badge", skill ? "skill" : "tool"));
+    const nameEl = el("span", "name", name);
+    head.appendChild(nameEl);
     const state = el("span", "state", "writing arguments…");
     head.appendChild(state);
     node.appendChild(head);
@@ -239,17 +244,23 @@
     node.appendChild(result);
     block(parentId || ("tool-" + callId)).appendChild(node);
     cards[callId] = { el: node, state: state, args: args, progress: progress, result: result,
-      approval: approval, argText: "" };
+      approval: approval, argText: "", skill: skill, nameEl: nameEl };
     return cards[callId];
   }
 
   function setCard(c, cls, label) {
-    c.el.className = "tool-card " + cls;
+    c.el.className = "tool-card " + cls + (c.skill ? " skill" : "");
     c.state.textContent = label;
   }
 
   function prettyArgs(c) {
-    try { c.args.textContent = shown(JSON.stringify(JSON.parse(c.argText), null, 2)); }
+    try {
+      const parsed = JSON.parse(c.argText);
+      c.args.textContent = shown(JSON.stringify(parsed, null, 2));
+      if (c.skill && parsed && typeof parsed.name === "string") {
+        c.nameEl.textContent = "activate_skill: " + shown(parsed.name);
+      }
+    }
     catch (e) { c.args.textContent = shown(c.argText); }
   }
 
@@ -261,6 +272,7 @@
     const denied = isError && (c.denied ||
       String(content).indexOf("Tool call was not executed: it was denied") === 0);
     if (denied) setCard(c, "denied", "denied");
+    else if (c.skill && !isError) setCard(c, "done", "skill activated");
     else setCard(c, isError ? "error" : "done", isError ? "error" : "done");
     c.approval.hidden = true;
   }
