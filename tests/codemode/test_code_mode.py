@@ -210,3 +210,57 @@ async def test_nested_call_ids_are_numbered_per_parent_call() -> None:
     )
     ids = [e.tool_call_id for e in events if e.type == "tool_execution_start"]
     assert ids == ["p1", "p1.1", "p1.2", "p2", "p2.1", "p2.2"]
+
+
+@tool
+async def slow(seconds: float) -> str:
+    """Wait, then say so."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "slept"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import asyncio\nawait asyncio.gather(slow(seconds=3600), get_weather(city='Oslo'))",
+        "await get_weather(city='Oslo')\nwhile True:\n  pass",
+    ],
+    ids=["blocked-in-a-slow-nested-tool", "infinite-loop"],
+)
+async def test_abort_during_a_snippet(code: str) -> None:
+    """CONFORMANCE P2: every nested call gets one result, the snippet one error result, the
+    run ends after that turn (no new model request)."""
+    from agentcore.abort import AbortController
+
+    controller = AbortController()
+    events: list[Any] = []
+
+    def emit(event: Any) -> None:
+        events.append(event)
+        if event.type == "tool_execution_end" and event.parent_tool_call_id is not None:
+            controller.abort()  # the snippet is running: in `slow`, or about to loop forever
+
+    faux = FauxProvider([faux_tool_call("run_code", {"code": code}), faux_text("never asked")])
+    messages = await run_agent_loop(
+        [UserMessage(content="go")],
+        AgentContext(tools=[code_mode([get_weather, slow], limits=CodeLimits(timeout=600))]),
+        AgentLoopConfig(model=faux.model),
+        emit,
+        controller.signal,
+    )
+    results = [m for m in messages if m.role == "tool_result"]
+    assert len(results) == 1 and results[0].is_error
+    assert "abort" in results[0].content[0].text.lower(), results[0].content[0].text
+    starts = [e.tool_call_id for e in events if e.type == "tool_execution_start"]
+    ends = [e.tool_call_id for e in events if e.type == "tool_execution_end"]
+    assert sorted(starts) == sorted(ends)  # one end for every call, nested ones included
+    assert ends[-1] == results[0].tool_call_id  # the snippet's end after every nested call's
+    assert [m.role for m in messages][-1] == "tool_result"  # no model request after the turn
+    assert events[-1].type == "agent_end"
+    nested = [e for e in events if e.type == "tool_execution_end" and e.parent_tool_call_id]
+    if "slow" in code:
+        slow_end = next(e for e in nested if e.tool_name == "slow")
+        assert slow_end.is_error and "abort" in slow_end.result.content[0].text.lower()
+    assert _sandbox_workers() == []  # no worker is left running the snippet
