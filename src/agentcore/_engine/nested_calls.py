@@ -12,7 +12,7 @@ calling tool mid-way is not supported yet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..messages import ToolCall
@@ -36,7 +36,7 @@ class NestedCalls:
     """The pipeline of one batch, for the calls its tools make (`agentcore.tools.ToolPipeline`)."""
 
     batch: ToolBatch
-    count: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # parent call id -> its calls so far
 
     @property
     def scope(self) -> object:
@@ -49,10 +49,10 @@ class NestedCalls:
         """One nested call through the batch's stages; its result (never raises)."""
         from .run_types import PipelineCall
 
-        self.count += 1
-        call = ToolCall(
-            id=f"{parent_tool_call_id}.{self.count}", name=tool.name, arguments=arguments
-        )
+        # Numbered per parent (`<parent id>.1`, `.2`, ...): unique per parent call, and the
+        # same whatever other snippets of the batch do at the same time.
+        n = self.counts[parent_tool_call_id] = self.counts.get(parent_tool_call_id, 0) + 1
+        call = ToolCall(id=f"{parent_tool_call_id}.{n}", name=tool.name, arguments=arguments)
         item = PipelineCall(call=call, parent=parent_tool_call_id)
         batch = self.batch
         await batch.start(item)

@@ -218,8 +218,11 @@ def _output(printed: Any) -> str:
     return out if not out or out.endswith("\n") else out + "\n"
 
 
+_DEFAULT_LIMITS = CodeLimits()
+
+
 def code_mode(
-    tools: Sequence[AgentTool], *, name: str = "run_code", limits: CodeLimits | None = None
+    tools: Sequence[AgentTool], *, name: str = "run_code", limits: CodeLimits = _DEFAULT_LIMITS
 ) -> AgentTool:
     """One tool that runs the model's Python over `tools` in a Monty sandbox.
 
@@ -227,17 +230,18 @@ def code_mode(
     in the sandbox (`await get_weather(city="Paris")`), shown in the tool's description as a
     Python signature with its descriptions. The printed output and the value of the last
     expression come back as the result; a syntax error, a runtime error (with its line), a
-    failed tool call and a limit reached (`limits`, `CodeLimits()` by default) come back as an
-    error result the model can correct. Each call a snippet makes goes through the run's tool
-    pipeline as a direct call does (validation, guardrails, hooks, bounds, events with
-    `parent_tool_call_id`, spans). Pass the tools only here to make them callable only from
-    code, or also to the agent to keep them ordinary tools too.
+    failed tool call and a limit reached (`limits`, `CodeLimits()` by default; None also means
+    the defaults) come back as an error result the model can correct. Each call a snippet
+    makes goes through the run's tool pipeline as a direct call does (validation, guardrails,
+    hooks, bounds, events with `parent_tool_call_id`, spans); its id is the snippet's call id
+    and its number within the snippet (`<id>.1`, `<id>.2`, ...). Pass the tools only here to
+    make them callable only from code, or also to the agent to keep them ordinary tools too.
 
     Raises:
         ToolDefinitionError: no tools, two with the same Python name, a name that is not an
             identifier.
     """
-    limits = limits if limits is not None else CodeLimits()
+    limits = limits if limits is not None else _DEFAULT_LIMITS
     if not isinstance(limits, CodeLimits):
         raise ToolDefinitionError(f"code_mode: limits must be a CodeLimits, got {limits!r}")
     by_name: dict[str, AgentTool] = {}
