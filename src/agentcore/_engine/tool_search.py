@@ -9,6 +9,7 @@ hooks, guardrails, approvals, bounds, events). What it finds joins the run throu
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,10 +34,28 @@ def not_loaded(name: str) -> str:
     )
 
 
+_KEPT = 16
+_TOOLS: OrderedDict[tuple[AgentTool, ...], AgentTool] = OrderedDict()
+"""The search tools of the deferred tool lists used last: runs over the same tools (every run of
+an agent) share one, so its schema is checked and its index built once."""
+
+
 def search_tools_tool(deferred: Mapping[str, AgentTool]) -> AgentTool:
     """The `search_tools` tool over `deferred` (name -> tool): a query in, the best matches
     out (name, description, parameters as JSON), named in `added_tool_names` so that they join
-    the run."""
+    the run. (It keeps no state of a run: the same tool serves every run over these tools.)"""
+    key = tuple(deferred.values())
+    made = _TOOLS.get(key)
+    if made is None:
+        made = _TOOLS[key] = _search_tool(dict(deferred))
+        if len(_TOOLS) > _KEPT:
+            _TOOLS.popitem(last=False)
+    else:
+        _TOOLS.move_to_end(key)
+    return made
+
+
+def _search_tool(deferred: dict[str, AgentTool]) -> AgentTool:
     tools = list(deferred.values())
     index = ToolIndex(tools)
 
