@@ -10,7 +10,8 @@ this module imports nothing of the agent layer, so `agentcore.tools` can export 
 
 Ranking is Okapi BM25 (k1 = 1.5, b = 0.75, the idf of Lucene: ln(1 + (N - n + 0.5) / (n + 0.5)),
 never negative) over each tool's name and description, split into lower-case words (a name's
-`snake_case`, `kebab-case` and `camelCase` parts count as words). Ties keep the tools' order.
+`snake_case`, `kebab-case` and `camelCase` parts count as words; a short list of English stop
+words, `STOP_WORDS`, is left out). Ties keep the tools' order.
 No dependency: a tool set is hundreds of short documents, scored in well under a millisecond.
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_SEARCH_RESULTS",
     "SEARCH_TOOLS",
     "SEARCH_PARAMETERS",
+    "STOP_WORDS",
     "Bm25",
     "Searchable",
     "ToolIndex",
@@ -49,9 +51,17 @@ _B = 0.75
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was "
+    "were will with".split()
+)
+"""English words too common to tell tools apart: left out of the index and of queries."""
+
+
 def words(text: str) -> list[str]:
-    """The lower-case words of `text` (`listGitHubIssues` -> list, git, hub, issues)."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The lower-case words of `text` but the `STOP_WORDS` (`listGitHubIssues` -> list, git,
+    hub, issues)."""
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOP_WORDS]
 
 
 class Bm25:
