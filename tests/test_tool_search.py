@@ -309,4 +309,3 @@ async def test_a_tool_named_search_tools_beside_deferred_tools_is_refused() -> N
             stream_fn=faux.stream_fn,
         )
     assert faux.calls == []
-
