@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 from ._tools import pipeline as _pipeline
 from ._tools.capping import MAX_IMAGE_CHARS, MAX_RESULT_CHARS, capped_content
+from ._tools.search import SEARCH_TOOLS
 from ._tools.validation import ArgumentsValidator, json_schema_of
 from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_IMAGE_CHARS",
     "MAX_RESULT_CHARS",
+    "SEARCH_TOOLS",
     "TASK_SCHEMA",
     "AgentTool",
     "AgentToolResult",
@@ -169,6 +171,8 @@ class AgentTool:
         requires_approval: True to make every call wait for a person's decision instead of
             running, or a function `(args) -> bool` of the validated arguments deciding per call
             (see docs/approvals.md).
+        deferred: True to keep the tool out of the model's requests until the model finds it
+            with the run's `search_tools` tool (see "Tool search" in docs/tools.md).
 
     Raises:
         ToolDefinitionError: an invalid name, schema or execute function.
@@ -186,6 +190,7 @@ class AgentTool:
         prepare_arguments: Callable[[Any], Any] | None = None,
         timeout: float | None = None,
         requires_approval: bool | Callable[[Any], bool] = False,
+        deferred: bool = False,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolDefinitionError(
@@ -217,7 +222,10 @@ class AgentTool:
                 f"tool {name!r}: requires_approval must be True, False or a function (args) -> "
                 f"bool, got {type(requires_approval).__name__}"
             )
+        if deferred is not True and deferred is not False:
+            raise ToolDefinitionError(f"tool {name!r}: deferred must be True or False")
         self.name = name
+        self.deferred = deferred
         self.requires_approval = requires_approval
         self.label = label or name
         self.timeout = timeout
@@ -345,6 +353,7 @@ def _build_tool(
     execution_mode: ToolExecutionMode | None,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> AgentTool:
     import pydantic
 
@@ -413,6 +422,7 @@ def _build_tool(
             execution_mode=execution_mode,
             timeout=timeout,
             requires_approval=requires_approval,
+            deferred=deferred,
         )
 
     def execute_sync(
@@ -429,6 +439,7 @@ def _build_tool(
         execution_mode=execution_mode,
         timeout=timeout,
         requires_approval=requires_approval,
+        deferred=deferred,
     )
 
 
@@ -443,6 +454,7 @@ def tool(
     execution_mode: ToolExecutionMode | None = None,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -454,6 +466,7 @@ def tool(
     execution_mode: ToolExecutionMode | None = None,
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an `AgentTool` from a typed function, with or without arguments.
 
@@ -466,7 +479,8 @@ def tool(
     tuples, dataclasses and Pydantic models included; see docs/tools.md) and sent as JSON text,
     with the JSON value as `details`. A value that cannot be JSON (bytes, NaN, a cycle, an
     unknown object) gives an error result naming its type and path, never a repr.
-    `requires_approval` makes calls wait for a decision (see `AgentTool`).
+    `requires_approval` makes calls wait for a decision, `deferred` keeps the tool out of the
+    requests until a search finds it (see `AgentTool`).
 
     ```python
     @tool
@@ -476,10 +490,14 @@ def tool(
     ```
     """
     if fn is not None:
-        return _build_tool(fn, name, description, label, execution_mode, timeout, requires_approval)
+        return _build_tool(
+            fn, name, description, label, execution_mode, timeout, requires_approval, deferred
+        )
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
-        return _build_tool(f, name, description, label, execution_mode, timeout, requires_approval)
+        return _build_tool(
+            f, name, description, label, execution_mode, timeout, requires_approval, deferred
+        )
 
     return decorate
 

@@ -408,3 +408,26 @@ def test_an_error_result_without_text_still_says_so() -> None:
     assert text_of(structured) == '{"n": 1}' and structured.details["structured_content"] == {
         "n": 1
     }
+
+
+async def test_every_tool_of_a_deferred_server_waits_for_a_search(errlog: IO[str]) -> None:
+    """`MCPClient(..., deferred=True)`: none of the server's tools is sent until `search_tools`
+    finds it; a found one is called on the server as any other."""
+    faux = FauxProvider(
+        [
+            faux_tool_call("search_tools", {"query": "add two integers"}, id="s1"),
+            faux_tool_call("add", {"a": 2, "b": 3}, id="a1"),
+            faux_text("5"),
+        ]
+    )
+    async with stdio_client(errlog, deferred=True) as client:
+        assert client.tools and all(t.deferred for t in client.tools)
+        agent = Agent(
+            initial_state={"model": faux.model, "tools": client.tools}, stream_fn=faux.stream_fn
+        )
+        await agent.prompt("2 + 3?")
+    assert [t.name for t in faux.calls[0].context.tools] == ["search_tools"]
+    assert "add" in [t.name for t in faux.calls[1].context.tools]
+    found, added = results(agent.state.messages)
+    assert found.added_tool_names is not None and found.added_tool_names[0] == "add"
+    assert not added.is_error and "5" in text(added)

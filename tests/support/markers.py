@@ -101,6 +101,7 @@ SLOW = [
     "tests/mcp/test_mcp_client.py::test_a_stdio_server_through_the_loop",
     "tests/mcp/test_mcp_client.py::test_a_streamable_http_server_through_the_loop",
     "tests/mcp/test_mcp_client.py::test_leaving_early_stops_the_server_process",
+    "tests/mcp/test_mcp_client.py::test_every_tool_of_a_deferred_server_waits_for_a_search",
     "tests/mcp/test_mcp_package.py",
     "tests/mcp/test_mcp_serve.py::test_served_over_stdio_to_the_sdk_client",
     "tests/mcp/test_mcp_third_party.py",

@@ -54,6 +54,7 @@ from .tool_outcomes import (
     stray_cancel,
     timed_out,
 )
+from .tool_search import not_loaded
 
 if TYPE_CHECKING:
     from ..tools import AgentTool
@@ -190,6 +191,9 @@ class ToolBatch:
             return Immediate(error_result(invalid_arguments(call, call.invalid_arguments)))
         tool = run.transcript.tools_by_name.get(call.name) if known is None else known
         if tool is None:
+            deferred = run.transcript.deferred
+            if deferred is not None and call.name in deferred:  # not found by a search yet
+                return Immediate(error_result(not_loaded(call.name)))
             return Immediate(error_result(f"Tool {call.name} not found"))
         try:
             raw: Any = call.arguments

@@ -18,15 +18,19 @@ import enum
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol
 
+from .._tools.search import SEARCH_TOOLS
 from ..config import AgentContext
+from ..errors import ConfigError
 from ..events import MessageEndEvent, MessageStartEvent, TurnEndEvent, TurnStartEvent
+from ..messages import ToolResultMessage
 from .request import LlmTranscript
+from .tool_search import search_tools_tool
 
 if TYPE_CHECKING:
     from .._compaction.protocol import CompactionSummary
     from ..llm.events import AssistantMessageEvent
     from ..llm.types import Tool
-    from ..messages import AgentMessage, AssistantMessage, ToolResultMessage
+    from ..messages import AgentMessage, AssistantMessage
     from ..tools import AgentTool
     from .emit import Emitter
 
@@ -56,6 +60,7 @@ class Transcript:
 
     __slots__ = (
         "compaction_failed",
+        "deferred",
         "emitter",
         "llm",
         "llm_tools",
@@ -77,6 +82,10 @@ class Transcript:
         self.tools: list[AgentTool] = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools: list[Tool] = [t.llm_tool for t in self.tools]
+        # the deferred tools (name -> tool) of a context that has any, else None (`defer`)
+        self.deferred: dict[str, AgentTool] | None = None
+        if any(t.deferred for t in self.tools):
+            self.defer()
         self.llm = LlmTranscript()  # the default conversion, kept as the transcript grows
         self.new_messages: list[AgentMessage] = []
         self.phase = Phase.BETWEEN_TURNS
@@ -125,6 +134,12 @@ class Transcript:
                 await pending
         self.messages.append(message)
         self.new_messages.append(message)
+        if (
+            self.deferred is not None
+            and isinstance(message, ToolResultMessage)
+            and message.added_tool_names
+        ):
+            self.found(message.added_tool_names)
         if self.phase is Phase.STREAMING:
             self.phase, self.partial_event = Phase.IN_TURN, None
         if (pending := emitter.send(MessageEndEvent(message=message))) is not None:
@@ -149,6 +164,9 @@ class Transcript:
         self.tools = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools = [t.llm_tool for t in self.tools]
+        self.deferred = None
+        if any(t.deferred for t in self.tools):
+            self.defer()
         self.add_run_tools(self.run_tools)
 
     def add_run_tools(self, tools: list[AgentTool]) -> None:
@@ -158,6 +176,37 @@ class Transcript:
         for tool in tools:
             if tool.name not in self.tools_by_name:
                 self.tools_by_name[tool.name] = tool
+                self.llm_tools.append(tool.llm_tool)
+
+    def defer(self) -> None:
+        """Take the deferred tools out of what the model sees and may call, offer
+        `search_tools` in their place, and bring back those the transcript has found already
+        (a resumed session, a replaced context): tool search (`_tools/search.py`)."""
+        deferred = {t.name: t for t in self.tools if t.deferred}
+        if SEARCH_TOOLS in self.tools_by_name and SEARCH_TOOLS not in deferred:
+            raise ConfigError(
+                f"a tool is named {SEARCH_TOOLS!r}, the name of the search tool a run with "
+                "deferred tools offers; rename it"
+            )
+        self.deferred = deferred
+        search = search_tools_tool(deferred)
+        self.tools_by_name = {t.name: t for t in self.tools if not t.deferred}
+        self.tools_by_name[SEARCH_TOOLS] = search
+        self.llm_tools = [t.llm_tool for t in self.tools if not t.deferred]
+        self.llm_tools.append(search.llm_tool)
+        for message in self.messages:
+            if isinstance(message, ToolResultMessage) and message.added_tool_names:
+                self.found(message.added_tool_names)
+
+    def found(self, names: list[str]) -> None:
+        """Deferred tools a result named in `added_tool_names` join the run (from this point
+        of the transcript on, for every request). Other names change nothing."""
+        deferred = self.deferred
+        assert deferred is not None
+        for name in names:
+            tool = deferred.get(name)
+            if tool is not None and name not in self.tools_by_name:
+                self.tools_by_name[name] = tool
                 self.llm_tools.append(tool.llm_tool)
 
     def offer(self, tool: AgentTool) -> None:

@@ -115,6 +115,8 @@ class MCPClient:
             leaves it to the run's `tool_timeout`).
         execution_mode: the `execution_mode` of every tool (`SEQUENTIAL` for a server that
             cannot take parallel calls).
+        deferred: True to defer every tool of this server (`AgentTool.deferred`): none is sent
+            to the model until its `search_tools` finds it (see "Tool search" in docs/tools.md).
         connect_timeout: seconds to connect and complete the MCP handshake.
         sampling: lets the server sample a model through this client (`MCPSampling`: the
             model, a token cap, a cost cap, an optional approval). None (the default): every
@@ -141,6 +143,7 @@ class MCPClient:
         deny: Sequence[str] | None = None,
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
+        deferred: bool = False,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
         elicitation: ElicitationHandler | Literal["approvals"] | None = None,
@@ -155,7 +158,9 @@ class MCPClient:
         self._transport = transport
         self.name = name or transport.describe()
         self._named = name is not None
-        self._filter = ToolFilter(self.name, prefix, allow, deny, tool_timeout, execution_mode)
+        self._filter = ToolFilter(
+            self.name, prefix, allow, deny, tool_timeout, execution_mode, deferred
+        )
         self._connect_timeout = float(connect_timeout)
         self._requests = ServerRequests(self, sampling, elicitation, roots, self._note_change)
         self._phase: Literal["new", "open", "closed"] = "new"
@@ -183,6 +188,7 @@ class MCPClient:
         deny: Sequence[str] | None = None,
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
+        deferred: bool = False,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
         elicitation: ElicitationHandler | Literal["approvals"] | None = None,
@@ -218,6 +224,7 @@ class MCPClient:
             deny=deny,
             tool_timeout=tool_timeout,
             execution_mode=execution_mode,
+            deferred=deferred,
             connect_timeout=connect_timeout,
             sampling=sampling,
             elicitation=elicitation,
@@ -238,6 +245,7 @@ class MCPClient:
         deny: Sequence[str] | None = None,
         tool_timeout: float | None = None,
         execution_mode: ToolExecutionMode | None = None,
+        deferred: bool = False,
         connect_timeout: float = 30.0,
         sampling: MCPSampling | None = None,
         elicitation: ElicitationHandler | Literal["approvals"] | None = None,
@@ -266,6 +274,7 @@ class MCPClient:
             deny=deny,
             tool_timeout=tool_timeout,
             execution_mode=execution_mode,
+            deferred=deferred,
             connect_timeout=connect_timeout,
             sampling=sampling,
             elicitation=elicitation,

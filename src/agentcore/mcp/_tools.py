@@ -143,6 +143,7 @@ class MCPTool(AgentTool):
         name: str,
         timeout: float | None,
         execution_mode: ToolExecutionMode | None,
+        deferred: bool = False,
     ) -> None:
         super().__init__(
             name=name,
@@ -151,6 +152,7 @@ class MCPTool(AgentTool):
             label=definition.title or definition.name,
             timeout=timeout,
             execution_mode=execution_mode,
+            deferred=deferred,
         )
         self.client = client
         self.mcp_name = definition.name
@@ -189,8 +191,11 @@ class ToolFilter:
     deny: Sequence[str] | None
     timeout: float | None
     execution_mode: ToolExecutionMode | None
+    deferred: bool = False
 
     def __post_init__(self) -> None:
+        if self.deferred is not True and self.deferred is not False:
+            raise ConfigError(f"deferred must be True or False, got {self.deferred!r}")
         if not isinstance(self.prefix, str) or not _PREFIX.fullmatch(self.prefix):
             raise ConfigError(
                 f"prefix must use letters, digits, '_' or '-' only, got {self.prefix!r}"
@@ -287,6 +292,7 @@ def build_tools(
                 name=name,
                 timeout=spec.timeout,
                 execution_mode=spec.execution_mode,
+                deferred=spec.deferred,
             )
         except (ToolDefinitionError, RecursionError, ValueError, TypeError) as exc:
             # one unusable tool is left out; the server's other tools stay usable
