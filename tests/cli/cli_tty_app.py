@@ -17,6 +17,8 @@
   terminal;
 - `osc`: an answer holding OSC 52 (clipboard write) and window title escapes;
 - `html`: an answer with text that looks like HTML (`List<String>`, `<ol><li>`, `<tool_response>`);
+- `code`: calls `run_code` (of `--tools --code-mode`) with CODE, a snippet that calls the
+  calculator twice and holds a title escape in a comment;
 - anything else: `echo: <the prompt>`;
 each answer but `endless` ends with a line `seen: ...` listing every user message of the request.
 With $CLI_TTY_NO_PROMPT_TOOLKIT set, prompt_toolkit cannot be imported (as if not installed).
@@ -44,6 +46,12 @@ from agentcore.testing import (
 
 ESCAPE_COMMAND = "touch pwned #\x1b[14Dls -la        "
 """Shown raw, the terminal draws `$ ls -la` over `$ touch pwned #`; `touch pwned` is what runs."""
+
+CODE = """\
+a = await calculator(expression="6*7")  # \x1b]0;pwned title\x07
+b = await calculator(expression="2**10")
+print("sum", int(a.split("= ")[1]) + int(b.split("= ")[1]))"""
+"""The snippet of `code`: a terminal shown it raw would set its window title."""
 
 HTML = """\
 In Java, List<String> names holds names.
@@ -104,6 +112,8 @@ async def answer(call: FauxCall) -> AssistantMessage:
         return faux_text("copied\x1b]52;c;cm0gLXJmIH4=\x07 and \x1b]0;pwned title\x07 done" + seen)
     if prompt == "html":
         return faux_text(HTML + seen)
+    if prompt == "code":
+        return faux_tool_call("run_code", {"code": CODE})
     if prompt == "tool":
         return faux_tool_call("wait", {"key": "k", "steps": 1})
     if prompt == "order":

@@ -390,6 +390,32 @@ def test_a_shell_command_with_escapes_shows_exactly_on_the_approval_line(
     assert term.quit() == 0
 
 
+def test_code_mode_shows_the_snippet_as_code_and_its_calls_under_it(open_terminal: Start) -> None:
+    pytest.importorskip("pydantic_monty")
+    term = open_terminal("--tools", "--code-mode")
+    term.line("code")
+    term.wait(r"seen: code")
+    screen = term.screen
+    lines = screen.splitlines()
+    start = lines.index("[code] run_code")
+    assert lines[start + 1 : start + 4] == [
+        '  │ a = await calculator(expression="6*7")  # \\x1b]0;pwned title\\x07',
+        '  │ b = await calculator(expression="2**10")',
+        '  │ print("sum", int(a.split("= ")[1]) + int(b.split("= ")[1]))',
+    ], screen
+    assert lines[start + 4 : start + 10] == [
+        '    [tool] calculator {"expression": "6*7"}',
+        "    [calculator ok]",
+        "      6*7 = 42",
+        '    [tool] calculator {"expression": "2**10"}',
+        "    [calculator ok]",
+        "      2**10 = 1024",
+    ], screen
+    assert lines[start + 10 : start + 12] == ["[run_code ok]", "  sum 1066"], screen
+    assert "\x1b]0;" not in term.raw  # the title escape was never sent
+    assert term.quit() == 0
+
+
 def test_escapes_in_an_answer_are_shown_not_obeyed(open_terminal: Start) -> None:
     term = open_terminal()
     term.line("osc")

@@ -59,6 +59,7 @@ class Parsed:
     system: str = ""
     thinking: ThinkingLevel = "off"
     tools: bool = False
+    code_mode: bool = False  # --code-mode: the built-in tools callable from one run_code tool
     root: str = "."
     json: bool = False
     max_tokens: int | None = None
@@ -280,6 +281,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="enable the built-in tools: read_file, list_files, calculator",
     )
     group.add_argument(
+        "--code-mode",
+        action="store_true",
+        help="with --tools: offer the built-in tools as Python functions of one run_code tool, "
+        "which runs the model's code in a sandbox (the codemode extra; docs/code-mode.md)",
+    )
+    group.add_argument(
         "--root",
         default=".",
         metavar="DIR",
@@ -417,6 +424,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         system=ns.system or "",
         thinking=ns.thinking or "off",
         tools=ns.tools,
+        code_mode=ns.code_mode,
         root=ns.root,
         json=ns.json,
         max_tokens=ns.max_tokens,

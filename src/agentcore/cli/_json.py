@@ -99,13 +99,19 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out["assistant_message_event"] = _model_event(event.assistant_message_event)
         case "tool_execution_start":
             out.update(tool_call_id=event.tool_call_id, tool_name=event.tool_name)
+            if event.parent_tool_call_id is not None:  # a call a snippet made (code mode)
+                out["parent_tool_call_id"] = event.parent_tool_call_id
             out["args"] = _value(event.args)
         case "tool_execution_update":
             out.update(tool_call_id=event.tool_call_id, tool_name=event.tool_name)
+            if event.parent_tool_call_id is not None:  # a call a snippet made (code mode)
+                out["parent_tool_call_id"] = event.parent_tool_call_id
             out["args"] = _value(event.args)
             out["partial_result"] = _result(event.partial_result)
         case "tool_execution_end":
             out.update(tool_call_id=event.tool_call_id, tool_name=event.tool_name)
+            if event.parent_tool_call_id is not None:  # a call a snippet made (code mode)
+                out["parent_tool_call_id"] = event.parent_tool_call_id
             out["result"] = _result(event.result)
             out["is_error"] = event.is_error
         case "turn_end":

@@ -23,9 +23,8 @@ from typing import Any
 from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
-from ..tools import AgentToolResult
-from ._render import _result_label, _result_text, plural
-from ._safe import json_text, visible
+from ._render import _result_text, call_text, result_text
+from ._safe import visible
 
 __all__ = [
     "LiveView",
@@ -39,9 +38,6 @@ __all__ = [
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _RENDER_INTERVAL = 0.1  # seconds between two renderings of the block being written
-_ARGS_LIMIT = 200
-_RESULT_LINES = 3
-_LINE_LIMIT = 160
 _PROGRESS_LIMIT = 60
 _STYLES = {"dim": "2", "tool": "36", "ok": "32", "error": "1;31", "prompt": "1"}
 
@@ -311,8 +307,8 @@ class LiveView:
                 self.finish()
                 name = visible(event.tool_name)
                 self._tools[event.tool_call_id] = name
-                args = json_text(event.args)
-                self.screen.print(styled(f"[tool] {name} {_clip(args, _ARGS_LIMIT)}", "tool"))
+                text = call_text(event.tool_name, event.args, event.parent_tool_call_id)
+                self.screen.print(styled(text, "tool"))
             case "tool_execution_update":
                 lines = visible(_result_text(event.partial_result)).strip().splitlines()
                 if lines:
@@ -320,20 +316,14 @@ class LiveView:
             case "tool_execution_end":
                 self._tools.pop(event.tool_call_id, None)
                 self._progress.pop(event.tool_call_id, None)
-                self._tool_result(event.tool_name, event.result, event.is_error)
+                text = result_text(
+                    event.tool_name, event.result, event.is_error, event.parent_tool_call_id
+                )
+                self.screen.print(styled(text, "error" if event.is_error else "ok"))
             case _:
                 pass
         if event.type != "message_update":  # deltas show at the next refresh (10 a second)
             self.screen.redraw()
-
-    def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
-        lines = visible(_result_text(result)).splitlines() or ["(no output)"]
-        shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
-        if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
-        label = _result_label(visible(name), result, is_error)
-        body = "\n".join("  " + line for line in shown)
-        self.screen.print(styled(f"{label}\n{body}", "error" if is_error else "ok"))
 
     # -- the chat's own lines (the `View` of `_chat`) ----------------------------------------
 

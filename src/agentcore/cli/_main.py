@@ -9,15 +9,17 @@ from typing import TextIO
 import anyio
 
 from ..builtin_tools import builtin_tools
+from ..errors import MissingExtraError
 from ..guardrails import Guardrail, max_input_size, pii_redactor
 from ..limits import UsageLimits
 from ..llm.registry import StreamFn
 from ..messages import AgentMessage
+from ..tools import AgentTool
 from ._args import Parsed
 from ._json import JsonLinesWriter
 from ._mcp import mcp_sampling, mcp_servers
 from ._output import AnswerWatch, output_spec
-from ._render import Renderer, make_styler
+from ._render import CODE_TOOL, Renderer, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -48,6 +50,7 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
     try:
         window = model.context_window or None  # read_file returns a share of it per call
         tools = builtin_tools(parsed.root, context_window=window) if parsed.tools else []
+        tools = _code_mode(tools) if parsed.code_mode else tools
         tools += [shell_tool(parsed.root)] if parsed.shell else []
     except NotADirectoryError as exc:
         raise CommandError(str(exc)) from None
@@ -68,6 +71,18 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
         guardrails=_guardrails(parsed),
     )
+
+
+def _code_mode(tools: list[AgentTool]) -> list[AgentTool]:
+    """`--code-mode`: the built-in tools as the functions of one `run_code` tool (the shell
+    tool of `--shell` and the tools of `--mcp` servers stay ordinary tools beside it)."""
+    if not tools:
+        raise CommandError("--code-mode needs tools to offer to the code: add --tools")
+    try:
+        from ..codemode import code_mode
+    except MissingExtraError as exc:
+        raise CommandError(f"--code-mode: {exc}") from None
+    return [code_mode(tools, name=CODE_TOOL)]
 
 
 def _guardrails(parsed: Parsed) -> tuple[Guardrail, ...]:

@@ -17,11 +17,17 @@ from ..messages import AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
 from ._safe import json_text, split_surrogate, visible
 
-__all__ = ["Renderer", "Styler", "Writable", "make_styler"]
+__all__ = ["CODE_TOOL", "Renderer", "Styler", "Writable", "call_text", "make_styler", "result_text"]
 
 _ARGS_LIMIT = 200
 _RESULT_LINES = 3
 _LINE_LIMIT = 160
+_CODE_LINES = 40
+
+CODE_TOOL = "run_code"
+"""The name of the code tool of `--code-mode`: its snippet is shown as code, the calls it makes
+indented under it."""
+_NESTED = "    "
 
 
 class Writable(Protocol):
@@ -129,6 +135,35 @@ def _result_text(result: AgentToolResult) -> str:
     return "\n".join(parts)
 
 
+def call_text(name: str, args: Any, parent: str | None) -> str:
+    """A tool call as shown when it starts: `[tool] name {args}`; the snippet of the code tool
+    as its lines of code under `[code] run_code`; a call a snippet made (`parent` set)
+    indented under it. Model text made visible (`_safe.visible`), long lines clipped."""
+    indent = _NESTED if parent is not None else ""
+    shown = visible(name)
+    code = args.get("code") if isinstance(args, dict) else None
+    if name != CODE_TOOL or parent is not None or not isinstance(code, str):
+        return f"{indent}[tool] {shown} {_clip(json_text(args), _ARGS_LIMIT)}"
+    lines = code.expandtabs(4).split("\n")
+    head = f"[code] {shown}" + (" (variables reset)" if args.get("reset") is True else "")
+    body = [f"  │ {_clip(visible(line), _LINE_LIMIT)}" for line in lines[:_CODE_LINES]]
+    if len(lines) > _CODE_LINES:
+        body.append(f"  │ … ({plural(len(lines) - _CODE_LINES, 'more line')})")
+    return "\n".join([head, *body])
+
+
+def result_text(name: str, result: AgentToolResult, is_error: bool, parent: str | None) -> str:
+    """A tool call's result as shown when it ends: its label and first lines, indented under
+    the snippet for a call a snippet made (`parent` set)."""
+    indent = _NESTED if parent is not None else ""
+    lines = visible(_result_text(result)).splitlines() or ["(no output)"]
+    shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
+    if len(lines) > _RESULT_LINES:
+        shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
+    label = _result_label(visible(name), result, is_error)
+    return "\n".join([indent + label, *(indent + "  " + line for line in shown)])
+
+
 class Renderer:
     """Turns agent events into terminal output (see the module docstring for what goes where).
 
@@ -195,22 +230,15 @@ class Renderer:
             case "tool_execution_start":
                 self._end_thinking()
                 self._end_text_line()
-                args = json_text(event.args)
-                name = visible(event.tool_name)
-                self._err.write(f"[tool] {name} {_clip(args, _ARGS_LIMIT)}\n", "tool")
+                text = call_text(event.tool_name, event.args, event.parent_tool_call_id)
+                self._err.write(text + "\n", "tool")
             case "tool_execution_end":
-                self._tool_result(event.tool_name, event.result, event.is_error)
+                text = result_text(
+                    event.tool_name, event.result, event.is_error, event.parent_tool_call_id
+                )
+                self._err.write(text + "\n", "error" if event.is_error else "ok")
             case _:
                 pass
-
-    def _tool_result(self, name: str, result: AgentToolResult, is_error: bool) -> None:
-        lines = visible(_result_text(result)).splitlines() or ["(no output)"]
-        shown = [_clip(line, _LINE_LIMIT) for line in lines[:_RESULT_LINES]]
-        if len(lines) > _RESULT_LINES:
-            shown.append(f"… ({plural(len(lines) - _RESULT_LINES, 'more line')})")
-        label = _result_label(visible(name), result, is_error)
-        body = "\n".join("  " + line for line in shown)
-        self._err.write(f"{label}\n{body}\n", "error" if is_error else "ok")
 
     def finish(self) -> None:
         """Close any open line (called after the run, before anything else is printed)."""

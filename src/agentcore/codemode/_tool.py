@@ -196,6 +196,11 @@ async def _run(
                 return _error(f"Limit reached: {snippet.limit}.\n{text}"), keep
             if "time limit exceeded" in text:
                 return _error(f"Limit reached: timeout ({limits.timeout:g} s).\n{text}"), None
+            if f"bytes > {limits.output * 4} bytes" in text:  # the printed output's collector
+                return _error(
+                    f"Limit reached: output ({limits.output:,} characters of printed output)."
+                    "\nPrint less: only what the answer needs."
+                ), None
             if "memory limit exceeded" in text:
                 return _error(f"Limit reached: memory ({limits.memory:,} bytes).\n{text}"), None
             if "RecursionError" in text:
