@@ -19,8 +19,8 @@ from ._records import (
     query_terms,
 )
 from ._store import KEEP, BackedMemoryStore, InMemoryMemoryStore, MemoryStore
-from .postgres import PostgresMemoryStore  # psycopg is imported when one is made
-from .sqlite import SqliteMemoryStore
+from .postgres import POSTGRES_MEMORY_VERSION, PostgresMemoryStore  # psycopg: when one is made
+from .sqlite import SQLITE_MEMORY_VERSION, SqliteMemoryStore
 
 __all__ = [
     "BackedMemoryStore",
@@ -34,7 +34,9 @@ __all__ = [
     "MemoryScope",
     "MemoryStore",
     "MemoryStoreError",
+    "POSTGRES_MEMORY_VERSION",
     "PostgresMemoryStore",
+    "SQLITE_MEMORY_VERSION",
     "SqliteMemoryStore",
     "query_terms",
 ]
