@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "agentcore",
     "agentcore.builtin_tools",
     "agentcore.llm",
+    "agentcore.memory",
     "agentcore.sessions",
     "agentcore.testing",
     "agentcore.tracing",
