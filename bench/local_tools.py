@@ -10,7 +10,7 @@ The local model server (`scripts/local-model start`, or another llama.cpp server
   `parallel_tool_calls: true`). Printed per run: the calls of each answer that made any (`2+1`:
   two in the first answer, one in the second), the model requests, whether every city was asked
   for, and the wall time.
-- **Typed answers**: one question answered as a pydantic model, without tools, through the
+- **Typed outputs**: one question answered as a pydantic model, without tools, through the
   final-answer tool (`mode="tool"`, what `auto` chose before) and natively (`mode="native"`, the
   server constrains the text to the schema; what `auto` chooses now): model requests and time.
 
@@ -240,7 +240,7 @@ async def main(runs: int, part: str, json_path: str | None) -> int:
                 f"{statistics.median(r['seconds'] for r in rows):.1f} s"
             )
     if part in ("typed", "all"):
-        print(f"typed answers ({Country.__name__}, no tools), {runs} run(s) per mode")
+        print(f"typed outputs ({Country.__name__}, no tools), {runs} run(s) per mode")
         print(f"{'mode':<7} {'requests':>8} {'valid':>6} {'seconds':>8}")
         for _ in range(runs):
             for mode in ("tool", "native"):

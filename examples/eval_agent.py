@@ -8,7 +8,7 @@ Run as a script, it is `agentcore eval examples/evals/arithmetic.yaml` with this
 (other options are passed on: `--json FILE`, `--baseline FILE`, ...).
 
 `make_agent(model)` is the agent under test: the `calculator` tool of `agentcore.builtin_tools`
-and a typed answer (`output_type=int`, docs/typed-answers.md), on the model `agentcore eval`
+and a typed output (`output_type=int`, docs/typed-outputs.md), on the model `agentcore eval`
 hands it (`--model`, else the local model served by `scripts/local-model`). `scripted_agent()` is
 the same agent on a scripted model (`agentcore.testing.FauxProvider`): it calls the calculator
 with the expression of the prompt and answers with the result, so the dataset runs offline, in

@@ -1,4 +1,4 @@
-"""A typed-answer extractor: free text in, validated Python objects out.
+"""A typed-output extractor: free text in, validated Python objects out.
 
     python examples/typed_extractor.py            # a scripted model: offline, the same every run
     python examples/typed_extractor.py --local    # the built-in local model (scripts/local-model)

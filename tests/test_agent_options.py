@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from agentcore.limits import (
     DEFAULT_TOOL_TIMEOUT,
 )
 from agentcore.llm import SimpleStreamOptions
+from agentcore.skills import Skill
 from agentcore.testing import FauxProvider
 
 AGENT_OWN = ("initial_state", "stream_fn", "session", "steering_mode", "follow_up_mode")
@@ -128,6 +130,9 @@ def _distinct_values() -> dict[str, Any]:
         "compaction": None,
         "fallback_models": (FauxProvider().model,),
         "guardrails": (input_guardrail(lambda ctx: None),),
+        "skills": (
+            Skill(name="s", description="d", folder=Path("/s"), file=Path("/s/SKILL.md"), body=""),
+        ),
     }
     assert list(values) == list(OPTIONS), "a new option needs a value here"
     return values

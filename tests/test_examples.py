@@ -392,7 +392,7 @@ def test_web_agent_example_serves_and_answers_over_http() -> None:
 # --- the gallery on the local model ---------------------------------------------------------------
 # Every gallery script takes --local; these two are run here, where the small local model does
 # what the script is about reliably (it answers the arithmetic with the calculator, and fills in
-# the typed answers). On the others it often answers without using its tools.
+# the typed outputs). On the others it often answers without using its tools.
 
 
 @pytest.mark.local_llm

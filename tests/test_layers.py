@@ -272,8 +272,8 @@ def test_no_import_circle_in_the_source() -> None:
 def test_a_made_up_circle_is_found() -> None:
     """Type-only and function-local imports close a circle as well as top-level ones."""
     sources = {
-        "agentcore._engine.loop": ("from .typed_answer import TypedRun", False),
-        "agentcore._engine.typed_answer": (
+        "agentcore._engine.loop": ("from .typed_output import TypedRun", False),
+        "agentcore._engine.typed_output": (
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .run_types import X",
             False,
         ),
@@ -281,7 +281,7 @@ def test_a_made_up_circle_is_found() -> None:
         "agentcore.output": ("from ._output.answer_tool import final_answer_tool", False),
     }
     assert circles(import_graph(sources)) == [
-        ["agentcore._engine.loop", "agentcore._engine.run_types", "agentcore._engine.typed_answer"]
+        ["agentcore._engine.loop", "agentcore._engine.run_types", "agentcore._engine.typed_output"]
     ]
     del sources["agentcore._engine.run_types"]
     assert circles(import_graph(sources)) == []

@@ -1,4 +1,4 @@
-"""Typed answers through the loop and the Agent, with the faux provider: the final-answer tool,
+"""Typed outputs through the loop and the Agent, with the faux provider: the final-answer tool,
 the native mode, corrections, the `output_retries` limit, and the partial answer while it streams.
 """
 

@@ -27,6 +27,7 @@ import anyio
 
 from ._agent import approvals
 from ._agent.options import OPTIONS, AgentOptions, agent_options, option_property
+from ._agent.queue_writes import QueueWrites
 from ._agent.queues import poll_follow_up, poll_steering
 from ._agent.run import (
     BUSY_CONTINUE,
@@ -42,7 +43,6 @@ from ._agent.run import (
 from ._agent.session import SessionBinding, resume
 from ._agent.state import (
     RESET,
-    UNKNOWN_MODEL,
     AgentState,
     Decided,
     QueueKind,
@@ -59,7 +59,7 @@ from .errors import AgentBusyError, ConfigError, MessageFormatError
 from .events import AgentEvent, MessageEndEvent
 from .llm.registry import StreamFn
 from .messages import AgentMessage, ImageContent
-from .sessions import Session, SessionState
+from .sessions import Session
 
 __all__ = ["Agent", "AgentState", "Listener", "QueueMode"]
 
@@ -95,7 +95,7 @@ class Agent:
     `request_timeout=300`, `idle_timeout=300` seconds (None turns one off; see docs/limits.md).
     `state.limit` tells which bound ended the last run, `state.guardrail` which guardrail (see
     docs/guardrails.md), and `state.output` holds the last run's answer when it had an
-    `output_type` (see docs/typed-answers.md).
+    `output_type` (see docs/typed-outputs.md).
 
     Raises:
         ConfigError: an option or initial state of the wrong shape.
@@ -120,14 +120,16 @@ class Agent:
         self._run_lock = threading.Lock()
         self._binding: SessionBinding | None = None
         self._state = AgentState()
+        self._writes = QueueWrites(self._state, self._queues)
         if session is not None:
             if not isinstance(session, Session):
                 raise ConfigError(
                     "session must be an open agentcore.sessions.Session "
                     f"(store.create() or store.open(id)), got {type(session).__name__}"
                 )
-            binding = SessionBinding(session, self._session_state, self._session_fingerprint)
-            self._binding = resume(binding, given, self._state, self._queues)
+            writes = self._writes
+            binding = SessionBinding(session, writes.snapshot, writes.fingerprint)
+            self._binding = writes.binding = resume(binding, given, self._state, self._queues)
         for name, value in given.items():  # only settable fields: state_fields checked them
             setattr(self._state, name, value)
         self._loop_config()  # fail now, not at the first prompt, on an option of the wrong shape
@@ -213,30 +215,6 @@ class Agent:
 
         return unsubscribe
 
-    def _session_state(self) -> SessionState:
-        steering, follow_up = self._queues.snapshot()
-        model = self._state.model
-        return SessionState(
-            system_prompt=self._state.system_prompt,
-            model=None if model is UNKNOWN_MODEL else model,
-            thinking_level=self._state.thinking_level,
-            steering=steering,
-            follow_up=follow_up,
-        )
-
-    def _session_fingerprint(self) -> tuple[object, ...]:
-        state = self._state
-        return (state.system_prompt, state.model, state.thinking_level, self._queues.version)
-
-    def _queues_changed(self) -> None:
-        binding = self._binding
-        if binding is None:
-            return
-        run = self._active
-        if run is not None and threading.get_ident() == run.loop_thread:
-            return  # written with the run's next message, or when it ends
-        binding.save_state()
-
     # -- queues ------------------------------------------------------------------------------
 
     def steer(self, message: str | AgentMessage) -> None:
@@ -244,12 +222,12 @@ class Agent:
 
         Safe from any thread. A string becomes a user message."""
         self._queues.push("steering", queued_message(message))
-        self._queues_changed()
+        self._writes.changed(self._active)
 
     def follow_up(self, message: str | AgentMessage) -> None:
         """Queue a message to send when the agent would otherwise stop. Safe from any thread."""
         self._queues.push("follow_up", queued_message(message))
-        self._queues_changed()
+        self._writes.changed(self._active)
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""
@@ -265,11 +243,16 @@ class Agent:
 
     def _clear(self, *kinds: QueueKind) -> None:
         self._queues.clear(*kinds)
-        self._queues_changed()
+        self._writes.changed(self._active)
 
     def has_queued_messages(self) -> bool:
         """Whether a steering or follow-up message is queued."""
         return bool(self._queues)
+
+    async def _queues_stored(self) -> None:
+        """Return once the queues as they are now are in the session's store (awaited by a
+        surface before it answers that a message was queued; see `_agent/queue_writes.py`)."""
+        await self._writes.stored()
 
     @property
     def steering_queue(self) -> tuple[AgentMessage, ...]:

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 
 from ._compaction.policy import Compaction, check_compaction
 from ._engine.hooks import Hooks
+from ._skills.loader import Skill
 from .errors import ConfigError, ToolDefinitionError
 from .guardrails._values import Guardrail, check_guardrails
 from .limits import UsageLimits
@@ -158,6 +159,28 @@ def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
 Hook: TypeAlias = Callable[..., Any]
 
 
+def _check_skills(value: Any) -> tuple[Skill, ...]:
+    """`skills` as a tuple of `Skill`, each name once."""
+    if value is None:
+        return ()
+    if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        raise ConfigError(
+            "skills must be what load_skills(...) returns or a sequence of Skill, got "
+            f"{type(value).__name__}"
+        )
+    skills = tuple(value)
+    seen: set[str] = set()
+    for s in skills:
+        if not isinstance(s, Skill):
+            raise ConfigError(
+                f"skills must hold Skill objects (from load_skills), got {type(s).__name__}"
+            )
+        if s.name in seen:
+            raise ConfigError(f"skill name {s.name!r} is given twice in skills")
+        seen.add(s.name)
+    return skills
+
+
 def check_timeout(name: str, value: Any) -> None:
     """Raise `ConfigError` unless `value` is None or a positive, finite number of seconds."""
     if value is None:
@@ -206,7 +229,7 @@ class AgentLoopConfig(_HooksSlot):
         max_retries: retries of a transient request failure before the first event.
         output_type: ask for a typed, validated final answer: a pydantic model, a dataclass, a
             `TypedDict`, a plain type, a JSON Schema dict, or an `OutputSpec` (None: plain text;
-            see docs/typed-answers.md). Normalised to an `OutputSpec` when the config is built.
+            see docs/typed-outputs.md). Normalised to an `OutputSpec` when the config is built.
         output_retries: how many invalid final answers the model may correct before the run
             ends with the `output_retries` limit.
         compaction: a `Compaction` policy: summarise or drop older turns when the transcript
@@ -217,6 +240,10 @@ class AgentLoopConfig(_HooksSlot):
         guardrails: `Guardrail`s checking the input, the final answer and tool calls (see
             `agentcore.guardrails` and docs/guardrails.md); a tripped input or output guardrail
             ends the run with `agent_end.guardrail` set.
+        skills: Agent Skills (`agentcore.skills.load_skills(...)`, or a sequence of `Skill`):
+            their catalogue joins the system prompt of every request and the `activate_skill`
+            and `read_skill_file` tools join the run (see docs/skills.md). Normalised to a
+            tuple of `Skill` when the config is built.
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -259,6 +286,7 @@ class AgentLoopConfig(_HooksSlot):
     compaction: Compaction | None = None
     fallback_models: Sequence[Model] = ()
     guardrails: Sequence[Guardrail] = ()
+    skills: Sequence[Skill] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -322,4 +350,5 @@ class AgentLoopConfig(_HooksSlot):
         check_compaction(self.compaction)
         check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
         object.__setattr__(self, "guardrails", check_guardrails(self.guardrails))
+        object.__setattr__(self, "skills", _check_skills(self.skills))
         object.__setattr__(self, "_hooks", Hooks(self))  # every hook checked, adapted once

@@ -13,7 +13,7 @@ AgentCoreError
 │   ├── MissingApiKeyError              no API key given and none in the environment
 │   └── MissingExtraError (ImportError) the provider SDK extra is not installed
 ├── ToolError                           raised by a tool to report a failure to the model
-├── OutputValidationError (ValueError)  a typed answer does not match its type
+├── OutputValidationError (ValueError)  a typed output does not match its type
 ├── RecordingError (agentcore.testing)  a recording of model traffic cannot be used
 │   └── RecordingDriftError (AssertionError)  the requests differ from the recording
 └── SessionError (agentcore.sessions)   a stored session cannot be used
@@ -94,7 +94,7 @@ class ToolError(AgentCoreError):
 
 
 class OutputValidationError(AgentCoreError, ValueError):
-    """A typed answer that does not match its type (see `agentcore.OutputSpec.validate`).
+    """A typed output that does not match its type (see `agentcore.OutputSpec.validate`).
 
     Attributes:
         problems: one line per failing path, `path: what is wrong` (`root` for the whole).

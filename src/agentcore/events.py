@@ -123,6 +123,7 @@ class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
+    parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
     type: Literal["tool_execution_start"] = "tool_execution_start"
 
 
@@ -134,6 +135,7 @@ class ToolExecutionUpdateEvent:
     tool_name: str
     args: dict[str, Any]
     partial_result: AgentToolResult
+    parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
     type: Literal["tool_execution_update"] = "tool_execution_update"
 
 
@@ -145,6 +147,7 @@ class ToolExecutionEndEvent:
     tool_name: str
     result: AgentToolResult
     is_error: bool
+    parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 

@@ -7,7 +7,7 @@ ends there (queued messages stay queued), and `AgentEndEvent.limit` (also `Event
 and `AgentState.limit`) says which one ended it. Timeouts (`request_timeout`, `idle_timeout`,
 `tool_timeout`) end single steps, not the run: see `AgentLoopConfig` and docs/limits.md. A typed
 run (`output_type`) also ends with the `output_retries` limit when its answers keep failing
-validation (see docs/typed-answers.md).
+validation (see docs/typed-outputs.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed answers: `OutputSpec`, what a run's final answer must be.
+"""Typed outputs: `OutputSpec`, what a run's final answer must be.
 
 ```python
 from pydantic import BaseModel
@@ -15,7 +15,7 @@ An `OutputSpec` is built from a pydantic model, a dataclass, a `TypedDict`, any 
 validate (`int`, `list[str]`, `Literal["yes", "no"]`, a union), or a JSON Schema dict. Python
 types are validated by pydantic (lax mode: `"5"` is accepted for an int), a JSON Schema by
 `jsonschema` (the value is returned as the JSON it is). Pass it, or just the type, as
-`AgentLoopConfig.output_type` / `Agent(output_type=...)`; see docs/typed-answers.md for how a run
+`AgentLoopConfig.output_type` / `Agent(output_type=...)`; see docs/typed-outputs.md for how a run
 obtains the answer (a final-answer tool, or the API's native JSON-schema output).
 """
 

@@ -8,8 +8,6 @@ returns `is_error=True`, gives the model an error result it can react to.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import enum
 import inspect
 import re
@@ -18,8 +16,10 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
+from ._tools import pipeline as _pipeline
+from ._tools.capping import MAX_IMAGE_CHARS, MAX_RESULT_CHARS, capped_content
 from ._tools.validation import ArgumentsValidator, json_schema_of
 from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
@@ -33,72 +33,20 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_IMAGE_CHARS",
     "MAX_RESULT_CHARS",
+    "TASK_SCHEMA",
     "AgentTool",
     "AgentToolResult",
     "ToolExecutionMode",
+    "ToolPipeline",
     "ToolUpdateCallback",
+    "TaskRunner",
     "capped_content",
+    "task_tool",
     "tool",
+    "tool_pipeline",
 ]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-MAX_RESULT_CHARS = 256 * 1024
-"""Characters of text one call's result from another system (an MCP server, a remote A2A
-agent) gives the model, as `read_file`; the rest is cut with a note (`capped_content`)."""
-MAX_IMAGE_CHARS = 8 * 1024 * 1024
-"""Characters of base64 data of one image in such a result; a larger image is replaced by a
-note."""
-
-
-def capped_content(
-    content: list[TextContent | ImageContent], *, what: str = "the tool"
-) -> list[TextContent | ImageContent]:
-    """`content` with its text cut after `MAX_RESULT_CHARS` characters in all, and images over
-    `MAX_IMAGE_CHARS` replaced, each with a note saying what was left out (`what` names the
-    source in the note). Content within the caps is returned as it is."""
-    out: list[TextContent | ImageContent] = []
-    budget = MAX_RESULT_CHARS
-    total = 0
-    for block in content:
-        if isinstance(block, ImageContent):
-            if len(block.data) > MAX_IMAGE_CHARS:
-                out.append(
-                    TextContent(
-                        text=f"[image: {block.mime_type}, {_decoded_size(block.data)}; left "
-                        f"out: larger than {MAX_IMAGE_CHARS:,} characters of base64]"
-                    )
-                )
-            else:
-                out.append(block)
-            continue
-        total += len(block.text)
-        if budget <= 0:
-            continue
-        if len(block.text) > budget:
-            out.append(TextContent(text=block.text[:budget]))
-        else:
-            out.append(block)
-        budget -= len(block.text)
-    if total > MAX_RESULT_CHARS:
-        out.append(
-            TextContent(
-                text=f"\n[result cut after {MAX_RESULT_CHARS:,} of {total:,} characters: "
-                f"{what} returned more than one call may show; ask it for less, e.g. a narrower "
-                "query or a page of the output]"
-            )
-        )
-    return out
-
-
-def _decoded_size(data: str) -> str:
-    """The size of base64 `data` once decoded, for a note."""
-    try:
-        size = len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        size = len(data) * 3 // 4
-    return f"{size:,} bytes"
 
 
 class ToolExecutionMode(enum.StrEnum):
@@ -534,3 +482,91 @@ def tool(
         return _build_tool(f, name, description, label, execution_mode, timeout, requires_approval)
 
     return decorate
+
+
+TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {
+            "type": "string",
+            "description": "What the agent should do, with everything it needs to know: it "
+            "does not see this conversation.",
+        }
+    },
+    "required": ["task"],
+}
+"""The parameters of a tool that hands a task to another agent (`task_tool`): one string."""
+
+TaskRunner: TypeAlias = Callable[[str, AbortSignal, ToolUpdateCallback], Awaitable[AgentToolResult]]
+"""Runs one task for `task_tool`: `(task, signal, on_update) -> result`."""
+
+
+def task_tool(
+    run: TaskRunner,
+    *,
+    name: str,
+    description: str,
+    label: str | None = None,
+    timeout: float | None = None,
+    execution_mode: ToolExecutionMode | None = None,
+) -> AgentTool:
+    """A tool the model calls with a `task` (`TASK_SCHEMA`: one string) that another agent does:
+    the one skeleton of the agents-as-tools, `agentcore.mcp.agent_tool` (an agent of this
+    process) and `agentcore.a2a.a2a_tool` (a remote A2A agent).
+
+    Each call gives `run` the task, the call's abort signal and its update callback; what `run`
+    returns is the call's result (an error result for a task that failed). Arguments are
+    validated against `TASK_SCHEMA` before `run` is called, as for any tool.
+
+    Args:
+        run: does one task.
+        name: the tool's name, as for `AgentTool`.
+        description: the tool's description, as for `AgentTool`.
+        label: the tool's label, as for `AgentTool`.
+        timeout: seconds one call may run, as for `AgentTool`.
+        execution_mode: as for `AgentTool`.
+
+    Raises:
+        ToolDefinitionError: an invalid name.
+    """
+
+    async def execute(
+        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateCallback
+    ) -> AgentToolResult:
+        return await run(args["task"], signal, on_update)
+
+    return AgentTool(
+        name=name,
+        description=description,
+        parameters=TASK_SCHEMA,
+        execute=execute,
+        label=label,
+        timeout=timeout,
+        execution_mode=execution_mode,
+    )
+
+
+class ToolPipeline(Protocol):
+    """The tool pipeline of the run whose tool is executing: what a direct call goes through
+    (validation, the tool guardrails, `before_tool_call`/`after_tool_call`, approvals, the call's
+    timeout and the run's abort, its events and its span), for calls that another tool makes."""
+
+    @property
+    def scope(self) -> object:
+        """An object that lives as long as the run: a key for state kept per run."""
+        ...
+
+    async def call(
+        self, tool: AgentTool, arguments: dict[str, Any], *, parent_tool_call_id: str
+    ) -> AgentToolResult:
+        """Run one call of `tool` with `arguments` through the pipeline, its events naming
+        `parent_tool_call_id` as the parent; its result (never raises: every failure, a call
+        that would wait for approval included, is an error result)."""
+        ...
+
+
+def tool_pipeline() -> ToolPipeline | None:
+    """The pipeline of the tool batch running now, when called from a tool's `execute` during a
+    run; None outside a run (a tool executed directly)."""
+    pipeline: ToolPipeline | None = _pipeline.current.get()
+    return pipeline

@@ -1,4 +1,4 @@
-"""`agentcore serve --a2a` under the shared server's limits (`agentcore.web.guard.serve`), as a
+"""`agentcore serve --a2a` under the shared server's limits (`agentcore.netguard.serve`), as a
 subprocess with a low file descriptor limit: clients that never finish their headers are closed
 after `--header-timeout` and, past `--max-connections`, make room, so the agent card is still
 served; and `serve_a2a` refuses limits that are not positive."""

@@ -1,4 +1,4 @@
-"""What the local model's catalogue entry declares, against the real server: a typed answer of a
+"""What the local model's catalogue entry declares, against the real server: a typed output of a
 run without tools is asked for natively (`response_format`, the server's grammar) in the default
 `auto` mode, and a request with tools asks for several calls per answer (`parallel_tool_calls`),
 which the server accepts and answers with well-formed calls.

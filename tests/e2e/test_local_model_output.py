@@ -1,4 +1,4 @@
-"""Typed answers against the local model (llama.cpp constrains the answer to the JSON schema sent
+"""Typed outputs against the local model (llama.cpp constrains the answer to the JSON schema sent
 as `response_format`): the value validates, and the partial answer grows while it streams."""
 
 from __future__ import annotations

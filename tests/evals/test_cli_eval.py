@@ -1,5 +1,5 @@
 """`agentcore eval` through a subprocess: the gallery dataset on its scripted agent (tool calls,
-a typed answer, OpenTelemetry spans), the JSON report, a baseline regression's exit code, no
+a typed output, OpenTelemetry spans), the JSON report, a baseline regression's exit code, no
 progress bar when stderr is not a terminal, and bad dataset, agent and report files named."""
 
 from __future__ import annotations
@@ -294,7 +294,7 @@ evaluators:
 
 def test_pydantic_evals_span_evaluators_read_agentcore_spans(tmp_path: Path) -> None:
     # its agentic evaluators count the execute_tool spans of agentcore.tracing; the final-answer
-    # tool of a typed answer runs as a tool, so it is counted (CalledTool leaves it out)
+    # tool of a typed output runs as a tool, so it is counted (CalledTool leaves it out)
     (tmp_path / "agentic.yaml").write_text(AGENTIC)
     report = tmp_path / "r.json"
     done = agentcore(str(tmp_path / "agentic.yaml"), "--agent", SCRIPTED, "--json", str(report))

@@ -1,5 +1,5 @@
 """agentcore.evals in-process on the faux provider: the task records what the run did, the
-evaluators read it (tool calls and their arguments, usage, how the run ended), typed answers come
+evaluators read it (tool calls and their arguments, usage, how the run ended), typed outputs come
 back typed, the LLM judge runs on an agentcore model, and reports compare with a baseline."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ async def test_cost_is_summed_over_the_answers_and_bounded() -> None:
     assert (report.cases[0].assertions["free"].reason or "").startswith("cost ")
 
 
-async def test_stopped_with_a_bound_and_with_a_typed_answer() -> None:
+async def test_stopped_with_a_bound_and_with_a_typed_output() -> None:
     def one_turn() -> Agent:
         return adding_agent(max_turns=1)
 

@@ -1,5 +1,5 @@
 """The gallery dataset on the local model (`scripts/local-model`), through `agentcore eval`: the
-small model calls the calculator and gives the typed answer of every case."""
+small model calls the calculator and gives the typed output of every case."""
 
 from __future__ import annotations
 

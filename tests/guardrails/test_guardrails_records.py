@@ -73,9 +73,9 @@ async def test_a_session_stores_the_withheld_answer_naming_the_guardrail(tmp_pat
 
 def test_agent_end_keeps_its_trip_across_the_durable_event_codec() -> None:
     pytest.importorskip("temporalio")
+    from agentcore.durable import event_from_json, event_to_json
     from agentcore.events import AgentEndEvent
     from agentcore.guardrails import GuardrailTrip
-    from agentcore.temporal._codec import event_from_json, event_to_json
 
     trip = GuardrailTrip(guardrail="pii", kind="output", reason="r", failed=True)
     back = event_from_json(event_to_json(AgentEndEvent(messages=[], guardrail=trip)))

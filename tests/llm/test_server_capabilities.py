@@ -1,6 +1,6 @@
 """What an OpenAI-compatible server declares it can do, on the wire: several tool calls per answer
 (`compat.supports_parallel_tool_calls` asks for them with `parallel_tool_calls: true`) and native
-structured output (`Model.structured_output`: a typed answer of a run without tools is asked for
+structured output (`Model.structured_output`: a typed output of a run without tools is asked for
 as `response_format`, not with the final-answer tool). The local model's catalogue entry and the
 `llama.cpp` server profile declare both. Through the real `openai` SDK against the replay server;
 the same against the real server is tests/e2e/test_local_model_native.py.
@@ -149,7 +149,7 @@ async def test_several_independent_calls_take_one_round_trip(replay_server: Repl
     assert len(second["messages"][-3]["tool_calls"]) == 2
 
 
-async def test_a_typed_answer_without_tools_is_asked_for_natively(
+async def test_a_typed_output_without_tools_is_asked_for_natively(
     replay_server: ReplayServer,
 ) -> None:
     replay_server.enqueue(sse("json_answer"))
@@ -173,7 +173,7 @@ async def test_a_typed_answer_without_tools_is_asked_for_natively(
     assert not [e for e in events if e.type == "tool_execution_start"]
 
 
-async def test_a_typed_answer_beside_tools_uses_the_final_answer_tool(
+async def test_a_typed_output_beside_tools_uses_the_final_answer_tool(
     replay_server: ReplayServer,
 ) -> None:
     """llama.cpp applies `response_format` instead of the tools (its grammar then allows only

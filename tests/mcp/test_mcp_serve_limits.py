@@ -1,4 +1,4 @@
-"""`serve_http` under the shared guard's limits (`agentcore.web.guard`), over real HTTP on
+"""`serve_http` under the shared guard's limits (`agentcore.netguard`), over real HTTP on
 127.0.0.1: clients that never finish their headers are closed and cannot starve the server
 (a subprocess with a low file descriptor limit), bodies are capped and must be JSON, another
 local port is another site, and the SDK's client still closes its session (a DELETE)."""

@@ -16,7 +16,7 @@ from agentcore.llm.model import Model
 from agentcore.llm.types import Context, StreamOptions, Tool
 from agentcore.messages import AssistantMessage, UserMessage
 from agentcore.testing import Recording, RecordingDriftError, RecordingError, recorded
-from agentcore.testing._drift import nearest
+from agentcore.testing.recording._drift import nearest
 from llm.fault_server import API_KEY, FaultServer
 from recording.conftest import ALL_WIRES, offline, set_aws_credentials
 

@@ -112,7 +112,7 @@ def test_the_review_finds_planted_secrets(tmp_path: Path) -> None:
 
 def test_a_key_in_the_query_string_is_not_written() -> None:
     """Some gateways take the key as `?key=`: the file keeps the parameter, not its value."""
-    from agentcore.testing._record_format import request_record, scrub, secret_values_of
+    from agentcore.testing.recording._format import request_record, scrub, secret_values_of
 
     url = "https://gateway.example/v1beta/models/g:streamGenerateContent?alt=sse&key=AIzaSECRET123"
     headers = [("Content-Type", "application/json"), ("x-goog-api-key", "AIzaSECRET456")]

@@ -10,7 +10,7 @@ The root `conftest.py` marks the tests named here at collection. `bash scripts/t
   `local_llm` or `temporal` (which count as external too).
 
 An entry is a test id as pytest prints it: a file (`tests/test_packaging.py`), a test
-(`tests/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
+(`tests/cli/test_cli.py::test_ctrl_c_stops_a_run`, every parameter of it) or one parameter set
 (`...::test_fault[stall_before_every_first_event-*]`); `*` matches any text, `[` is literal.
 `tests/test_support.py` checks that every entry still names a test file and function.
 """
@@ -47,36 +47,36 @@ SLOW = [
     "tests/llm/test_openai_responses.py::test_any_rechunking_gives_the_same_message",
     "tests/llm/test_transform.py::test_alnum_id_map_invariants",
     "tests/llm/test_builder_arguments.py::test_adapters_never_guess_arguments",
-    "tests/test_invariants.py::test_G6_invariants_hold_for_random_scripts",
+    "tests/engine/test_invariants.py::test_G6_invariants_hold_for_random_scripts",
     "tests/test_compaction.py::test_random_runs_keep_every_promise",
     "tests/test_output_property.py::test_partial_never_raises_and_ends_with_the_value",
     "tests/test_tool_values_property.py::test_any_tool_value_keeps_the_session_in_step",
-    "tests/test_storage_edges.py::test_jsonl_every_flipped_bit_is_detected",
-    "tests/test_storage_edges.py::test_whatever_a_tool_returns_disk_equals_memory",
-    "tests/test_storage_edges.py::test_whatever_a_tool_returns_the_next_prompt_works",
+    "tests/sessions/test_storage_edges.py::test_jsonl_every_flipped_bit_is_detected",
+    "tests/sessions/test_storage_edges.py::test_whatever_a_tool_returns_disk_equals_memory",
+    "tests/sessions/test_storage_edges.py::test_whatever_a_tool_returns_the_next_prompt_works",
     # processes killed at random points, several processes on one store
-    "tests/test_sessions_crash.py",
+    "tests/sessions/test_sessions_crash.py",
     "tests/test_approvals_crash.py",
-    "tests/test_sessions.py::test_a_session_held_by_another_process",
-    "tests/test_sessions.py::test_two_processes_writing_one_store_at_once",
-    "tests/test_sessions_postgres.py::test_two_replicas_racing_for_one_session_lose_nothing",
-    "tests/test_sessions_postgres.py::test_a_database_restarted_mid_run_loses_nothing",
-    "tests/test_tool_execution_edges.py::test_an_update_while_the_run_is_torn_down_is_dropped",
+    "tests/sessions/test_sessions.py::test_a_session_held_by_another_process",
+    "tests/sessions/test_sessions.py::test_two_processes_writing_one_store_at_once",
+    "tests/sessions/test_sessions_postgres.py::test_two_replicas_racing_for_one_session_lose_nothing",
+    "tests/sessions/test_sessions_postgres.py::test_a_database_restarted_mid_run_loses_nothing",
+    "tests/engine/test_tool_execution_edges.py::test_an_update_while_the_run_is_torn_down_is_dropped",
     "tests/test_agent_threads.py::test_steer_and_follow_up_from_another_thread_lose_and_repeat_nothing",
-    "tests/test_loop.py::test_leaving_while_the_run_waits_for_the_consumer_is_clean",
-    "tests/test_loop_regressions.py::test_an_agent_loop_stream_dropped_by_its_reader_stops_its_run",
+    "tests/engine/test_loop.py::test_leaving_while_the_run_waits_for_the_consumer_is_clean",
+    "tests/engine/test_loop_regressions.py::test_an_agent_loop_stream_dropped_by_its_reader_stops_its_run",
     # a fresh interpreter per test: import checks, the command line, a terminal (pty)
     "tests/test_public_api.py::test_import_does_not_pull_in_provider_sdks",
     "tests/tracing/test_spans.py::test_the_core_never_imports_tracing_or_opentelemetry",
     "tests/llm/test_catalogue.py::test_the_checked_in_catalogue_is_the_generator_output",
     "tests/llm/test_output_schema.py::test_gemini_sends_response_json_schema",
-    "tests/test_cli.py::test_ctrl_c_in_chat_stops_the_answer_but_not_the_chat",
-    "tests/test_cli.py::test_ctrl_c_stops_a_run",
-    "tests/test_cli.py::test_python_m_agentcore_cli_help",
-    "tests/test_cli.py::test_unreachable_server_exits_1",
-    "tests/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
-    "tests/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
-    "tests/test_cli_tty.py",
+    "tests/cli/test_cli.py::test_ctrl_c_in_chat_stops_the_answer_but_not_the_chat",
+    "tests/cli/test_cli.py::test_ctrl_c_stops_a_run",
+    "tests/cli/test_cli.py::test_python_m_agentcore_cli_help",
+    "tests/cli/test_cli.py::test_unreachable_server_exits_1",
+    "tests/cli/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
+    "tests/cli/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
+    "tests/cli/test_cli_tty.py",
     "tests/test_examples.py::test_coding_helper_asks_at_the_terminal",
     "tests/test_examples.py::test_coding_helper_example_approves_the_fix_and_denies_the_test_change",
     "tests/test_examples.py::test_mcp_agent_example",
@@ -107,6 +107,8 @@ SLOW = [
     "tests/web/test_web_postgres.py",
     "tests/web/test_web_markdown.py",
     "tests/temporal/test_package.py",
+    # DBOS worker processes started, killed with SIGKILL and started again
+    "tests/durable_dbos/test_dbos_runs.py",
     "tests/test_support.py::test_fast_leaves_out_the_listed_and_the_server_tests",
     "tests/test_support.py::test_tests_sharing_a_fixture_run_on_one_worker",
 ]
@@ -114,6 +116,7 @@ SLOW = [
 EXTERNAL = [
     "tests/web/test_web_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_hostile_text.py",  # headless Chromium (scripts/browser)
+    "tests/web/test_web_relay_schema.py",  # PostgreSQL (scripts/postgres)
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",  # runs scripts/temporal start
 ]
 

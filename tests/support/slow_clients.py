@@ -1,5 +1,5 @@
 """Clients that open a connection and never finish their request headers ("slowloris"), for the
-tests of the servers' header timeout and connection cap (`agentcore.web.guard.serve`): the web
+tests of the servers' header timeout and connection cap (`agentcore.netguard.serve`): the web
 chat, MCP's `serve_http` and `serve_a2a`, each run as a subprocess with a low file descriptor
 limit (`low_fd_limit`, its `preexec_fn`)."""
 

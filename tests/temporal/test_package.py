@@ -18,6 +18,7 @@ import pytest
 import agentcore
 import agentcore.temporal
 from agentcore import AgentToolResult, ConfigError, MissingExtraError, UserMessage
+from agentcore.durable import event_from_json, event_to_json
 from agentcore.events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -40,7 +41,6 @@ from agentcore.messages import (
     now_ms,
 )
 from agentcore.temporal import DurableTool, RunOptions, start_run
-from agentcore.temporal._codec import event_from_json, event_to_json
 from agentcore.temporal._worker import DEFAULT_ADDRESS, main
 from support import run_python
 

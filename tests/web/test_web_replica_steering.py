@@ -255,3 +255,37 @@ def test_an_ag_ui_input_on_a_thread_running_on_the_other_replica_joins_its_run(
     assert said.index("word0 word1") < said.index("You said: *and then?*")
     a.wait_idle(sid)
     assert users(tmp_path, sid) == ["long", "and then?"]
+
+
+def test_a_steer_acknowledged_as_queued_is_stored_and_the_next_run_after_a_kill_takes_it(
+    replicas: tuple[Replica, Replica], tmp_path: Path
+) -> None:
+    a, b = replicas
+    sid = a.client.post("/api/sessions", json={}).json()["id"]
+    with open_events(b.client, sid) as reader_b:
+        reader_b.next()
+        run_id = start_long_run(a, b, sid, reader_b)
+        read_until(reader_b, lambda e: e.type == "TEXT_MESSAGE_CONTENT", 30)
+        answer = send(a, sid, "steer", "turn right")
+        assert answer == {"became": "queued", "as": "steer", "runId": run_id}
+        # acknowledged: the queue is in the store before the answer, so killing the replica at
+        # once (its run still streaming, the steer not yet taken) loses nothing
+        os.kill(a.process.pid, signal.SIGKILL)
+        a.process.wait()
+    with open_postgres_store(tmp_path) as direct:
+        stored = direct.load(sid)
+    assert [str(m.content) for m in stored.state.steering] == ["turn right"]
+    assert [str(m.content) for m in stored.messages if m.role == "user"] == ["long"]
+    # the replica that takes the session over shows the stored steer queued, and its next run
+    # takes it
+    with open_events(b.client, sid) as reader_b:
+        reader_b.next()
+        again = send(b, sid, "steer", "are you there?")
+        assert again["became"] == "started", again
+        events = read_until(reader_b, lambda e: e.type == "RUN_FINISHED", 60)
+        assert "You said: *turn right*" in text_of(events)
+    b.wait_idle(sid)
+    said = users(tmp_path, sid)
+    assert sorted(said) == ["are you there?", "long", "turn right"] and said[0] == "long", said
+    with open_postgres_store(tmp_path) as direct:
+        assert direct.load(sid).state.steering == []

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypedDict
 
 from .._compaction.policy import Compaction
+from .._skills.loader import Skill
 from ..config import AfterToolCallResult, AgentLoopConfig, BeforeToolCallResult, NextTurn
 from ..guardrails import Guardrail
 from ..limits import (
@@ -110,6 +111,7 @@ class AgentOptions(TypedDict, total=False):
     compaction: Compaction | None
     fallback_models: Sequence[Model]
     guardrails: Sequence[Guardrail]
+    skills: Sequence[Skill]
 
 
 def agent_options(given: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -10,7 +10,8 @@ When things are written:
 - at the start and end of each run: whatever differs (edits of `state.messages`, a new system
   prompt or model, the repair of a transcript loaded with unanswered tool calls);
 - queue changes at once when made from another thread or while idle; from the event loop's own
-  thread during a run, with the next message or at the end of the run.
+  thread during a run, with the next message or at the end of the run, and at once from a worker
+  thread for whoever awaits it (`_agent/queue_writes.py`): never on the loop thread there and then.
 
 What is written: exactly what the Agent keeps. `prepare` gives the form of a message the store
 can hold — the message itself, nearly always — and the Agent keeps that form in its transcript, so

@@ -91,7 +91,7 @@ class AgentState:
     streamed (the partial assistant message), `pending_tool_calls` the ids of running tools,
     `error_message` the error of the last failed or aborted turn, `limit` the bound that ended
     the last run (both reset when a run starts), `guardrail` the input or output guardrail that
-    ended the last run, `output` the last run's typed answer,
+    ended the last run, `output` the last run's typed output,
     `usage` the total of every run so far.
     """
 

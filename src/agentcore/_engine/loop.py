@@ -21,7 +21,7 @@ goes on while tool results need an answer or steering/follow-up messages are que
   turn's tool results still wanted an answer (every call has its result, so the transcript stays
   valid) and without taking queued messages.
 - A typed run (`output_type`) ends after the turn with its validated answer, or at the
-  `output_retries` limit (`typed_answer`). A batch with calls waiting for approval ends the run
+  `output_retries` limit (`typed_output`). A batch with calls waiting for approval ends the run
   after its turn; a run on a transcript ending in decisions carries them out first.
 
 A run keeps its read-only inputs (`run_types.RunInputs`: config, hooks, stream function, signal)
@@ -93,8 +93,9 @@ from .outcome import (
 )
 from .request import run_stream_fn, stream_options
 from .run_types import RunInputs, RunServices
+from .skills import run_skill_tools
 from .transcript import Phase, Transcript
-from .typed_answer import TypedRun
+from .typed_output import TypedRun
 
 __all__ = ["LoopRun"]
 
@@ -147,6 +148,8 @@ class LoopRun:
         emitter = Emitter(emit, sync=sync_sink)
         self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
         self.transcript = Transcript(context, emitter)
+        if config.skills:
+            self.transcript.add_run_tools(run_skill_tools(config, self.transcript))
         # -- the settings of the next request (`prepare_next_turn` may change them)
         self.model = config.model
         self.reasoning = config.reasoning
@@ -155,7 +158,7 @@ class LoopRun:
         )
         # -- the stages that count as the run goes
         self.bounds = Bounds.of(config)  # None: no bound set, nothing to count
-        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_answer`)
+        self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_output`)
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self.ended: AgentEndEvent | None = None  # how the run ended (its `agent_end`)
 
@@ -293,7 +296,7 @@ class LoopRun:
 
     async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
         """One turn, top to bottom: the queued messages, the request and its answer, the tool
-        calls, `turn_end`, then the typed answer, the after-turn hooks and the bounds. The
+        calls, `turn_end`, then the typed output, the after-turn hooks and the bounds. The
         sink's failure is raised between these stages."""
         inputs = self.inputs
         transcript = self.transcript
@@ -339,7 +342,7 @@ class LoopRun:
         emitter.check()
         if inputs.signal.aborted:
             return Aborted()
-        # after the turn: the typed answer, the hooks, the bounds
+        # after the turn: the typed output, the hooks, the bounds
         if self.typed is not None:
             typed_end = self.typed.after_turn(self.model, message, results)
             if typed_end is not None:

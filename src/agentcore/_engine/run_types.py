@@ -6,7 +6,7 @@ The driver (`loop.LoopRun`) holds the inputs (`run.inputs`, fixed when it starts
 (`run.services`: emitter, guardrails, observer) and the transcript (`run.transcript`, the one
 writer of the messages) and provides every protocol here; each step reaches only what its
 protocol names: tool execution, the approval gate and carrying out approval decisions
-(`ToolRun`), compaction (`CompactionRun`, read-only). Compaction, typed answers, approvals and
+(`ToolRun`), compaction (`CompactionRun`, read-only). Compaction, typed outputs, approvals and
 bounds return values (`compaction.Compacted`, the stop variants of `outcome`, the requests of
 waiting calls, `LimitReached`) that the loop keeps: none writes a field of the run or calls back
 into it. Nothing here imports a step, so the steps import each other and the loop without a
@@ -103,9 +103,9 @@ class RunInputs:
     run reads these (and the run's state through its protocol) and returns a value; none writes
     a field of the run.
 
-    The bounds (`config.max_turns`, `config.usage_limits`) and the typed answer
+    The bounds (`config.max_turns`, `config.usage_limits`) and the typed output
     (`config.output_type`) are read from the config; their counts are the run's state
-    (`bounds.Bounds`, `typed_answer.TypedRun`). What a run changes while it goes (where its
+    (`bounds.Bounds`, `typed_output.TypedRun`). What a run changes while it goes (where its
     events go, what its guardrails are checking) is its `RunServices`.
     """
 
@@ -181,3 +181,4 @@ class PipelineCall:
     observer: ToolObserver | None = None  # the instrumentation's, when one is installed
     error: BaseException | None = None  # what the tool raised, for the instrumentation
     started: float = 0.0  # perf_counter at the start, when logging at DEBUG
+    parent: str | None = None  # the id of the call whose code made this one (code mode)

@@ -55,6 +55,7 @@ from .tool_outcomes import (
 )
 
 if TYPE_CHECKING:
+    from ..tools import AgentTool
     from .run_types import RunInputs, RunServices, ToolRun
 
 __all__ = ["ToolBatch"]
@@ -148,6 +149,7 @@ class ToolBatch:
                     tool_name=call.name,
                     args=call.arguments,
                     partial_result=partial,
+                    parent_tool_call_id=item.parent,
                 )
             )
             item.pending_updates -= 1
@@ -166,15 +168,18 @@ class ToolBatch:
             item.started = time.perf_counter()
             _log.debug("tool %r (call %s) started", call.name, call.id)
         event = ToolExecutionStartEvent(
-            tool_call_id=call.id, tool_name=call.name, args=call.arguments
+            tool_call_id=call.id,
+            tool_name=call.name,
+            args=call.arguments,
+            parent_tool_call_id=item.parent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
             await pending
 
-    async def prepare(self, item: PipelineCall) -> CallStage:
+    async def prepare(self, item: PipelineCall, known: AgentTool | None = None) -> CallStage:
         """Find, adapt, validate and gate one call: `Prepared` (ready to execute), `Immediate`
         (it ends here with this result: an error, a block, the abort) or `Waiting` (for
-        approval)."""
+        approval). `known`: the tool itself, for a call another tool makes (code mode)."""
         run = self.run
         inputs = self.inputs
         call = item.call
@@ -182,7 +187,7 @@ class ToolBatch:
             return Immediate(error_result(ABORTED_BEFORE_START))
         if call.invalid_arguments is not None:  # never guess what the model meant to send
             return Immediate(error_result(invalid_arguments(call, call.invalid_arguments)))
-        tool = run.transcript.tools_by_name.get(call.name)
+        tool = run.transcript.tools_by_name.get(call.name) if known is None else known
         if tool is None:
             return Immediate(error_result(f"Tool {call.name} not found"))
         try:
@@ -221,7 +226,7 @@ class ToolBatch:
                             terminate=bool(decision.terminate),
                         )
                     )
-            if not self.approved:
+            if not self.approved or known is not None:  # a call from code: never pre-approved
                 waiting = await_approval(call, tool, raw, args, decision)
                 if waiting is not None:
                     return waiting
@@ -369,7 +374,11 @@ class ToolBatch:
                 " with an error" if result.is_error else "",
             )
         event = ToolExecutionEndEvent(
-            tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
+            tool_call_id=call.id,
+            tool_name=call.name,
+            result=result,
+            is_error=result.is_error,
+            parent_tool_call_id=item.parent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
             await pending

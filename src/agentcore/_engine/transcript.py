@@ -63,6 +63,7 @@ class Transcript:
         "new_messages",
         "partial_event",
         "phase",
+        "run_tools",
         "system_prompt",
         "tools",
         "tools_by_name",
@@ -72,6 +73,7 @@ class Transcript:
         self.emitter = emitter
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
+        self.run_tools: list[AgentTool] = []  # the run's own (skills'): kept across `replace`
         self.tools: list[AgentTool] = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools: list[Tool] = [t.llm_tool for t in self.tools]
@@ -147,6 +149,16 @@ class Transcript:
         self.tools = list(context.tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools = [t.llm_tool for t in self.tools]
+        self.add_run_tools(self.run_tools)
+
+    def add_run_tools(self, tools: list[AgentTool]) -> None:
+        """Tools the run itself adds to those of its context (a skill's), for every request
+        and across a `prepare_next_turn` that replaces the context."""
+        self.run_tools = tools
+        for tool in tools:
+            if tool.name not in self.tools_by_name:
+                self.tools_by_name[tool.name] = tool
+                self.llm_tools.append(tool.llm_tool)
 
     def offer(self, tool: AgentTool) -> None:
         """A tool the run adds to those the model may call (the final-answer tool)."""

@@ -1,6 +1,6 @@
 """The request of a turn, as plain functions of the run (its inputs, services, settings and
 transcript) returning values: `prepare` (the transcript converted or compacted, the key, the
-typed answer's tool or schema), `send` (the answer streamed into the transcript), and
+typed output's tool or schema), `send` (the answer streamed into the transcript), and
 `guarded` (a request under the run's input and output guardrails: the answer and any trip).
 
 None of them writes the run: what the request changes is the transcript's (its answer, a
@@ -27,6 +27,7 @@ from .compaction import Compacted, convert_view, request_messages, retry_after_o
 from .emit import call_hook
 from .guardrail_checks import RunGuards, Settled, blocked_answer
 from .request import ReadyRequest, RequestWatch, aborted_answer, unique_tool_call_ids
+from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..llm.types import ThinkingLevel
     from .run_types import RunInputs, RunServices
     from .transcript import Transcript
-    from .typed_answer import TypedRun
+    from .typed_output import TypedRun
 
 __all__ = ["RequestRun", "guarded", "prepare", "send"]
 
@@ -89,7 +90,11 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
             return None
         llm_messages = converted
     context = Context(
-        system_prompt=transcript.system_prompt,
+        system_prompt=(
+            skills_prompt(inputs.config, transcript)
+            if inputs.config.skills
+            else transcript.system_prompt
+        ),
         messages=llm_messages,  # the request's own list
         tools=list(transcript.llm_tools),
     )

@@ -1,2 +1,2 @@
-"""Typed answers, private side: the JSON schema forms (the public face is `agentcore.output`; the
-engine's typed-answer step is `agentcore._engine.typed_answer`)."""
+"""Typed outputs, private side: the JSON schema forms (the public face is `agentcore.output`; the
+engine's typed-output step is `agentcore._engine.typed_output`)."""

@@ -1,4 +1,4 @@
-"""The final-answer tool of a typed answer: the tool whose valid call is the answer.
+"""The final-answer tool of a typed output: the tool whose valid call is the answer.
 
 It takes the spec structurally (`AnswerSpec`: what `agentcore.output.OutputSpec` provides), so
 that `OutputSpec.tool` can build it without this module importing `agentcore.output`.

@@ -1,4 +1,4 @@
-"""The JSON side of typed answers: the schema the model sees, the strict form OpenAI wants,
+"""The JSON side of typed outputs: the schema the model sees, the strict form OpenAI wants,
 reading an answer's JSON text, and the problem lists of a failed validation.
 
 The model always answers with an object (a tool's arguments are one, and OpenAI's native mode

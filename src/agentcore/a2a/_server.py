@@ -11,8 +11,8 @@ import anyio.abc
 
 from .. import Agent, AgentContext, AgentLoopConfig, ConfigError, __version__
 from ..llm import StreamFn
+from ..netguard import Guard, bound_hosts, check_bearer_token, is_loopback, listen, serve
 from ..sessions import SessionStore
-from ..web.guard import Guard, bound_hosts, check_bearer_token, is_loopback, listen, serve
 from ._conversations import Conversations
 from ._executor import AgentcoreExecutor
 from ._sdk import import_sdk_server
@@ -247,7 +247,7 @@ async def serve_a2a(
         task_status: set by a task group's `start`: receives the URL once the server listens.
         options: the other keyword arguments of `a2a_app` (`sessions`, `token`, `name`, ...).
 
-    The server is `agentcore.web.guard.serve`: uvicorn on a socket of its own, with the header
+    The server is `agentcore.netguard.serve`: uvicorn on a socket of its own, with the header
     timeout and the connection cap.
 
     Raises:

@@ -44,25 +44,13 @@ from .. import (
     Usage,
     cancel_on_abort,
 )
-from ..tools import MAX_RESULT_CHARS, capped_content
+from ..tools import MAX_RESULT_CHARS, capped_content, task_tool
 from ._json import plain
 from ._sdk import import_sdk_client
 
 __all__ = ["a2a_tool"]
 
 Headers = Mapping[str, str] | Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
-
-TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "task": {
-            "type": "string",
-            "description": "What the agent should do, with everything it needs to know: it "
-            "does not see this conversation.",
-        }
-    },
-    "required": ["task"],
-}
 
 _log = logging.getLogger("agentcore.a2a")
 
@@ -289,7 +277,7 @@ def a2a_tool(
         )
 
     async def execute(
-        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateCallback
+        task: str, signal: AbortSignal, on_update: ToolUpdateCallback
     ) -> AgentToolResult:
         sdk = import_sdk_client()
         types, fmt = sdk.a2a_types, sdk.json_format
@@ -321,7 +309,7 @@ def a2a_tool(
                 message=types.Message(
                     role=types.Role.ROLE_USER,
                     message_id=str(uuid.uuid4()),
-                    parts=[types.Part(text=args["task"])],
+                    parts=[types.Part(text=task)],
                 )
             )
             known = anyio.Event()  # the remote task's id arrived
@@ -394,11 +382,10 @@ def a2a_tool(
             usage=usage,
         )
 
-    return AgentTool(
+    return task_tool(
+        execute,
         name=name,
         description=description,
-        parameters=TASK_SCHEMA,
-        execute=execute,
         label=label,
         timeout=timeout,
         execution_mode=execution_mode,

@@ -348,7 +348,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--output-schema",
         metavar="FILE",
         help="a JSON Schema file: the answer must be JSON that validates against it; only the "
-        "validated value is printed on stdout (see docs/typed-answers.md)",
+        "validated value is printed on stdout (see docs/typed-outputs.md)",
     )
     _add_recording(run)
     serve = commands.add_parser(

@@ -2,7 +2,7 @@
 
 The dataset is read by pydantic-evals (`Dataset.from_file`, YAML or JSON) with agentcore's
 evaluators registered; each case runs a fresh agent from the factory (`agentcore.evals.agent_task`,
-typed answers as JSON values so that they compare with the file's expected outputs), at most
+typed outputs as JSON values so that they compare with the file's expected outputs), at most
 `--concurrency` at a time, each within `--timeout`. The report is printed on stdout, optionally
 saved (`--json FILE`) and compared with a saved one (`--baseline FILE`): a case that got worse is
 a regression, listed on stderr, and the exit code is 1. `--record`/`--replay` (docs/recording.md)

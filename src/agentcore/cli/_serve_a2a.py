@@ -4,7 +4,7 @@ A2A agent (`agentcore.a2a`), each task's transcript a session of the command's s
 The token works as for the web chat: `--token` (or `$AGENTCORE_TOKEN`), else one generated and
 printed once; `--no-token` only on a loopback address. A2A clients send it as
 `Authorization: Bearer <token>`. `--header-timeout` and `--max-connections` bound slow and
-idle clients as for the web chat (the same server, `agentcore.web.guard.serve`).
+idle clients as for the web chat (the same server, `agentcore.netguard.serve`).
 """
 
 from __future__ import annotations

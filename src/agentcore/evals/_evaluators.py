@@ -122,7 +122,7 @@ class WithinUsage(Evaluator[Any, Any, Any]):
 @dataclass(repr=False)
 class StoppedWith(Evaluator[Any, Any, Any]):
     """Passes when the run ended as expected. With no `reason`, when it ended with an answer (a
-    valid typed answer when one was asked for, else an answer that stopped) and no bound ended
+    valid typed output when one was asked for, else an answer that stopped) and no bound ended
     it; with `reason` (`stop`, `length`, `tool_use`, `error`, `aborted`), when its last answer
     has that stop reason and the bound `limit` (`max_turns`, `input_tokens`, `output_tokens`,
     `cost`, `output_retries`) ended it, or none when `limit` is None."""
@@ -180,7 +180,7 @@ class Judge(Evaluator[Any, Any, Any]):
     (`<name>_score`, 0 to 1).
 
     `model` is `"provider/id"` from the catalogue or a `Model` (default: `$AGENTCORE_MODEL`,
-    else the local model); the verdict is a typed answer, so a model that does not give one
+    else the local model); the verdict is a typed output, so a model that does not give one
     within `max_turns` makes the evaluator fail (pydantic-evals reports it) rather than pass.
     """
 

@@ -1,7 +1,7 @@
 """Reports saved as JSON, loaded back, and compared with a baseline: `find_regressions`.
 
 A report is saved with pydantic-evals' own `EvaluationReportAdapter`, so a saved file loads back
-as an `EvaluationReport` (typed answers become JSON values) that `report.print(baseline=...)`
+as an `EvaluationReport` (typed outputs become JSON values) that `report.print(baseline=...)`
 can diff against. A regression is a case that got worse than in the baseline: an assertion that
 passed and now fails (or is gone), a score lower by more than the tolerance, a case that ran and
 now fails with an error, or a case of the baseline that was not run.

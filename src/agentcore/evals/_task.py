@@ -53,7 +53,7 @@ class AgentRun:
 
     Attributes:
         prompt: the prompt the run answered.
-        answer: the typed answer when the agent has an `output_type` (None when the run gave
+        answer: the typed output when the agent has an `output_type` (None when the run gave
             none), else the text of the last answer.
         text: the text of the last assistant message.
         messages: the messages the run added, the prompt first.
@@ -63,7 +63,7 @@ class AgentRun:
         turns: how many answers the model gave.
         stop_reason: the stop reason of the last answer (None when there was none); a typed
             answer given with the final-answer tool ends on `tool_use`.
-        answered: the run ended with an answer: a valid typed answer when one was asked for,
+        answered: the run ended with an answer: a valid typed output when one was asked for,
             else a last answer that stopped (`stop`), and no bound ended it.
         limit: the bound that ended the run, if one did.
         error_message: the error of a failed or aborted last answer.
@@ -254,7 +254,7 @@ def agent_task(
             given `model=` and `inputs=` when its signature names them (sync or async).
         model: the model handed to a factory that takes `model`.
         stream_fn: the stream function of a config's run.
-        json_answers: return typed answers as JSON values (dicts, lists, scalars), as a dataset
+        json_answers: return typed outputs as JSON values (dicts, lists, scalars), as a dataset
             file's expected outputs are; the `agentcore eval` command does.
     """
 

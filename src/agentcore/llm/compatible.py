@@ -75,7 +75,7 @@ def openai_compatible_model(
             (it always thinks); None: not stated.
         supports_xhigh: the server takes the `xhigh` effort (None: decided from the model id).
         structured_output: the server can constrain answers to a JSON schema (None: not known);
-            typed answers of a run without tools then use it (`OutputSpec` mode `auto`).
+            typed outputs of a run without tools then use it (`OutputSpec` mode `auto`).
         register: also add the model to the catalogue (replacing an entry with the same
             provider and id).
 

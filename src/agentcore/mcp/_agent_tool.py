@@ -51,20 +51,9 @@ from .. import (
     run_agent_loop,
 )
 from ..llm import StreamFn
+from ..tools import task_tool
 
 __all__ = ["agent_tool"]
-
-TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "task": {
-            "type": "string",
-            "description": "What the agent should do, with everything it needs to know: it "
-            "does not see this conversation.",
-        }
-    },
-    "required": ["task"],
-}
 
 Emit = Callable[[AgentEvent], None]
 Runner = Callable[[str, Emit, AbortSignal, AbortController], Awaitable[list[AgentMessage]]]
@@ -268,7 +257,7 @@ def agent_tool(
         )
 
     async def execute(
-        tool_call_id: str, args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdateCallback
+        task: str, signal: AbortSignal, on_update: ToolUpdateCallback
     ) -> AgentToolResult:
         forward = _Forward(on_update)
         inner = AbortController()
@@ -281,7 +270,7 @@ def agent_tool(
             # well formed instead of being cut off.
             with anyio.CancelScope(shield=True):
                 try:
-                    outcome.append(await runner(args["task"], forward, signal, inner))
+                    outcome.append(await runner(task, forward, signal, inner))
                 except Exception as exc:
                     failure.append(exc)
                 finally:
@@ -305,11 +294,10 @@ def agent_tool(
             )
         return _result(name, outcome[0], forward.limit)
 
-    return AgentTool(
+    return task_tool(
+        execute,
         name=name,
         description=description,
-        parameters=TASK_SCHEMA,
-        execute=execute,
         label=label,
         timeout=timeout,
         execution_mode=execution_mode,

@@ -41,7 +41,7 @@ from .. import (
     __version__,
     cancel_on_abort,
 )
-from ..web.guard import (
+from ..netguard import (
     DEFAULT_MAX_BODY_BYTES,
     Guard,
     bound_hosts,
@@ -315,7 +315,7 @@ async def serve_http(
 
     Runs on asyncio (the server is uvicorn).
 
-    Who may call is checked by `agentcore.web.guard.Guard`, the guard every agentcore server
+    Who may call is checked by `agentcore.netguard.Guard`, the guard every agentcore server
     shares (see docs/security.md):
 
     - The Host header of every request must name the bound address (for a loopback address,
@@ -331,7 +331,7 @@ async def serve_http(
       tools otherwise. `allow_unauthenticated=True` serves without one (behind a proxy that
       authenticates, say).
     - A POST must be JSON (415), and a body is capped at `max_body_bytes` (413).
-    - The server (`agentcore.web.guard.serve`) closes a connection that has not sent its
+    - The server (`agentcore.netguard.serve`) closes a connection that has not sent its
       request headers within `header_timeout`, and keeps at most `max_connections` open.
 
     Args:

@@ -9,13 +9,16 @@ sessions(id PRIMARY KEY, created_at, updated_at, parent_id, parent_index, metada
          message_count, header_crc, state_crc, title)
 messages(session_id, seq, data, crc)     one row per message, seq = 0, 1, 2, ...
 writers(session_id PRIMARY KEY, token, pid, host, since, run_at, partial)
-relay(id BIGSERIAL PRIMARY KEY, session_id, origin, at, run_start, events)
+relay(...)                                the web chat's relay (see below)
 ```
 
 Version 2 added `writers.run_at` and `writers.partial` (a run in progress: how many messages were
 stored when it last said so, and the answer it was streaming, as message JSON; see
 `PostgresSessionStore.checkpoint`) and the `relay` table (batches of a web server's live events,
-read by the other replicas: `agentcore.web`'s relay).
+read by the other replicas). That table is the web chat's: its shape from then on, and its own
+version, are `agentcore.web`'s (`web/_replicas/schema.py`, which creates it where it is missing);
+the store never reads or writes it, and migration 2 still makes it only because a migration
+once released is history, which a database at any version must replay the same way.
 
 Version 3 added `sessions.title`: the `session_title` of the first user message stored (NULL
 while there is none), set in the transaction that stores it, so a list of sessions reads only

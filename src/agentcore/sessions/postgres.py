@@ -55,16 +55,12 @@ from ._postgres_runs import close_interrupted_run
 from ._postgres_schema import check_schema_name, migrate
 from ._sql_records import (
     check_header,
-    encode_messages,
-    encode_state,
-    message_rows,
     read_session,
     session_info,
     session_rows,
 )
+from ._sql_writes import POSTGRES_WRITES, pid_alive, write_change
 from ._store import RawSession, SessionStore
-from ._titles import session_title
-from .sqlite import _pid_alive
 
 if TYPE_CHECKING:
     import psycopg
@@ -370,7 +366,7 @@ class PostgresSessionStore(SessionStore):
                     ).fetchone()
                 # a holder on this host whose process is gone (kill -9): its server process
                 # ends as soon as it sees the connection closed, which takes milliseconds
-                dead = row is not None and row[1] == self._host and not _pid_alive(row[0])
+                dead = row is not None and row[1] == self._host and not pid_alive(row[0])
                 if dead and time.monotonic() < deadline:
                     time.sleep(0.02)
                     continue
@@ -459,43 +455,26 @@ class PostgresSessionStore(SessionStore):
         messages: Sequence[AgentMessage],
         state: SessionState | None,
     ) -> None:
-        datas = encode_messages(messages)
-        state_text, state_crc = encode_state(state)
-        title = session_title(messages)
-        with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
-            row = conn.execute(
-                "SELECT s.message_count, w.token FROM sessions s "
-                "LEFT JOIN writers w ON w.session_id = s.id WHERE s.id=%s FOR UPDATE OF s",
-                (session_id,),
-            ).fetchone()
-            if row is None:
-                raise self._not_found(session_id)
-            count, token = row
-            if token != self._token:
-                self._held.discard(session_id)
-                raise SessionLockedError(
-                    f"session {session_id!r} in {self._shown} (schema {self.schema}): this "
-                    "store lost its write lease (another store took the session over); nothing "
-                    "of this change was stored: open the session again"
-                )
-            if truncate_to is not None and truncate_to < count:
-                conn.execute(
-                    "DELETE FROM messages WHERE session_id=%s AND seq>=%s",
-                    (session_id, truncate_to),
-                )
-                count = truncate_to
-            if datas:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO messages (session_id, seq, data, crc) VALUES (%s, %s, %s, %s)",
-                        message_rows(session_id, count, datas),
-                    )
-            conn.execute(
-                "UPDATE sessions SET message_count=%s, updated_at=%s, "
-                "state=COALESCE(%s, state), state_crc=COALESCE(%s, state_crc), "
-                "title=COALESCE(title, %s) WHERE id=%s",
-                (count + len(datas), now_ms(), state_text, state_crc, title, session_id),
+        with self._errors(f"writing session {session_id!r}"):
+            write_change(
+                self._transaction,
+                POSTGRES_WRITES,
+                session_id,
+                truncate_to,
+                messages,
+                state,
+                token=self._token,
+                not_found=lambda: self._not_found(session_id),
+                lost_lease=lambda: self._lost(session_id),
             )
+
+    def _lost(self, session_id: str) -> SessionLockedError:
+        self._held.discard(session_id)
+        return SessionLockedError(
+            f"session {session_id!r} in {self._shown} (schema {self.schema}): this "
+            "store lost its write lease (another store took the session over); nothing "
+            "of this change was stored: open the session again"
+        )
 
     def _release(self, session_id: str) -> None:
         if session_id not in self._held:

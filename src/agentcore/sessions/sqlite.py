@@ -34,7 +34,6 @@ import logging
 import os
 import socket
 import sqlite3
-import sys
 import uuid
 import weakref
 from collections.abc import Iterator, Sequence
@@ -53,45 +52,19 @@ from ._base import (
 )
 from ._sql_records import (
     check_header,
-    encode_messages,
-    encode_state,
-    message_rows,
     read_session,
     session_info,
     session_rows,
 )
+from ._sql_writes import SQLITE_WRITES, pid_alive, write_change
 from ._sqlite_schema import classify, finish_migration, migrate
 from ._store import RawSession, SessionStore
-from ._titles import session_title
 
 __all__ = ["SqliteSessionStore"]
 
 _log = logging.getLogger("agentcore.sessions")
 
 _live_tokens: weakref.WeakValueDictionary[str, SqliteSessionStore] = weakref.WeakValueDictionary()
-
-
-def _pid_alive(pid: int) -> bool:
-    if sys.platform == "win32":  # os.kill(pid, 0) would send CTRL_C_EVENT there
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        try:
-            kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        finally:
-            kernel32.CloseHandle(handle)
-        return code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _blob(value: Any) -> bytes:
@@ -285,7 +258,7 @@ class SqliteSessionStore(SessionStore):
             return True  # cannot tell: assume the other host's writer is alive
         if pid == os.getpid():
             return token in _live_tokens  # another store of this process, unless it is gone
-        return _pid_alive(pid)
+        return pid_alive(pid)
 
     def _write(
         self,
@@ -294,38 +267,25 @@ class SqliteSessionStore(SessionStore):
         messages: Sequence[AgentMessage],
         state: SessionState | None,
     ) -> None:
-        datas = encode_messages(messages)
-        state_text, state_crc = encode_state(state)
-        title = session_title(messages)
-        with self._errors(f"writing session {session_id!r}"), self._transaction() as conn:
-            row = conn.execute(
-                "SELECT s.message_count, w.token FROM sessions s "
-                "LEFT JOIN writers w ON w.session_id = s.id WHERE s.id=?",
-                (session_id,),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
-            count, token = row
-            if token != self._token:
-                self._held.discard(session_id)
-                raise SessionLockedError(
-                    f"session {session_id!r} in {self.path}: this store lost its write lease "
-                    "(another store took it over); open the session again"
-                )
-            if truncate_to is not None and truncate_to < count:
-                conn.execute(
-                    "DELETE FROM messages WHERE session_id=? AND seq>=?", (session_id, truncate_to)
-                )
-                count = truncate_to
-            conn.executemany(
-                "INSERT INTO messages (session_id, seq, data, crc) VALUES (?, ?, ?, ?)",
-                message_rows(session_id, count, datas),
+        with self._errors(f"writing session {session_id!r}"):
+            write_change(
+                self._transaction,
+                SQLITE_WRITES,
+                session_id,
+                truncate_to,
+                messages,
+                state,
+                token=self._token,
+                not_found=lambda: SessionNotFoundError(f"no session {session_id!r} in {self.path}"),
+                lost_lease=lambda: self._lost(session_id),
             )
-            conn.execute(
-                "UPDATE sessions SET message_count=?, updated_at=?, state=COALESCE(?, state), "
-                "state_crc=COALESCE(?, state_crc), title=COALESCE(title, ?) WHERE id=?",
-                (count + len(datas), now_ms(), state_text, state_crc, title, session_id),
-            )
+
+    def _lost(self, session_id: str) -> SessionLockedError:
+        self._held.discard(session_id)
+        return SessionLockedError(
+            f"session {session_id!r} in {self.path}: this store lost its write lease "
+            "(another store took it over); open the session again"
+        )
 
     def _release(self, session_id: str) -> None:
         if session_id not in self._held:

@@ -34,12 +34,12 @@ import typing as _typing
 from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from ..durable import RunOptions as RunOptions
     from ._activities import DurableTool as DurableTool
     from ._client import DurableRun as DurableRun
     from ._client import RunOutcome as RunOutcome
     from ._client import get_run as get_run
     from ._client import start_run as start_run
-    from ._codec import RunOptions as RunOptions
     from ._worker import create_worker as create_worker
     from ._worker import workflow_runner as workflow_runner
     from ._workflow import AgentWorkflow as AgentWorkflow
@@ -61,7 +61,7 @@ _WHERE: dict[str, str] = {
     "AgentWorkflow": "._workflow",
     "DurableRun": "._client",
     "DurableTool": "._activities",
-    "RunOptions": "._codec",
+    "RunOptions": "agentcore.durable",
     "RunOutcome": "._client",
     "create_worker": "._worker",
     "get_run": "._client",

@@ -23,11 +23,11 @@ import anyio.to_thread
 
 from ..abort import AbortController
 from ..approvals import InputAnswer, InputRequired, answering_inputs
+from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
 from ..tools import AgentTool, AgentToolResult
-from ._codec import result_to_json
 from ._sdk import activity, exceptions
 
 __all__ = ["MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]

@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 
 from ..approvals import ApprovalRequest
+from ..durable import RunOptions, event_from_json, messages_from_json, messages_to_json
 from ..errors import ConfigError, OutputValidationError
 from ..events import AgentEvent
 from ..limits import LimitReached
 from ..messages import AgentMessage, UserMessage
 from ..output import OutputSpec
-from ._codec import RunOptions, event_from_json, messages_from_json, messages_to_json
 from ._sdk import client as temporal_client
 from ._sdk import service
 from ._workflow import WORKFLOW_NAME

@@ -47,6 +47,13 @@ from ..approvals import (
     pending_approvals,
 )
 from ..config import AgentContext, PrepareNextTurnContext
+from ..durable import (
+    RunOptions,
+    event_to_json,
+    messages_from_json,
+    messages_to_json,
+    result_from_json,
+)
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..limits import LimitReached
 from ..llm import (
@@ -61,13 +68,6 @@ from ..llm import (
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from ._activities import MODEL_ACTIVITY, TOOL_ACTIVITY
-from ._codec import (
-    RunOptions,
-    event_to_json,
-    messages_from_json,
-    messages_to_json,
-    result_from_json,
-)
 from ._sdk import common, exceptions, workflow
 
 __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]

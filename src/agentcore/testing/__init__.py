@@ -21,11 +21,11 @@ from ._helpers import faux_message as faux_message
 from ._helpers import faux_text as faux_text
 from ._helpers import faux_thinking as faux_thinking
 from ._helpers import faux_tool_call as faux_tool_call
-from ._record_format import RecordingError as RecordingError
-from ._recording import Recording as Recording
-from ._recording import RecordingDriftError as RecordingDriftError
-from ._recording import RecordMode as RecordMode
-from ._recording import recorded as recorded
+from .recording._format import RecordingError as RecordingError
+from .recording._recording import Recording as Recording
+from .recording._recording import RecordingDriftError as RecordingDriftError
+from .recording._recording import RecordMode as RecordMode
+from .recording._recording import recorded as recorded
 
 __all__ = [
     "FauxCall",

@@ -35,7 +35,7 @@ from typing import Any, cast
 
 import pytest
 
-from ._recording import DEFAULT_IGNORED_FIELDS, Recording, RecordMode
+from .recording._recording import DEFAULT_IGNORED_FIELDS, Recording, RecordMode
 
 __all__ = ["pytest_addoption", "pytest_configure", "recorded_traffic"]
 

@@ -37,8 +37,8 @@ from ._decisions import Decision, DecisionError, apply_decisions, check_decision
 from ._deps import ag_ui, requests, responses
 from ._forward import ForwardTimeoutError, send_anywhere
 from ._hub import Hub
-from ._relay import relayed_snapshot
-from ._steering import KINDS, Delivery, MessageKind
+from ._replicas.relay import relayed_snapshot
+from ._steering import KINDS, Delivery, MessageKind, NotStoredError
 
 __all__ = ["AgUiEndpoint"]
 
@@ -149,6 +149,8 @@ class AgUiEndpoint:
             raise AgUiError(409, str(exc)) from None
         except ForwardTimeoutError as exc:
             raise AgUiError(504, str(exc)) from None
+        except NotStoredError as exc:
+            raise AgUiError(503, str(exc)) from None
         return responses.StreamingResponse(
             events,
             media_type="text/event-stream",

@@ -33,17 +33,18 @@ import anyio
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
 from ..messages import valid_text
+from ..netguard import LOOPBACK_HOSTS
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
 from ._agui import AgUiEndpoint
 from ._chat import Chat, model_ref
+from ._chat_guard import ChatGuard
 from ._convert import event_json
 from ._decisions import DecisionError, apply_decisions, check_decision
 from ._deps import applications, requests, responses, routing, staticfiles
 from ._forward import ForwardTimeoutError, send_anywhere
-from ._guard import LOOPBACK_HOSTS, Guard
 from ._hub import Hub, HubSettings
-from ._relay import relay_for, relayed_snapshot
-from ._steering import MessageKind
+from ._replicas.relay import relay_for, relayed_snapshot
+from ._steering import MessageKind, NotStoredError, stored
 
 __all__ = ["create_app"]
 
@@ -281,8 +282,12 @@ class _Api:
             raise _Problem(400, "the prompt is empty")
         chat = await self._chat(request)
         async with self.hub.leases.writing(chat):
-            status = chat.prompt(self.hub.task_group(), text)
-        return _ok({"status": status}, 202)
+            delivery = chat.send(self.hub.task_group(), "steer", text)
+        try:
+            await stored(chat.agent, delivery)
+        except NotStoredError as exc:
+            raise _Problem(503, str(exc)) from None
+        return _ok({"status": "steered" if delivery.became == "queued" else "started"}, 202)
 
     async def steer(self, request: requests.Request) -> responses.Response:
         return await self._send(request, "steer")
@@ -300,6 +305,8 @@ class _Api:
             delivery = await send_anywhere(self.hub, chat, kind, text)
         except ForwardTimeoutError as exc:
             raise _Problem(504, str(exc)) from None
+        except NotStoredError as exc:
+            raise _Problem(503, str(exc)) from None
         return _ok(delivery.json(), 202)
 
     async def abort(self, request: requests.Request) -> responses.Response:
@@ -490,6 +497,6 @@ def create_app(
     app = applications.Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
     app.add_middleware(
-        Guard, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes
+        ChatGuard, token=token, allowed_hosts=allowed_hosts, max_body_bytes=max_body_bytes
     )
     return app

@@ -61,7 +61,8 @@ class Chat:
         self._held = HeldMessages()  # sent while it stops: they start the next run
         self._queued_seen: dict[str, list[str]] = {"steering": [], "followUp": []}
         self.on_idle: Callable[[Chat], None] | None = None  # the hub's: a run has ended
-        # set by the relay (`_relay`): a run on another replica, whose events this log holds
+        # set by the relay (`_replicas/relay.py`): a run on another replica, whose events this log
+        # holds
         # from the number after this one
         self.remote_start: int | None = None
         self._unsubscribe = agent.subscribe(self._on_event)
@@ -233,12 +234,6 @@ class Chat:
             return Delivery("queued", kind, self.run_id)
         self.start(group, lambda: self.agent.prompt(text), run_id=run_id)
         return Delivery("started", kind, self.run_id)
-
-    def prompt(self, group: anyio.abc.TaskGroup, text: str) -> str:
-        """Run `text` as a prompt, or steer the running run with it. Returns `"started"` or
-        `"steered"`."""
-        delivery = self.send(group, "steer", text)
-        return "steered" if delivery.became == "queued" else "started"
 
     def abort(self, reason: str) -> None:
         """Stop the run in progress (messages sent from now on start the next run)."""

@@ -24,9 +24,10 @@ Never lost, never taken twice:
 - the row was claimed by the running replica but no acknowledgement came within another
   `ACK_SECONDS`: the sender answers 504 saying the message was taken and may have been queued
   (look at the session before sending it again): the one case where the sender cannot know.
-- once acknowledged, the message is the running replica's, exactly as one sent to it directly: if
-  that replica dies before its run took a queued message, the message goes with the run (a
-  steering queue lives in memory, on one server as on several).
+- once acknowledged, the message is the running replica's, exactly as one sent to it directly: a
+  queued one is acknowledged only once it is in the session's store (`_steering.stored`), so if
+  that replica dies before its run took it, the replica taking the session over finds it queued
+  and its next run takes it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import anyio.to_thread
 
 from ..sessions import SessionLockedError
 from ._chat import Chat
-from ._steering import KINDS, Delivery, MessageKind
+from ._steering import KINDS, Delivery, MessageKind, stored
 
 if TYPE_CHECKING:
     from ._hub import Hub
@@ -58,7 +59,7 @@ it was claimed, for its answer) before deciding on its own."""
 
 
 class RelayLink(Protocol):
-    """What forwarding needs of the relay (`_relay.Relay`)."""
+    """What forwarding needs of the relay (`_replicas.relay.Relay`)."""
 
     origin: str
     hub: Hub
@@ -141,13 +142,14 @@ class Forwards:
         hub = self.relay.hub
         try:
             async with hub.leases.writing(chat):
-                return chat.send(hub.task_group(), kind, text)
+                delivery = chat.send(hub.task_group(), kind, text)
         except SessionLockedError as exc:
             raise SessionLockedError(
                 f"session {chat.id!r}: the replica running it did not take the message within "
                 f"{ACK_SECONDS:g} s, and it still holds the session: the message was not "
                 f"delivered; send it again ({exc})"
             ) from exc
+        return await stored(chat.agent, delivery)
 
     def answered(self, rows: Sequence[Row]) -> None:
         """Acknowledgements addressed here, in rows from other replicas."""
@@ -189,7 +191,8 @@ class Forwards:
             return
         hub = self.relay.hub
         if chat is not None and chat.running:  # no await since the claim: the run takes it
-            self._answer(sid, message, chat.send(hub.task_group(), kind, text).json())
+            delivery = chat.send(hub.task_group(), kind, text)
+            hub.task_group().start_soon(self._acknowledge, chat, sid, message, delivery)
         elif hub.group is not None:
             hub.group.start_soon(self._start, sid, message, kind, text)
         else:
@@ -204,6 +207,17 @@ class Forwards:
                 delivery = chat.send(hub.task_group(), kind, text)
         except Exception as exc:
             self._answer(sid, message, {"error": str(exc) or type(exc).__name__})
+            return
+        await self._acknowledge(chat, sid, message, delivery)
+
+    async def _acknowledge(
+        self, chat: Chat, sid: str, message: dict[str, Any], delivery: Delivery
+    ) -> None:
+        """Answer the sender once what the message became is stored (`_steering.stored`)."""
+        try:
+            delivery = await stored(chat.agent, delivery)
+        except Exception as exc:
+            self._answer(sid, message, {"error": str(exc)})
             return
         self._answer(sid, message, delivery.json())
 
@@ -234,6 +248,7 @@ async def send_anywhere(
     Raises:
         SessionLockedError: the session is held elsewhere and the message was not delivered.
         ForwardTimeoutError: forwarded and taken, but not acknowledged in time.
+        NotStoredError: queued here, but the store could not store it.
     """
     forward = hub.forward
     # a run known to go elsewhere: forward at once unless the lease is free (that run ended, or
@@ -241,9 +256,11 @@ async def send_anywhere(
     elsewhere = forward is not None and chat.remote_start is not None and not chat.running
     try:
         async with hub.leases.writing(chat, wait=not elsewhere):
-            return chat.send(hub.task_group(), kind, text, run_id=run_id)
+            delivery = chat.send(hub.task_group(), kind, text, run_id=run_id)
     except SessionLockedError:
         if forward is None:
             raise
+    else:
+        return await stored(chat.agent, delivery)
     # held elsewhere (by a run seen or not yet seen here): whoever runs it takes it
     return await forward(chat, kind, text)

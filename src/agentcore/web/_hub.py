@@ -3,7 +3,8 @@
 Sessions are opened on first use and stay open while they are in use: a run goes, a page follows
 their events, or a request used them less than `close_idle_after` seconds ago; then `sweep`
 closes them. An open session holds its store write lease only while this server writes it (a run
-goes, a decision is stored: `_lease`), so another replica, or `agentcore chat --continue`, can
+goes, a decision is stored: `_replicas/lease.py`), so another replica, or `agentcore chat
+--continue`, can
 continue it whenever it is idle here. At most `max_open`
 stay open: past that, the least recently used idle one without readers is closed at once (it
 opens again, from the store, on its next use). Store calls run in worker threads.
@@ -35,7 +36,7 @@ from ..sessions import (
     SessionStore,
 )
 from ._chat import Chat
-from ._lease import Leases
+from ._replicas.lease import Leases
 from ._steering import Delivery, MessageKind
 
 __all__ = ["Hub", "HubSettings"]

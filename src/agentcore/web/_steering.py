@@ -18,6 +18,12 @@ happens.
 
 Everything here runs on the server's event loop, between awaits, so deciding and queueing are
 one step for every other request.
+
+Acknowledged means not lost: a `queued` answer is sent only once the session's store holds the
+queue with the message in it (`stored`, from a worker thread for a store whose writes may wait:
+the run goes on meanwhile). If the replica then dies before its run took the message, the one
+that takes the session over loads it queued (its state snapshot lists it), and its next run takes
+it: steering at its first turn, a follow-up when it would otherwise stop.
 """
 
 from __future__ import annotations
@@ -31,7 +37,17 @@ from .. import Agent
 from ..messages import AgentMessage, UserMessage
 from ._convert import block_text
 
-__all__ = ["KINDS", "Delivery", "HeldMessages", "MessageKind", "next_run", "queue", "queued_texts"]
+__all__ = [
+    "KINDS",
+    "Delivery",
+    "HeldMessages",
+    "MessageKind",
+    "NotStoredError",
+    "next_run",
+    "queue",
+    "queued_texts",
+    "stored",
+]
 
 MessageKind = Literal["steer", "follow_up"]
 """How a message sent to a running session is queued: as steering (joins at the run's next
@@ -92,6 +108,28 @@ def queue(agent: Agent, kind: MessageKind, text: str) -> None:
         agent.steer(UserMessage(content=text))
     else:
         agent.follow_up(UserMessage(content=text))
+
+
+class NotStoredError(Exception):
+    """A message was queued, but the session's store could not store the queue."""
+
+
+async def stored(agent: Agent, delivery: Delivery) -> Delivery:
+    """`delivery`, once what it queued is in the session's store (a `queued` one; a message
+    that starts a run is stored by that run).
+
+    Raises:
+        NotStoredError: the store failed: the message is queued in this process only.
+    """
+    if delivery.became == "queued":
+        try:
+            await agent._queues_stored()
+        except Exception as exc:
+            raise NotStoredError(
+                f"the message was queued into the run, but the session's store could not store "
+                f"it ({exc}): it runs unless this server stops first"
+            ) from exc
+    return delivery
 
 
 def next_run(

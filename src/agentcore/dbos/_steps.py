@@ -1,0 +1,268 @@
+"""The worker side: one model request and one tool call, each a DBOS step.
+
+Models and tools are registered on the worker by name (`Registry`); the workflow sends names, the
+transcript and the arguments, never a model object, a function or an API key. A provider reads
+its key on the worker (from the environment, or the `get_api_key` the worker was given).
+
+DBOS checkpoints a step's result when it returns; a step cut off by the end of its process runs
+again when the workflow is recovered. For a tool call that is not good enough: before a tool runs,
+a `started` step is checkpointed, holding a token of the process that records it. When the tool's
+own step then finds a token another process recorded (the call started before a crash and never
+finished), a tool registered with `retry=False` is not run again: its call gets an error result
+saying so. A tool with `retry=True` (the default) runs again, so it should be idempotent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ..abort import AbortController
+from ..approvals import InputAnswer, InputRequired, answering_inputs
+from ..durable import result_to_json
+from ..errors import ConfigError
+from ..llm import Context, Model, SimpleStreamOptions, stream_simple
+from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
+from ..tools import AgentTool, AgentToolResult
+from ._sdk import dbos
+
+__all__ = [
+    "NOT_RETRIED",
+    "DurableTool",
+    "Registry",
+    "model_step",
+    "registry",
+    "started_step",
+    "tool_step",
+    "use",
+]
+
+NOT_RETRIED = (
+    "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
+    "registered with retry=False, so it runs at most once."
+)
+
+_FRESH: set[str] = set()
+"""The `started` tokens this process recorded (a token not in it was recorded before a crash)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DurableTool:
+    """A tool as a worker registers it, with whether its call may run again after a crash.
+
+    Attributes:
+        tool: the tool.
+        retry: False for a tool that must run at most once (a payment, an email): if its worker
+            dies while it runs, the call gets an error result saying so instead of running
+            again. True (the default) runs it again when the run is recovered, so such a tool
+            should be idempotent. A call that finished is never run again either way: its
+            result is checkpointed in the system database.
+    """
+
+    tool: AgentTool
+    retry: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool, AgentTool):
+            raise ConfigError(
+                f"DurableTool.tool must be an AgentTool (use @tool), got {type(self.tool).__name__}"
+            )
+
+
+class Registry:
+    """The models and tools a worker serves, by name.
+
+    Args:
+        models: the models, by the name runs use.
+        tools: the tools (`AgentTool`, or `DurableTool` to say whether a call may run again).
+        get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Model] | None = None,
+        tools: Sequence[AgentTool | DurableTool] = (),
+        get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+    ) -> None:
+        self.models: dict[str, Model] = {}
+        for name, model in (models or {}).items():
+            if not isinstance(model, Model):
+                raise ConfigError(
+                    f"models[{name!r}] must be an agentcore.llm.Model, got {type(model).__name__}"
+                )
+            self.models[name] = model
+        self.tools: dict[str, DurableTool] = {}
+        for entry in tools:
+            entry = entry if isinstance(entry, DurableTool) else DurableTool(entry)
+            if entry.tool.name in self.tools:
+                raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
+            self.tools[entry.tool.name] = entry
+        self.get_api_key = get_api_key
+
+
+registry = Registry()
+"""What this process's worker serves (set by `launch_worker`)."""
+
+
+def use(new: Registry) -> None:
+    """Serve `new` in this process."""
+    global registry
+    registry = new
+
+
+def _error(text: str) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=text)], is_error=True)
+
+
+def _text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dbos.DBOS.step(name="agentcore.model", retries_allowed=False, preemptible=True)
+async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
+    """Send one request with the registered model; returns its final message and which of the
+    run's tools need approval (a `requires_approval` that is a function counts as True)."""
+    name = payload["model"]
+    model = registry.models.get(name)
+    if model is None:
+        return {
+            "error": f"no model named {name!r} is registered on this worker "
+            f"(registered: {sorted(registry.models) or 'none'})"
+        }
+    tools = []
+    approval: dict[str, bool] = {}
+    for tool_name in payload["tools"]:
+        entry = registry.tools.get(tool_name)
+        if entry is None:
+            return {
+                "error": f"no tool named {tool_name!r} is registered on this worker "
+                f"(registered: {sorted(registry.tools) or 'none'})"
+            }
+        tools.append(entry.tool.llm_tool)
+        approval[tool_name] = entry.tool.requires_approval is not False
+    messages: list[Message] = [from_json(m) for m in payload["messages"]]
+    context = Context(system_prompt=payload["system_prompt"], messages=messages, tools=tools)
+    opts = payload["options"]
+    controller = AbortController()
+    api_key = None
+    if registry.get_api_key is not None:
+        key = registry.get_api_key(model.provider)
+        api_key = await key if inspect.isawaitable(key) else key
+    options = SimpleStreamOptions(
+        signal=controller.signal,
+        api_key=api_key,
+        reasoning=None if opts["reasoning"] == "off" else opts["reasoning"],
+        temperature=opts["temperature"],
+        max_tokens=opts["max_tokens"],
+        session_id=opts["session_id"],
+        request_timeout=opts["request_timeout"],
+        idle_timeout=opts["idle_timeout"],
+        max_retries=opts["max_retries"],
+    )
+    try:
+        final: AssistantMessage = await stream_simple(model, context, options).result()
+    except BaseException:
+        controller.abort("the step was cancelled")
+        raise
+    return {"message": to_json(final), "requires_approval": approval, "at": _now_ms()}
+
+
+@dbos.DBOS.step(name="agentcore.tool_started", retries_allowed=False)
+async def started_step(call_id: str) -> str:
+    """Checkpoint that tool call `call_id` is about to run; a token of this process."""
+    token = f"{call_id}:{uuid.uuid4().hex}"
+    _FRESH.add(token)
+    return token
+
+
+@dbos.DBOS.step(name="agentcore.tool", retries_allowed=False, preemptible=True)
+async def tool_step(payload: dict[str, Any], token: str) -> dict[str, Any]:
+    """Run one tool call: prepare and validate the arguments, execute, check the value. Every
+    failure is an error result for the model, worded as in an in-process run."""
+    name = payload["tool"]
+    entry = registry.tools.get(name)
+    updates: list[AgentToolResult] = []
+    result: AgentToolResult | InputRequired
+    fresh = token in _FRESH
+    _FRESH.discard(token)
+    if entry is None:
+        result = _error(f"Tool {name} not found")
+    elif not fresh and not entry.retry:
+        result = _error(NOT_RETRIED.format(name=name))
+    else:
+        result = await _call(entry.tool, payload, updates)
+    asked = None
+    if isinstance(result, InputRequired):  # the workflow makes the call wait
+        asked = {"key": result.key, "message": result.message, "schema": result.schema}
+        result = AgentToolResult.text(result.message)
+    try:
+        data = result_to_json(result)
+    except Exception as exc:
+        data = result_to_json(_error(f"tool {name!r} returned details that are not JSON: {exc}"))
+    data["updates"] = [result_to_json(u) for u in updates]
+    data["at"] = _now_ms()
+    if asked is not None:
+        data["input_required"] = asked
+    return data
+
+
+async def _call(
+    tool: AgentTool, payload: dict[str, Any], updates: list[AgentToolResult]
+) -> AgentToolResult | InputRequired:
+    raw = payload["arguments"]
+    try:
+        prepared = tool.prepare_arguments(raw)
+        args = tool.validator.validate(raw if prepared is None else prepared)
+    except Exception as exc:
+        return _error(_text(exc))
+    timeout = tool.timeout if tool.timeout is not None else payload.get("timeout")
+    controller = AbortController()
+    call_id = payload["call_id"]
+
+    async def run() -> Any:
+        if tool.is_async():
+            value = tool.execute(call_id, args, controller.signal, updates.append)
+        else:
+            value = await anyio.to_thread.run_sync(
+                tool.execute, call_id, args, controller.signal, updates.append
+            )
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    answers = {
+        key: InputAnswer(a["action"], a.get("content"))
+        for key, a in (payload.get("answers") or {}).items()
+    }
+    value: Any = None
+    try:
+        with anyio.move_on_after(timeout) as deadline, answering_inputs(call_id, answers):
+            value = await run()
+    except InputRequired as exc:  # the tool asks the user (see agentcore.approvals)
+        return exc
+    except Exception as exc:
+        return _error(_text(exc))
+    except BaseException:
+        controller.abort("the step was cancelled")
+        raise
+    if deadline.cancelled_caught:
+        controller.abort("timed out")
+        assert timeout is not None
+        return _error(f"Tool {tool.name!r} timed out after {timeout:g} s.")
+    if not isinstance(value, AgentToolResult):
+        return _error(
+            f"tool {tool.name!r} returned {type(value).__name__}; expected AgentToolResult "
+            "(use @tool to return plain values)"
+        )
+    return value

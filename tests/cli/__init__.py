@@ -1,0 +1,1 @@
+"""Tests of agentcore.cli: the command, its terminal UI (in a pty), approvals and sessions."""

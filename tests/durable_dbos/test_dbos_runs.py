@@ -1,0 +1,326 @@
+"""Durable runs on DBOS with a SQLite system database, against real worker processes
+(`python -m agentcore.dbos worker`, each in its own process: DBOS keeps global state): a run
+completes; a worker killed with SIGKILL mid-tool or mid-charge is started again and finishes the
+run with each tool run once (a `retry=False` tool is not run again); an approval decided while no
+worker runs is carried out when one starts; a run is cancelled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from dbos import DBOSClient
+
+from agentcore import ToolResultMessage
+from agentcore.dbos import start_run
+from agentcore.testing import check_well_formed
+from support import ROOT
+
+pytestmark = pytest.mark.anyio
+
+TESTS = ROOT / "tests"
+
+
+class Worker:
+    """One worker process on the test's system database, with a fixed executor id."""
+
+    def __init__(
+        self, url: str, effects: Path, executor: str = "w1", schema: str | None = None
+    ) -> None:
+        self.url, self.effects, self.executor, self.schema = url, effects, executor, schema
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, **env: str) -> None:
+        environment = {
+            **os.environ,
+            "AGENTCORE_DBOS_TEST_DIR": str(self.effects),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(TESTS)]),
+            **env,
+        }
+        with open(self.effects / f"worker-{self.executor}.log", "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "agentcore.dbos",
+                    "worker",
+                    "--module",
+                    "durable_dbos.worker_app",
+                    "--database-url",
+                    self.url,
+                    "--executor-id",
+                    self.executor,
+                    *(["--schema", self.schema, "--concurrency", "1"] if self.schema else []),
+                ],
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def lines(path: Path, run_id: str) -> list[list[str]]:
+    if not path.exists():
+        return []
+    return [line.split() for line in path.read_text().splitlines() if line.startswith(run_id)]
+
+
+async def wait_for_line(path: Path, run_id: str) -> list[str]:
+    with anyio.fail_after(60):
+        while not (found := lines(path, run_id)):  # noqa: ASYNC110 (another process writes it)
+            await anyio.sleep(0.05)
+    return found[0]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[tuple[DBOSClient, Worker]]:
+    url = f"sqlite:///{tmp_path / 'system.sqlite'}"
+    worker = Worker(url, tmp_path)
+    worker.start()
+    # the client never creates the schema: wait for the worker to
+    for _ in range(600):
+        if "DBOS launched" in (tmp_path / "worker-w1.log").read_text(errors="replace"):
+            break
+        time.sleep(0.05)
+    client = DBOSClient(system_database_url=url)
+    yield client, worker
+    worker.stop()
+    client.destroy()
+
+
+def run_id() -> str:
+    return f"run-{uuid.uuid4().hex[:10]}"
+
+
+def text_of(message: object) -> str:
+    return "".join(getattr(c, "text", "") for c in getattr(message, "content", []))
+
+
+async def test_a_run_completes_with_each_tool_once(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "go", id=rid, model="tools", tools=["add", "record"])
+    events = [e async for e in run.events()]
+    messages = await run.result()
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "tool_result",
+        "assistant",
+        "tool_result",
+        "assistant",
+    ]
+    assert text_of(messages[2]) == "42"
+    assert text_of(messages[-1]) == "2 + 40 = 42, and I took a note."
+    assert [line[1] for line in lines(worker.effects / "effects", rid)] == ["c2"]
+    check_well_formed(events)
+
+
+async def test_kill_during_a_tool_then_recovery(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "go", id=rid, model="slow-tool", tools=["slow", "record"])
+    await wait_for_line(worker.effects / "started", rid)
+    worker.kill()  # mid-tool: the slow call started, never finished
+    worker.start(AGENTCORE_DBOS_FAST="1")  # the same executor id: it recovers the run
+    messages = await run.result()
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "assistant",
+        "tool_result",
+        "assistant",
+    ]
+    assert text_of(messages[2]) == "slowly noted: n1"
+    assert [line[1] for line in lines(worker.effects / "effects", rid)] == ["s1", "s2"]
+    assert len(lines(worker.effects / "started", rid)) == 2  # retry=True: run again once
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_kill_during_a_model_stream_then_recovery(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "tell me", id=rid, model="slow-stream")
+    first = await wait_for_line(worker.effects / "stream-slow-stream", rid)
+    worker.kill()  # the answer is streaming in the killed process
+    worker.start()
+    messages = await run.result()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert text_of(messages[-1]) == "a long and slowly streamed answer " * 10
+    attempts = lines(worker.effects / "stream-slow-stream", rid)
+    assert len(attempts) == 2 and attempts[1][1] != first[1]  # sent again, by the new process
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_kill_between_turns_then_recovery(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "loop", id=rid, model="gated-loop", tools=["record"])
+    marker = worker.effects / "stream-gated-loop"
+    with anyio.fail_after(60):
+        while not any(line[2] == "1" for line in lines(marker, rid)):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    worker.kill()  # held before its second answer: the first tool call is checkpointed
+    (worker.effects / f"gate-{rid}").touch()
+    worker.start()
+    messages = await run.result()
+    assert text_of(messages[-1]) == "looped"
+    effects = [line[1] for line in lines(worker.effects / "effects", rid)]
+    assert effects == ["l1", "l2", "l3"]  # each call ran once, the first one before the kill
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_a_tool_that_must_not_run_twice_is_not_run_again(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'system.sqlite'}"
+    worker = Worker(url, tmp_path)
+    worker.start(AGENTCORE_DBOS_CHARGE_SECONDS="30")
+    try:
+        for _ in range(600):
+            log = tmp_path / "worker-w1.log"
+            if log.exists() and "DBOS launched" in log.read_text(errors="replace"):
+                break
+            await anyio.sleep(0.05)
+        client = DBOSClient(system_database_url=url)
+        rid = run_id()
+        run = await start_run(client, "pay", id=rid, model="once", tools=["charge"])
+        await wait_for_line(tmp_path / "started", rid)
+        worker.kill()
+        worker.start()
+        messages = await run.result()
+        result = messages[2]
+        assert isinstance(result, ToolResultMessage) and result.is_error
+        assert "is not run again" in text_of(result)
+        assert lines(tmp_path / "effects", rid) == []  # never charged twice (nor once)
+        assert len(lines(tmp_path / "started", rid)) == 1
+        client.destroy()
+    finally:
+        worker.stop()
+
+
+async def test_an_approval_decided_while_no_worker_runs(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "pay", id=rid, model="approval", tools=["pay"])
+    with anyio.fail_after(60):
+        while len(await run.pending_approvals()) < 2:  # noqa: ASYNC110 (set by the worker)
+            await anyio.sleep(0.1)
+    worker.kill()  # nothing runs now
+    await run.approve("a1")
+    await run.deny("a2", "too much")
+    worker.start()
+    messages = await run.result()
+    assert [line[1:] for line in lines(worker.effects / "effects", rid)] == [["a1", "paid", "20"]]
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [r.is_error for r in results] == [False, True]
+    assert "too much" in text_of(results[1])
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_a_question_answered_while_no_worker_runs(env: tuple[DBOSClient, Worker]) -> None:
+    from agentcore import ConfigError
+
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "size?", id=rid, model="question", tools=["ask_size"])
+    with anyio.fail_after(60):
+        while not (waiting := await run.pending_approvals()):  # noqa: ASYNC110
+            await anyio.sleep(0.1)
+    assert waiting[0].input_schema is not None
+    worker.kill()
+    with pytest.raises(ConfigError, match="does not match the requested schema"):
+        await run.approve("q1", arguments={"size": "XXL"})
+    await run.approve("q1", arguments={"size": "M"})
+    worker.start()
+    messages = await run.result()
+    assert text_of(messages[-1]) == "sized"
+    assert [line[1:] for line in lines(worker.effects / "effects", rid)] == [
+        ["q1", "accept", "{'size':", "'M'}"]
+    ]
+
+
+async def test_a_decision_on_no_waiting_call_is_refused(env: tuple[DBOSClient, Worker]) -> None:
+    from agentcore import ConfigError
+
+    client, _worker = env
+    rid = run_id()
+    run = await start_run(client, "go", id=rid, model="tools", tools=["add", "record"])
+    await run.result()
+    with pytest.raises(ConfigError, match="no tool call 'zz' waits for a decision"):
+        await run.approve("zz")
+
+
+async def test_cancel(env: tuple[DBOSClient, Worker]) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "go", id=rid, model="slow-tool", tools=["slow", "record"])
+    await wait_for_line(worker.effects / "started", rid)
+    await run.abort()
+    with pytest.raises(Exception, match=r"(?i)cancel"):
+        await run.result()
+    status = await (await client.retrieve_workflow_async(rid)).get_status()
+    assert status.status == "CANCELLED"
+    assert lines(worker.effects / "effects", rid) == []  # the running call was cut off
+
+
+def _launched(log: Path) -> bool:
+    return log.exists() and "agentcore dbos worker" in log.read_text(errors="replace")
+
+
+async def test_two_workers_on_postgresql_share_runs(tmp_path: Path) -> None:
+    from support.postgres import postgres_url
+
+    url = postgres_url()
+    schema = f"dbos_{uuid.uuid4().hex[:8]}"
+    workers = [Worker(url, tmp_path, f"pg{i}", schema) for i in (1, 2)]
+    client: DBOSClient | None = None
+    try:
+        workers[0].start()
+        with anyio.fail_after(120):
+            while not _launched(tmp_path / "worker-pg1.log"):  # noqa: ASYNC110 (the schema)
+                await anyio.sleep(0.1)
+        workers[1].start()
+        with anyio.fail_after(120):
+            while not _launched(tmp_path / "worker-pg2.log"):  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        client = DBOSClient(system_database_url=url, dbos_system_schema=schema)
+        ids = [run_id() for _ in range(8)]
+        runs = [
+            await start_run(client, "go", id=i, model="tools", tools=["add", "record"]) for i in ids
+        ]
+        for run in runs:
+            messages = await run.result()
+            assert text_of(messages[-1]) == "2 + 40 = 42, and I took a note."
+        executors = set()
+        for i in ids:
+            status = await (await client.retrieve_workflow_async(i)).get_status()
+            executors.add(status.executor_id)
+            assert [line[1] for line in lines(tmp_path / "effects", i)] == ["c2"]
+        # both workers took runs from the one queue (each runs one at a time)
+        assert executors == {"pg1", "pg2"}
+    finally:
+        for worker in workers:
+            worker.stop()
+        if client is not None:
+            client.destroy()

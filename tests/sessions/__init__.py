@@ -1,0 +1,1 @@
+"""Tests of agentcore.sessions: the stores, their formats, crashes and permissions."""
