@@ -256,8 +256,6 @@ async def drive(wire: Wire) -> AsyncIterator[AssistantMessageEvent]:
             for event in wire.feed(item):
                 yield event
             if wire.finished:
-                if type(opened.events) is EventSource:  # read to the end: the connection stays
-                    opened.events.answer_complete()
                 break
             item = reader.poll()
             if item is PENDING:

@@ -252,9 +252,10 @@ class EventSource:
     A `[DONE]` event ends the events; the rest of the body is then read by `aclose` (for at most
     a second), so that the HTTP library's own generators run to their end instead of being left
     suspended, and the connection goes back to its pool for the next request (a response closed
-    with its body unread closes its connection). `answer_complete` asks the same of a source whose
-    wire said the answer is complete at an event of its own (Messages' `message_stop`, Responses'
-    `response.completed`). Iterating the source (`async for`) reads it without any scope.
+    with its body unread closes its connection). An answer that ends at an event of its own
+    (Messages' `message_stop`, Responses' `response.completed`) is not drained: its `done` would
+    wait on the network, so its connection is closed and the next request opens one. Iterating
+    the source (`async for`) reads it without any scope.
 
     Args:
         response: the streaming response.
@@ -311,11 +312,6 @@ class EventSource:
         while (item := self.poll()) is PENDING:
             await self.fill()
         return item
-
-    def answer_complete(self) -> None:
-        """The wire's last event has been read: `aclose` reads the rest of the body (a second
-        at most), as after `[DONE]`, so that the connection can be reused."""
-        self._done_marker = True
 
     def __aiter__(self) -> EventSource:
         return self
