@@ -7,8 +7,11 @@ deltas (`text.sse` with its first text delta repeated). Two sides make the same 
 
 - agentcore: `agent_loop` with its defaults (the run's own abort signal, no timeouts set), one
   `@tool`, the provider adapter through the vendor SDK, every event read with `async for`;
-- bare: one `httpx.AsyncClient`, the SSE lines, `json.loads` of each event, the tool's arguments
-  joined and parsed, the function called, the second request sent; nothing else.
+- bare: one `httpx.AsyncClient` for the whole process (its connection reused from run to run, as
+  agentcore's adapters reuse the event loop's shared client; `--bare-client-per-run`: a client of
+  its own for each run, the comparison before the shared clients), the SSE lines, `json.loads` of
+  each event, the tool's arguments joined and parsed, the function called, the second request
+  sent; nothing else.
 
 Two ratios per API, measured in one process alternating the sides so that load from other
 processes hits both alike (the median of `--runs` rounds): per delta (the first text delta of the
@@ -16,6 +19,7 @@ answer to its last, as each side sees it) and per run (from the call to the end 
 client set-up and both requests included).
 
     .venv/bin/python bench/provider_run.py [--runs 5] [--deltas 2000] [--apis a,b]
+        [--bare-client-per-run]
     .venv/bin/python bench/provider_run.py --instructions   # callgrind: per run and per delta
 
 `--instructions` counts CPU instructions with valgrind's callgrind, in a fresh process per
@@ -26,6 +30,7 @@ from 5 runs and 1 run (the difference cancels start-up and imports, as `instruct
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -35,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -241,6 +247,28 @@ def _bare_tls() -> ssl.SSLContext:
     return _TLS[0]
 
 
+_BARE_CLIENT: list[httpx.AsyncClient] = []  # the process's one client (one event loop per process)
+_BARE_PER_RUN = "--bare-client-per-run" in sys.argv
+
+
+@contextlib.asynccontextmanager
+async def _bare_client() -> AsyncIterator[httpx.AsyncClient]:
+    """The bare reader's client: the process's one (kept open), or one per run if asked."""
+    if _BARE_PER_RUN:
+        async with httpx.AsyncClient(verify=_bare_tls()) as client:
+            yield client
+        return
+    if not _BARE_CLIENT:
+        _BARE_CLIENT.append(httpx.AsyncClient(verify=_bare_tls()))
+    yield _BARE_CLIENT[0]
+
+
+async def close_bare_client() -> None:
+    """Close the process's bare client (at the end of `main` and `_child`)."""
+    while _BARE_CLIENT:
+        await _BARE_CLIENT.pop().aclose()
+
+
 async def bare_run(api: str, url: str, deltas: int) -> tuple[int, float, float]:
     """(text deltas, seconds first to last delta, seconds for the run): the same two requests
     with httpx, SSE lines and `json.loads`."""
@@ -249,7 +277,7 @@ async def bare_run(api: str, url: str, deltas: int) -> tuple[int, float, float]:
     endpoint = f"{url}/d{deltas}{path}"
     n = 0
     first = last = 0.0
-    async with httpx.AsyncClient(verify=_bare_tls()) as client:
+    async with _bare_client() as client:
         body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "go"}]}
         async with client.stream("POST", endpoint, json=body) as response:
             call = await _bare_tool_call(api, response)
@@ -307,6 +335,7 @@ async def main(runs: int, deltas: int, apis: list[str]) -> None:
                 flush=True,
             )
     finally:
+        await close_bare_client()
         process.terminate()
         process.wait()
 
@@ -318,13 +347,16 @@ async def _child(side: str, api: str, url: str, deltas: int, runs: int) -> None:
     for _ in range(runs):
         n, _, _ = await SIDES[side](api, url, deltas)
         assert n == deltas, (side, api, n)
+    await close_bare_client()
 
 
 def _count(url: str, side: str, api: str, deltas: int, runs: int) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.setdefault("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "agentcore-pyc"))
     child = [sys.executable, __file__, "--child", side, api, url, str(deltas), str(runs)]
-    subprocess.run([*child[:-1], "1"], env=env, check=True)  # writes the bytecode cache
+    if _BARE_PER_RUN:
+        child.append("--bare-client-per-run")
+    subprocess.run([*child[:7], "1", *child[8:]], env=env, check=True)  # writes the bytecode cache
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         done = subprocess.run(
@@ -374,6 +406,9 @@ if __name__ == "__main__":
         parser.add_argument("--deltas", type=int, default=2_000)
         parser.add_argument("--apis", default=",".join(APIS))
         parser.add_argument("--instructions", action="store_true", help="count with callgrind")
+        parser.add_argument(
+            "--bare-client-per-run", action="store_true", help="the bare reader's client per run"
+        )
         args = parser.parse_args()
         chosen = args.apis.split(",")
         if args.instructions:

@@ -155,6 +155,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        self.server.replay._connection(+1)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.replay._connection(-1)
+
     def _serve(self) -> None:
         try:
             length = int(self.headers.get("content-length") or 0)
@@ -235,6 +245,8 @@ class ReplayServer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._dropped_connections = 0
+        self._connections = 0
+        self._open_connections = 0
 
     @property
     def url(self) -> str:
@@ -269,6 +281,23 @@ class ReplayServer:
         reported as errors)."""
         with self._lock:
             return self._dropped_connections
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections clients opened so far."""
+        with self._lock:
+            return self._connections
+
+    @property
+    def open_connections(self) -> int:
+        """How many of them are still open (their handler still serving)."""
+        with self._lock:
+            return self._open_connections
+
+    def _connection(self, change: int) -> None:
+        with self._lock:
+            self._connections += max(change, 0)
+            self._open_connections += change
 
     def _dropped(self) -> None:
         with self._lock:

@@ -251,7 +251,11 @@ class EventSource:
 
     A `[DONE]` event ends the events; the rest of the body is then read by `aclose` (for at most
     a second), so that the HTTP library's own generators run to their end instead of being left
-    suspended. Iterating the source (`async for`) reads it without any scope.
+    suspended, and the connection goes back to its pool for the next request (a response closed
+    with its body unread closes its connection). An answer that ends at an event of its own
+    (Messages' `message_stop`, Responses' `response.completed`) is not drained: its `done` would
+    wait on the network, so its connection is closed and the next request opens one. Iterating
+    the source (`async for`) reads it without any scope.
 
     Args:
         response: the streaming response.

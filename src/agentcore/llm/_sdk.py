@@ -16,9 +16,9 @@ from typing import Any
 
 from ..errors import MissingExtraError
 from ._adapter import connection_text, exception_text
-from ._http import is_timeout, is_transport_error, ssl_context
+from ._http import is_timeout, is_transport_error
+from ._pool import shared_http
 from ._retry import RetryInfo, is_retryable_status, parse_retry_after
-from .interception import intercept_http
 
 __all__ = [
     "api_error_text",
@@ -55,9 +55,10 @@ def import_sdk(module: str, extra: str) -> ModuleType:
 
 async def sdk_client(
     client_class: Any, sdk: ModuleType, api_key: str, base_url: str, headers: Mapping[str, str]
-) -> Any:
-    """An `AsyncOpenAI` or `AsyncAnthropic` client for one request: the SDK's own retries off
-    (`retry_request` does them), and an HTTP client on the shared TLS context.
+) -> tuple[Any, bool]:
+    """An `AsyncOpenAI` or `AsyncAnthropic` client for one request, and whether its HTTP client
+    is shared (`shared_http`: the loop's, whose connections outlive the request; the request
+    ends with `close_unshared`). The SDK's own retries are off (`retry_request` does them).
 
     Args:
         client_class: `sdk.AsyncOpenAI` or `sdk.AsyncAnthropic`.
@@ -66,14 +67,15 @@ async def sdk_client(
         base_url: the endpoint; empty for the SDK's default.
         headers: sent with every request.
     """
-    http_client = intercept_http(sdk.DefaultAsyncHttpxClient(verify=await ssl_context()))
-    return client_class(
+    http_client, shared = await shared_http(sdk)
+    client = client_class(
         api_key=api_key,
         base_url=base_url or None,
         max_retries=0,
         default_headers=dict(headers),
         http_client=http_client,
     )
+    return client, shared
 
 
 def _brief(text: str) -> str:

@@ -32,6 +32,7 @@ from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
 from .._http import ssl_context
+from .._pool import close_unshared
 from .._request import OpenedStream, Request, open_event_stream, release
 from .._retry import RetryInfo
 from .._sdk import (
@@ -269,6 +270,7 @@ class _Wire(Wire):
         self.vertex = vertex
         self.translator = _Translator(request.model, self.builder)
         self.client: Any = None
+        self.shared = False  # whether the client\'s HTTP client is the loop\'s (`shared_http`)
         self.payload: Any = None
 
     async def prepare(self) -> None:
@@ -281,7 +283,7 @@ class _Wire(Wire):
             access = await fetch_vertex_access(self.vertex, self.request, claude=True)
             self.client = await _vertex_client(sdk, model, access, headers)
         else:
-            self.client = await sdk_client(
+            self.client, self.shared = await sdk_client(
                 sdk.AsyncAnthropic, sdk, self.api_key, model.base_url, headers
             )
 
@@ -339,8 +341,7 @@ class _Wire(Wire):
         return events
 
     async def release(self) -> None:
-        if self.client is not None:
-            await self.client.close()
+        await close_unshared(self.client, self.shared)
 
 
 # --- entry points -----------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from .._adapter import (
 from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
+from .._pool import close_unshared
 from .._request import OpenedStream, Request, open_event_stream
 from .._retry import RetryInfo
 from .._sdk import (
@@ -388,6 +389,7 @@ class _Wire(Wire):
         self.azure = azure
         self.translator = _Translator(request.model, _compat(request.model), self.builder)
         self.client: Any = None
+        self.shared = False  # whether the client\'s HTTP client is the loop\'s (`shared_http`)
         self.payload: Any = None
 
     async def prepare(self) -> None:
@@ -402,7 +404,7 @@ class _Wire(Wire):
                 sdk, model, azure, self.request, self.api_key, headers, responses=False
             )
         else:
-            self.client = await sdk_client(
+            self.client, self.shared = await sdk_client(
                 sdk.AsyncOpenAI, sdk, self.api_key or "", model.base_url, headers
             )
 
@@ -459,8 +461,7 @@ class _Wire(Wire):
         return events
 
     async def release(self) -> None:
-        if self.client is not None:
-            await self.client.close()
+        await close_unshared(self.client, self.shared)
 
 
 def _open(

@@ -41,6 +41,7 @@ from .._adapter import (
 from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
+from .._pool import close_unshared
 from .._request import OpenedStream, Request, open_event_stream
 from .._retry import RetryInfo
 from .._sdk import (
@@ -398,6 +399,7 @@ class _Wire(Wire):
         self.azure = azure
         self.translator = _Translator(request.model, self.builder)
         self.client: Any = None
+        self.shared = False  # whether the client\'s HTTP client is the loop\'s (`shared_http`)
         self.known: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
 
@@ -413,7 +415,7 @@ class _Wire(Wire):
                 sdk, model, azure, self.request, self.api_key, headers, responses=True
             )
         else:
-            self.client = await sdk_client(
+            self.client, self.shared = await sdk_client(
                 sdk.AsyncOpenAI, sdk, self.api_key or "", model.base_url, headers
             )
         params = _create_params(type(self.client.responses).create)
@@ -446,8 +448,7 @@ class _Wire(Wire):
         return [self.builder.done(outcome.reason)]
 
     async def release(self) -> None:
-        if self.client is not None:
-            await self.client.close()
+        await close_unshared(self.client, self.shared)
 
 
 # -- entry points ---------------------------------------------------------------------------
