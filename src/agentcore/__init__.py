@@ -73,6 +73,7 @@ if _typing.TYPE_CHECKING:
     from .events import AgentEvent as AgentEvent
     from .events import AgentEventSink as AgentEventSink
     from .events import AgentStartEvent as AgentStartEvent
+    from .events import AgentSwitchEvent as AgentSwitchEvent
     from .events import MessageEndEvent as MessageEndEvent
     from .events import MessageStartEvent as MessageStartEvent
     from .events import MessageUpdateEvent as MessageUpdateEvent
@@ -81,6 +82,10 @@ if _typing.TYPE_CHECKING:
     from .events import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
     from .events import TurnEndEvent as TurnEndEvent
     from .events import TurnStartEvent as TurnStartEvent
+    from .handoffs import AgentSpec as AgentSpec
+    from .handoffs import HandoffTool as HandoffTool
+    from .handoffs import HistoryView as HistoryView
+    from .handoffs import handoff as handoff
     from .limits import LimitKind as LimitKind
     from .limits import LimitReached as LimitReached
     from .limits import UsageLimits as UsageLimits
@@ -189,11 +194,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UnknownApiError",
         "UsageError",
     ),
+    "handoffs": ("AgentSpec", "HandoffTool", "HistoryView", "handoff"),
     "events": (
         "AgentEndEvent",
         "AgentEvent",
         "AgentEventSink",
         "AgentStartEvent",
+        "AgentSwitchEvent",
         "MessageEndEvent",
         "MessageStartEvent",
         "MessageUpdateEvent",
@@ -273,8 +280,10 @@ __all__ = [
     "AgentEventSink",
     "AgentLoopConfig",
     "AgentMessage",
+    "AgentSpec",
     "AgentStartEvent",
     "AgentState",
+    "AgentSwitchEvent",
     "AgentTool",
     "AgentToolResult",
     "ApprovalDecision",
@@ -294,6 +303,8 @@ __all__ = [
     "Cost",
     "DropOldest",
     "EventStream",
+    "HandoffTool",
+    "HistoryView",
     "ImageContent",
     "Instrumentation",
     "JsonlSessionStore",
@@ -351,6 +362,7 @@ __all__ = [
     "cancel_on_abort",
     "default_convert_to_llm",
     "get_instrumentation",
+    "handoff",
     "register_message_type",
     "run_agent_loop",
     "run_agent_loop_continue",

@@ -16,21 +16,33 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config import AgentContext
 from ..events import MessageEndEvent, MessageStartEvent, TurnEndEvent, TurnStartEvent
+from ..messages import AssistantMessage, ToolResultMessage
 from .request import LlmTranscript
 
 if TYPE_CHECKING:
     from .._compaction.protocol import CompactionSummary
     from ..llm.events import AssistantMessageEvent
     from ..llm.types import Tool
-    from ..messages import AgentMessage, AssistantMessage, ToolResultMessage
+    from ..messages import AgentMessage
     from ..tools import AgentTool
     from .emit import Emitter
 
 __all__ = ["Phase", "Transcript"]
+
+
+_M = TypeVar("_M")
+
+
+def _named(message: _M, agent: str) -> _M:
+    """An answer or a tool result naming `agent` (as it is, if it names one already)."""
+    if isinstance(message, AssistantMessage | ToolResultMessage) and message.agent is None:
+        return replace(message, agent=agent)
+    return message
 
 
 class _Compacted(Protocol):
@@ -55,6 +67,7 @@ class Transcript:
     """The run's conversation and the events that change it (see the module)."""
 
     __slots__ = (
+        "agent",
         "compaction_failed",
         "emitter",
         "llm",
@@ -71,6 +84,7 @@ class Transcript:
 
     def __init__(self, context: AgentContext, emitter: Emitter) -> None:
         self.emitter = emitter
+        self.agent: str | None = None  # who has the conversation, in a run with handoffs
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
         self.run_tools: list[AgentTool] = []  # the run's own (skills'): kept across `replace`
@@ -115,10 +129,13 @@ class Transcript:
         """The request failed: the latest event of its answer, for the failure path."""
         self.partial_event = latest
 
-    async def join(self, message: AgentMessage, *, started: bool = False) -> None:
+    async def join(self, message: _M, *, started: bool = False) -> _M:
         """A complete message joins the transcript, with its `message_start` (unless it was
-        `started`: an answer that streamed) and `message_end`. The one place a message joins."""
+        `started`: an answer that streamed) and `message_end`. The one place a message joins.
+        Returns the message as it joined (in a run with handoffs, naming its agent)."""
         emitter = self.emitter
+        if self.agent is not None:  # (a run with handoffs) the agent's answers and results
+            message = _named(message, self.agent)
         if not started:
             pending = emitter.send(MessageStartEvent(message=message))
             if pending is not None:
@@ -129,6 +146,7 @@ class Transcript:
             self.phase, self.partial_event = Phase.IN_TURN, None
         if (pending := emitter.send(MessageEndEvent(message=message))) is not None:
             await pending
+        return message
 
     async def keep(self, compacted: _Compacted) -> bool:
         """Keep what a compaction returned (`compaction.Compacted`): its marker joins (True), a
@@ -147,6 +165,16 @@ class Transcript:
         self.system_prompt = context.system_prompt
         self.messages = list(context.messages)
         self.tools = list(context.tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools = [t.llm_tool for t in self.tools]
+        self.add_run_tools(self.run_tools)
+
+    def switch(self, agent: str, system_prompt: str, tools: list[AgentTool]) -> None:
+        """Another agent has the conversation (a handoff): its name, system prompt and tools;
+        the messages stay (each agent's view is computed per request)."""
+        self.agent = agent
+        self.system_prompt = system_prompt
+        self.tools = list(tools)
         self.tools_by_name = {t.name: t for t in self.tools}
         self.llm_tools = [t.llm_tool for t in self.tools]
         self.add_run_tools(self.run_tools)

@@ -108,6 +108,13 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out.update(tool_call_id=event.tool_call_id, tool_name=event.tool_name)
             out["result"] = _result(event.result)
             out["is_error"] = event.is_error
+        case "agent_switch":
+            out.update(
+                from_agent=event.from_agent,
+                to_agent=event.to_agent,
+                tool_call_id=event.tool_call_id,
+                returns=event.returns,
+            )
         case "turn_end":
             out["message"] = _message(event.message)
             out["tool_results"] = [_message(m) for m in event.tool_results]
@@ -121,6 +128,10 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out["guardrail"] = trip.to_json() if trip is not None else None
             if event.output is not None:  # run --output-schema: the validated answer
                 out["output"] = _value(event.output)
+            if event.last_agent is not None:  # a run with handoffs
+                out["last_agent"] = event.last_agent
+    if event.type.startswith("tool_execution") and event.agent is not None:  # type: ignore[union-attr]
+        out["agent"] = event.agent  # type: ignore[union-attr]
     return out
 
 
