@@ -390,3 +390,54 @@ async def test_a_session_resumed_from_disk_continues_in_the_last_agent(tmp_path:
     assert faux.calls[-1].context.system_prompt == "You are billing."
     assert [t.name for t in faux.calls[-1].context.tools] == ["refund"]
     assert again.state.messages[-1].agent == "billing"
+
+
+async def test_an_approval_decided_after_a_restart_inside_the_target_runs_there(
+    tmp_path: Path,
+) -> None:
+    wired: list[int] = []
+
+    @tool(requires_approval=True)
+    def wire(amount: int) -> str:
+        """Wire money."""
+        wired.append(amount)
+        return "wired"
+
+    def make(faux: FauxProvider, session: Any) -> Agent:
+        billing = AgentSpec(name="billing", system_prompt="You are billing.", tools=[wire])
+        return Agent(
+            initial_state={
+                "model": faux.model,
+                "system_prompt": "You are triage.",
+                "tools": [lookup, handoff(billing)],
+            },
+            stream_fn=faux.stream_fn,
+            agent_name="triage",
+            next_agent="first",  # a decision still goes on where the call waits
+            session=session,
+        )
+
+    store = JsonlSessionStore(tmp_path / "sessions")
+    session = store.create()
+    faux = FauxProvider(
+        [
+            faux_tool_call("transfer_to_billing", {}),
+            faux_tool_call("wire", {"amount": 5}, id="w1"),
+        ]
+    )
+    first = make(faux, session)
+    await first.prompt("wire 5")
+    assert [r.tool_name for r in first.state.pending_approvals] == ["wire"]
+    # a restart: a new Agent on the session from disk decides and continues
+    faux.set_responses([faux_text("Wired.")])
+    again = make(faux, store.open(session.id))
+    again.approve("w1")
+    events: list[Any] = []
+    again.subscribe(events.append)
+    await again.continue_()
+    assert wired == [5]
+    assert faux.calls[-1].context.system_prompt == "You are billing."
+    ends = [e for e in events if isinstance(e, ToolExecutionEndEvent)]
+    assert [(e.tool_name, e.agent) for e in ends] == [("wire", "billing")]
+    assert events[-1].last_agent == "billing"
+    assert again.state.messages[-1].agent == "billing"

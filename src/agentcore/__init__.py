@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from ._engine.instrumentation import get_instrumentation as get_instrumentation
     from ._engine.instrumentation import set_instrumentation as set_instrumentation
     from ._engine.usage import run_usage as run_usage
+    from ._tools.agent_tool import agent_tool as agent_tool
     from .abort import AbortController as AbortController
     from .abort import AbortSignal as AbortSignal
     from .abort import cancel_on_abort as cancel_on_abort
@@ -194,6 +195,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UnknownApiError",
         "UsageError",
     ),
+    "_tools.agent_tool": ("agent_tool",),
     "handoffs": ("AgentSpec", "HandoffTool", "HistoryView", "handoff"),
     "events": (
         "AgentEndEvent",
@@ -359,6 +361,7 @@ __all__ = [
     "__version__",
     "agent_loop",
     "agent_loop_continue",
+    "agent_tool",
     "cancel_on_abort",
     "default_convert_to_llm",
     "get_instrumentation",

@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     from .llm.types import ThinkingLevel
     from .tools import ToolUpdateCallback
 
-__all__ = ["AgentSpec", "HandoffTool", "HistoryView", "handoff"]
+__all__ = [
+    "AgentSpec",
+    "HandoffTool",
+    "HistoryView",
+    "caller_tools",
+    "handoff",
+    "reachable_agents",
+]
 
 HistoryView: TypeAlias = Literal["full"] | int | Callable[[list[Message]], list[Message]]
 """What an agent sees of the run's one transcript: `"full"` (everything), a number N (the last
@@ -187,6 +194,36 @@ class HandoffTool(AgentTool):
             content=[TextContent(text='{"assistant": ' + json.dumps(self.target.name) + "}")],
             details={"handoff": details},
         )
+
+
+def reachable_agents(tools: Sequence[AgentTool]) -> dict[str, AgentSpec]:
+    """Every agent reachable through the handoffs among `tools` (and theirs), by name."""
+    found: dict[str, AgentSpec] = {}
+    todo = [t.target for t in tools if isinstance(t, HandoffTool)]
+    while todo:
+        spec = todo.pop()
+        if spec.name in found:
+            continue
+        found[spec.name] = spec
+        todo.extend(h.target for h in spec.handoff_tools())
+    return found
+
+
+def caller_tools(
+    tools: Sequence[AgentTool], messages: Sequence[Any], tool_call_id: str
+) -> Sequence[AgentTool]:
+    """The tools of the agent that made the call `tool_call_id`: `tools` (the first agent's)
+    unless an answer of a handoff target made it, then that target's. For an Agent deciding on a
+    call a target's tool waits for."""
+    if not any(isinstance(t, HandoffTool) for t in tools):
+        return tools
+    for m in reversed(messages):
+        if getattr(m, "role", None) == "assistant" and any(
+            c.id == tool_call_id for c in m.tool_calls
+        ):
+            spec = reachable_agents(tools).get(m.agent) if m.agent is not None else None
+            return [*spec.tools, *spec.handoff_tools()] if spec is not None else tools
+    return tools
 
 
 def _is_model(value: Any) -> bool:
