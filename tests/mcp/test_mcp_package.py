@@ -57,7 +57,8 @@ def test_the_old_name_of_agent_tool_still_works_with_a_deprecation_warning() -> 
         "    warnings.simplefilter('always')\n"
         "    from agentcore.mcp import agent_tool\n"
         "warning = seen[0]\n"
-        "print(agent_tool is agentcore.agent_tool, warning.category.__name__, '|', warning.message)\n"
+        "same = agent_tool is agentcore.agent_tool\n"
+        "print(same, warning.category.__name__, '|', warning.message)\n"
     )
     assert out == (
         "True DeprecationWarning | agentcore.mcp.agent_tool moved to agentcore.agent_tool "
