@@ -468,6 +468,11 @@ class LoopRun:
                     returns=switch.returns,
                 )
             )
+            observer = self.services.observer
+            if observer is not None:  # (optional) a span per agent segment, say
+                switched = getattr(observer, "agent_switched", None)
+                if switched is not None:
+                    switched(switch.from_agent, switch.to.name, switch.tool_call_id, switch.returns)
             self.enter(switch.to)
             if switch.returns and outcome is DONE and not message.tool_calls:
                 outcome = NEXT  # back to the caller: it answers, seeing the target's answer
