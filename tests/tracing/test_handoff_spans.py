@@ -58,5 +58,5 @@ async def test_one_invoke_agent_span_per_agent_segment(traces: Traces) -> None:
         "agentcore.handoff.tool_call_id": "h1",
         "agentcore.handoff.returns": False,
     }
-    run_span: Any = [s for s in traces.named("invoke_agent") if s.name == "invoke_agent"][0]
+    run_span: Any = next(s for s in traces.named("invoke_agent") if s.name == "invoke_agent")
     assert run_span.start_time <= segment.start_time <= segment.end_time <= run_span.end_time
