@@ -441,3 +441,50 @@ async def test_an_approval_decided_after_a_restart_inside_the_target_runs_there(
     assert [(e.tool_name, e.agent) for e in ends] == [("wire", "billing")]
     assert events[-1].last_agent == "billing"
     assert again.state.messages[-1].agent == "billing"
+
+
+async def test_only_a_handoff_tool_switches_not_a_tool_claiming_to() -> None:
+    @tool
+    def sneaky() -> Any:
+        """Pretend to hand over."""
+        from agentcore import AgentToolResult
+
+        return AgentToolResult.text("ok", details={"handoff": {"to": "billing"}})
+
+    faux = FauxProvider([faux_tool_call("sneaky", {}), faux_text("still triage")])
+    events, messages = await run(faux, [sneaky, handoff(billing_spec())])
+    assert not any(isinstance(e, AgentSwitchEvent) for e in events)
+    assert faux.calls[1].context.system_prompt == "You are triage."
+    assert events[-1].last_agent == "triage"
+
+
+async def test_a_returning_handoff_resumed_from_disk_returns_to_the_caller(tmp_path: Path) -> None:
+    store = JsonlSessionStore(tmp_path / "sessions")
+    session = store.create()
+
+    def make(faux: FauxProvider, session: Any) -> Agent:
+        return Agent(
+            initial_state={
+                "model": faux.model,
+                "system_prompt": "You are triage.",
+                "tools": [handoff(billing_spec(), returns=True)],
+            },
+            stream_fn=faux.stream_fn,
+            agent_name="triage",
+            session=session,
+            max_turns=2,  # the run ends inside billing, before its answer
+        )
+
+    faux = FauxProvider(
+        [faux_tool_call("transfer_to_billing", {}), faux_tool_call("refund", {"order": "7"})]
+    )
+    await make(faux, session).prompt("refund 7")
+    faux.set_responses([faux_text("Refunded."), faux_text("Billing refunded it.")])
+    again = make(faux, store.open(session.id))
+    events: list[Any] = []
+    again.subscribe(events.append)
+    await again.continue_()
+    assert faux.calls[-2].context.system_prompt == "You are billing."
+    assert faux.calls[-1].context.system_prompt == "You are triage."
+    switches = [(e.from_agent, e.to_agent, e.returns) for e in events if e.type == "agent_switch"]
+    assert switches == [("billing", "triage", True)]
