@@ -452,7 +452,7 @@ async def test_only_a_handoff_tool_switches_not_a_tool_claiming_to() -> None:
         return AgentToolResult.text("ok", details={"handoff": {"to": "billing"}})
 
     faux = FauxProvider([faux_tool_call("sneaky", {}), faux_text("still triage")])
-    events, messages = await run(faux, [sneaky, handoff(billing_spec())])
+    events, _ = await run(faux, [sneaky, handoff(billing_spec())])
     assert not any(isinstance(e, AgentSwitchEvent) for e in events)
     assert faux.calls[1].context.system_prompt == "You are triage."
     assert events[-1].last_agent == "triage"
