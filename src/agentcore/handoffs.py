@@ -119,7 +119,17 @@ class AgentSpec:
             )
 
     def handoff_tools(self) -> list[HandoffTool]:
-        """Its handoffs as tools (an `AgentSpec` with `handoff()`'s defaults)."""
+        """Its handoffs as tools (an `AgentSpec` with `handoff()`'s defaults), made once and
+        made again only when the `handoffs` list changed."""
+        entries = tuple(self.handoffs)
+        cached = self.__dict__.get("_handoff_tools")
+        if (
+            cached is not None
+            and len(cached[0]) == len(entries)
+            and all(a is b for a, b in zip(cached[0], entries, strict=True))
+        ):
+            tools: list[HandoffTool] = cached[1]
+            return tools
         out: list[HandoffTool] = []
         for h in self.handoffs:
             if isinstance(h, AgentSpec):
@@ -131,6 +141,7 @@ class AgentSpec:
                     f"AgentSpec {self.name!r}: a handoff must be an AgentSpec or a tool made by "
                     f"handoff(), got {type(h).__name__}"
                 )
+        object.__setattr__(self, "_handoff_tools", (entries, out))  # (frozen: the cache only)
         return out
 
 

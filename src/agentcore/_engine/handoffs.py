@@ -113,6 +113,7 @@ class RunHandoffs:
     last: tuple[str, str] | None = None  # the last handoff (from, to)
     limit: LimitReached | None = None  # a refusal that ends the run after the turn
     routes: dict[str, set[str]] = field(default_factory=dict)  # handoff tool name -> targets
+    texts: dict[int, tuple[Any, str]] = field(default_factory=dict)  # a message shown as text
 
     @staticmethod
     def of(
@@ -254,7 +255,7 @@ class RunHandoffs:
         history = self.root.history if self.current == self.root.name else None
         if history is None:
             history = self.agents[self.current].history
-        return view(messages, self.current, tools_by_name, history)
+        return view(messages, self.current, tools_by_name, history, self.texts)
 
 
 def _enabled(tools: Sequence[AgentTool]) -> list[AgentTool]:
@@ -306,8 +307,25 @@ def _result_text(result: ToolResultMessage) -> str:
     return f"({status} of {result.tool_name}: {text})"
 
 
+def _memo(texts: dict[int, tuple[Any, str]] | None, message: Any, render: Any) -> str:
+    """`render(message)`, once per message of a run (the view is computed for every request)."""
+    if texts is None:
+        text: str = render(message)
+        return text
+    kept = texts.get(id(message))
+    if kept is not None and kept[0] is message:
+        return kept[1]
+    text = render(message)
+    texts[id(message)] = (message, text)  # (the message is kept: its id stays its own)
+    return text
+
+
 def view(
-    messages: list[Message], agent: str, tools_by_name: dict[str, AgentTool], history: Any
+    messages: list[Message],
+    agent: str,
+    tools_by_name: dict[str, AgentTool],
+    history: Any,
+    texts: dict[int, tuple[Any, str]] | None = None,
 ) -> list[Message]:
     """What `agent` sees: its own messages (and unnamed ones) whose calls it holds as they are;
     everything else an agent produced (another agent's answers, calls of tools `agent` does not
@@ -335,12 +353,12 @@ def view(
             if m.stop_reason in ("error", "aborted"):
                 continue  # never replayed (as every provider does)
             as_text.update(c.id for c in calls)
-            text = _as_text(m)
+            text = _memo(texts, m, _as_text)
             label = m.agent or "another agent"
             if text:
                 pending.append(f"[{label}] {text}")
         elif m.role == "tool_result" and m.tool_call_id in as_text:
-            pending.append(f"[{m.agent or label}] {_result_text(m)}")
+            pending.append(f"[{m.agent or label}] {_memo(texts, m, _result_text)}")
         else:
             flush()
             out.append(m)

@@ -404,6 +404,7 @@ class ToolBatch:
             usage=result.usage,
             added_tool_names=list(result.added_tool_names) if result.added_tool_names else None,
             is_error=result.is_error,
+            agent=self.run.transcript.agent,  # (named here: no copy when it joins)
         )
         return await self.run.transcript.join(message)
 
