@@ -3,7 +3,7 @@
 The same faux sub-agent (one answer, no tools, no model latency) is called three ways, each
 `SEQUENTIAL_CALLS` times, one after another:
 
-- direct: `agentcore.mcp.agent_tool` around its `AgentLoopConfig` (the sub-agent runs in-process);
+- direct: `agentcore.agent_tool` around its `AgentLoopConfig` (the sub-agent runs in-process);
 - `a2a_tool`: the sub-agent served by `serve_a2a` on 127.0.0.1 in this process, called through
   `a2a_tool` (streaming, a new HTTP client per call: headers are never kept);
 - the SDK's own client (one `Client`, kept open) sending the same message, to tell the SDK's round
@@ -62,8 +62,8 @@ async def main() -> None:
     from a2a.client import ClientConfig, create_client
     from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 
+    from agentcore import agent_tool
     from agentcore.a2a import a2a_tool, serve_a2a
-    from agentcore.mcp import agent_tool
 
     signal = AbortController().signal
     direct = agent_tool(sub_agent(), name="sub", description="answers")

@@ -13,7 +13,11 @@ Scenarios (each for the bare loop, `agent_loop` read as a stream, and `run_agent
 sink that keeps nothing):
 - `turn`: 10-turn runs one after another (loop_overhead.py's), per turn;
 - `delta`: one answer of many text deltas (streaming.py's), per delta;
-- `scale`: runs at once, 3 tool turns each, 20 ms model latency (concurrency.py's), per run.
+- `scale`: runs at once, 3 tool turns each, 20 ms model latency (concurrency.py's), per run;
+- `switch`: `turn`'s runs, but each tool call is a handoff to the next of three agents in a ring
+  (9 switches a run, each with its `agent_switch` and the next agent's view of the transcript),
+  per turn; the bare loop runs `turn`'s (a plain tool turn), so the difference from `turn` is
+  the cost of a switch over a plain turn.
 """
 
 from __future__ import annotations
@@ -27,13 +31,25 @@ import tempfile
 
 from common import MODEL, bare_loop, scripted_stream_fn
 
-from agentcore import AgentContext, AgentLoopConfig, UserMessage, agent_loop, run_agent_loop, tool
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    AgentSpec,
+    UserMessage,
+    agent_loop,
+    handoff,
+    run_agent_loop,
+    tool,
+)
+from agentcore.llm import AssistantMessageEventStream, Context, MessageBuilder, Model
+from agentcore.llm.types import SimpleStreamOptions
 
 # scenario -> (short count, long count, units per count, unit)
 SCENARIOS = {
     "turn": (20, 60, 10, "turn"),
     "delta": (5_000, 45_000, 1, "delta"),
     "scale": (500, 1_000, 1, "run"),
+    "switch": (20, 60, 10, "turn"),
 }
 LOOPS = ("bare", "stream", "sink")
 
@@ -48,7 +64,52 @@ async def bare_noop(x: int = 0) -> str:
     return "ok"
 
 
+def _switch_stream_fn():  # type: ignore[no-untyped-def]
+    """`scripted_stream_fn(10)`, but each call is a handoff to the next agent of the ring (read
+    from the system prompt), and the turns are counted here (a view shows other agents'
+    answers as user text)."""
+    turns = 0
+    after = {"a": "b", "b": "c", "c": "main"}
+
+    def stream_fn(
+        model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
+        nonlocal turns
+        turn, turns = turns, turns + 1
+
+        async def events():  # type: ignore[no-untyped-def]
+            b = MessageBuilder(model)
+            yield b.start()
+            index = (start := b.text_start()).content_index
+            yield start
+            for _ in range(3):
+                yield b.text_delta(index, "word ")
+            yield b.text_end(index)
+            if turn < 9:
+                name = f"transfer_to_{after[context.system_prompt]}"
+                call = b.toolcall_start(id=f"call_{turn}", name=name)
+                yield call
+                yield b.toolcall_delta(call.content_index, "{}")
+                yield b.toolcall_end(call.content_index)
+                yield b.done("tool_use")
+            else:
+                yield b.done("stop")
+
+        return AssistantMessageEventStream(events())
+
+    return stream_fn
+
+
+def _ring() -> AgentContext:
+    first = AgentSpec(name="main", system_prompt="a")
+    c = AgentSpec(name="c", system_prompt="c", tools=[noop], handoffs=[first])
+    b = AgentSpec(name="b", system_prompt="b", tools=[noop], handoffs=[c])
+    return AgentContext(system_prompt="a", tools=[noop, handoff(b)])
+
+
 def _stream_fn(scenario: str, count: int):  # type: ignore[no-untyped-def]
+    if scenario == "switch":
+        return _switch_stream_fn()
     if scenario == "turn":
         return scripted_stream_fn(10)
     if scenario == "delta":
@@ -58,15 +119,18 @@ def _stream_fn(scenario: str, count: int):  # type: ignore[no-untyped-def]
 
 CONTEXT = AgentContext(tools=[noop])
 CONFIG = AgentLoopConfig(model=MODEL)
+RING = _ring()
 
 
 async def _one(loop: str, scenario: str, count: int) -> None:
     stream_fn = _stream_fn(scenario, count)
     if loop == "bare":
+        if scenario == "switch":
+            stream_fn = _stream_fn("turn", count)
         async for _ in bare_loop("go", {"noop": bare_noop}, stream_fn):
             pass
         return
-    context, config = CONTEXT, CONFIG
+    context, config = (RING, CONFIG) if scenario == "switch" else (CONTEXT, CONFIG)
     prompts = [UserMessage(content="go")]
     if loop == "stream":
         events = agent_loop(prompts, context, config, stream_fn=stream_fn)
@@ -78,7 +142,7 @@ async def _one(loop: str, scenario: str, count: int) -> None:
 
 
 async def child(loop: str, scenario: str, count: int) -> None:
-    if scenario == "turn":
+    if scenario in ("turn", "switch"):
         for _ in range(count):
             await _one(loop, scenario, count)
     elif scenario == "delta":

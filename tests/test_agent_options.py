@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from agentcore import Agent, AgentLoopConfig, ToolExecutionMode, UsageLimits
-from agentcore._agent.options import AGENT_DEFAULTS, DEFAULTS, OPTIONS, RUN_OWN, AgentOptions
+from agentcore._agent.options import (
+    AGENT_DEFAULTS,
+    DEFAULT_MAX_HANDOFFS,
+    DEFAULTS,
+    OPTIONS,
+    RUN_OWN,
+    AgentOptions,
+)
 from agentcore._engine.request import stream_options
 from agentcore.abort import AbortController
 from agentcore.guardrails import input_guardrail
@@ -71,6 +78,7 @@ def test_agent_parameters_match_the_config_fields_exactly() -> None:
         "tool_timeout": DEFAULT_TOOL_TIMEOUT,
         "request_timeout": DEFAULT_REQUEST_TIMEOUT,
         "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+        "max_handoffs": DEFAULT_MAX_HANDOFFS,
     }
     for name in AGENT_DEFAULTS:
         assert _field_default(fields[name]) is None, f"agent_loop has no {name} unless given"
@@ -133,6 +141,9 @@ def _distinct_values() -> dict[str, Any]:
         "skills": (
             Skill(name="s", description="d", folder=Path("/s"), file=Path("/s/SKILL.md"), body=""),
         ),
+        "agent_name": "triage",
+        "max_handoffs": 3,
+        "next_agent": "first",
     }
     assert list(values) == list(OPTIONS), "a new option needs a value here"
     return values

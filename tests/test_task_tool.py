@@ -1,4 +1,4 @@
-"""`agentcore.tools.task_tool`, the one skeleton of the agents-as-tools: `agentcore.mcp.agent_tool`
+"""`agentcore.tools.task_tool`, the one skeleton of the agents-as-tools: `agentcore.agent_tool`
 (an agent here) and `agentcore.a2a.a2a_tool` (a remote one) are built on it, so the model sees
 the same `task` parameter from both."""
 
@@ -63,15 +63,15 @@ async def test_a_task_tool_hands_the_task_its_signal_and_updates_to_run() -> Non
 
 def test_the_agents_as_tools_are_task_tools() -> None:
     pytest.importorskip("a2a")
+    from agentcore import agent_tool
     from agentcore.a2a import a2a_tool
-    from agentcore.mcp import agent_tool
 
     model = FauxProvider([]).model
     local = agent_tool(AgentLoopConfig(model=model), name="local", description="Here.")
     remote = a2a_tool("http://127.0.0.1:9", name="remote", description="There.")
     assert local.llm_tool.parameters == remote.llm_tool.parameters == SEEN_BY_MODELS
     # one skeleton: neither integration keeps its own copy of the schema or builds the tool
-    for module in ("mcp/_agent_tool.py", "a2a/_tool.py"):
+    for module in ("_tools/agent_tool.py", "a2a/_tool.py"):
         tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         assert "TASK_SCHEMA" not in names and "task_tool" in names, module

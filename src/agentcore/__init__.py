@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from ._engine.instrumentation import get_instrumentation as get_instrumentation
     from ._engine.instrumentation import set_instrumentation as set_instrumentation
     from ._engine.usage import run_usage as run_usage
+    from ._tools.agent_tool import agent_tool as agent_tool
     from .abort import AbortController as AbortController
     from .abort import AbortSignal as AbortSignal
     from .abort import cancel_on_abort as cancel_on_abort
@@ -73,6 +74,7 @@ if _typing.TYPE_CHECKING:
     from .events import AgentEvent as AgentEvent
     from .events import AgentEventSink as AgentEventSink
     from .events import AgentStartEvent as AgentStartEvent
+    from .events import AgentSwitchEvent as AgentSwitchEvent
     from .events import MessageEndEvent as MessageEndEvent
     from .events import MessageStartEvent as MessageStartEvent
     from .events import MessageUpdateEvent as MessageUpdateEvent
@@ -81,6 +83,10 @@ if _typing.TYPE_CHECKING:
     from .events import ToolExecutionUpdateEvent as ToolExecutionUpdateEvent
     from .events import TurnEndEvent as TurnEndEvent
     from .events import TurnStartEvent as TurnStartEvent
+    from .handoffs import AgentSpec as AgentSpec
+    from .handoffs import HandoffTool as HandoffTool
+    from .handoffs import HistoryView as HistoryView
+    from .handoffs import handoff as handoff
     from .limits import LimitKind as LimitKind
     from .limits import LimitReached as LimitReached
     from .limits import UsageLimits as UsageLimits
@@ -189,11 +195,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UnknownApiError",
         "UsageError",
     ),
+    "_tools.agent_tool": ("agent_tool",),
+    "handoffs": ("AgentSpec", "HandoffTool", "HistoryView", "handoff"),
     "events": (
         "AgentEndEvent",
         "AgentEvent",
         "AgentEventSink",
         "AgentStartEvent",
+        "AgentSwitchEvent",
         "MessageEndEvent",
         "MessageStartEvent",
         "MessageUpdateEvent",
@@ -273,8 +282,10 @@ __all__ = [
     "AgentEventSink",
     "AgentLoopConfig",
     "AgentMessage",
+    "AgentSpec",
     "AgentStartEvent",
     "AgentState",
+    "AgentSwitchEvent",
     "AgentTool",
     "AgentToolResult",
     "ApprovalDecision",
@@ -294,6 +305,8 @@ __all__ = [
     "Cost",
     "DropOldest",
     "EventStream",
+    "HandoffTool",
+    "HistoryView",
     "ImageContent",
     "Instrumentation",
     "JsonlSessionStore",
@@ -348,9 +361,11 @@ __all__ = [
     "__version__",
     "agent_loop",
     "agent_loop_continue",
+    "agent_tool",
     "cancel_on_abort",
     "default_convert_to_llm",
     "get_instrumentation",
+    "handoff",
     "register_message_type",
     "run_agent_loop",
     "run_agent_loop_continue",

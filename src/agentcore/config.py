@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ._compaction.policy import Compaction, check_compaction
 from ._engine.hooks import Hooks
@@ -244,6 +244,14 @@ class AgentLoopConfig(_HooksSlot):
             their catalogue joins the system prompt of every request and the `activate_skill`
             and `read_skill_file` tools join the run (see docs/skills.md). Normalised to a
             tuple of `Skill` when the config is built.
+        agent_name: the name of the agent this config runs, in a run with handoffs (tools made
+            by `agentcore.handoff`); default "main". Messages and events name it.
+        max_handoffs: at most this many handoffs in one run (None: no bound); one more gets an
+            error result and ends the run after its turn (`agent_end.limit`, `max_handoffs`).
+        next_agent: who answers a run started by new prompts when an earlier handoff moved the
+            conversation: `"last"` (the agent that had it, read from the transcript) or
+            `"first"` (this config's agent). A continued run, and decisions on approvals, always
+            go on in the agent that had the conversation.
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -287,6 +295,9 @@ class AgentLoopConfig(_HooksSlot):
     fallback_models: Sequence[Model] = ()
     guardrails: Sequence[Guardrail] = ()
     skills: Sequence[Skill] = ()
+    agent_name: str | None = None
+    max_handoffs: int | None = None
+    next_agent: Literal["last", "first"] = "last"
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -294,6 +305,22 @@ class AgentLoopConfig(_HooksSlot):
                 f"AgentLoopConfig.model must be an agentcore.llm.Model, got "
                 f"{type(self.model).__name__} (look one up with agentcore.llm.get_model)"
             )
+        if self.agent_name is not None and (
+            not isinstance(self.agent_name, str) or not self.agent_name.strip()
+        ):
+            raise ConfigError(
+                f"agent_name must be a non-empty string or None, got {self.agent_name!r}"
+            )
+        if self.max_handoffs is not None and (
+            isinstance(self.max_handoffs, bool)
+            or not isinstance(self.max_handoffs, int)
+            or self.max_handoffs < 0
+        ):
+            raise ConfigError(
+                f"max_handoffs must be a non-negative integer or None, got {self.max_handoffs!r}"
+            )
+        if self.next_agent not in ("last", "first"):
+            raise ConfigError(f"next_agent must be 'last' or 'first', got {self.next_agent!r}")
         if not isinstance(self.tool_execution, ToolExecutionMode):
             raise ConfigError(
                 f"tool_execution must be a ToolExecutionMode, got {self.tool_execution!r}"

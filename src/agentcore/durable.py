@@ -20,6 +20,7 @@ from .events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    AgentSwitchEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -98,6 +99,12 @@ def _limit_from_json(data: dict[str, Any] | None) -> LimitReached | None:
     return LimitReached(kind=data["kind"], limit=data["limit"], used=data["used"])
 
 
+def _named(data: dict[str, Any], agent: str | None) -> dict[str, Any]:
+    if agent is not None:  # (a run with handoffs) the agent the call belongs to
+        data["agent"] = agent
+    return data
+
+
 def event_to_json(event: AgentEvent) -> dict[str, Any]:
     """An agent event as JSON (`message_update` events are never produced by a durable run)."""
     match event:
@@ -106,27 +113,44 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
         case MessageStartEvent() | MessageEndEvent():
             return {"type": event.type, "message": to_json(event.message)}
         case ToolExecutionStartEvent():
-            return {
-                "type": event.type,
-                "tool_call_id": event.tool_call_id,
-                "tool_name": event.tool_name,
-                "args": event.args,
-            }
+            return _named(
+                {
+                    "type": event.type,
+                    "tool_call_id": event.tool_call_id,
+                    "tool_name": event.tool_name,
+                    "args": event.args,
+                },
+                event.agent,
+            )
         case ToolExecutionUpdateEvent():
-            return {
-                "type": event.type,
-                "tool_call_id": event.tool_call_id,
-                "tool_name": event.tool_name,
-                "args": event.args,
-                "partial_result": result_to_json(event.partial_result),
-            }
+            return _named(
+                {
+                    "type": event.type,
+                    "tool_call_id": event.tool_call_id,
+                    "tool_name": event.tool_name,
+                    "args": event.args,
+                    "partial_result": result_to_json(event.partial_result),
+                },
+                event.agent,
+            )
         case ToolExecutionEndEvent():
+            return _named(
+                {
+                    "type": event.type,
+                    "tool_call_id": event.tool_call_id,
+                    "tool_name": event.tool_name,
+                    "result": result_to_json(event.result),
+                    "is_error": event.is_error,
+                },
+                event.agent,
+            )
+        case AgentSwitchEvent():
             return {
                 "type": event.type,
+                "from_agent": event.from_agent,
+                "to_agent": event.to_agent,
                 "tool_call_id": event.tool_call_id,
-                "tool_name": event.tool_name,
-                "result": result_to_json(event.result),
-                "is_error": event.is_error,
+                "returns": event.returns,
             }
         case TurnEndEvent():
             return {
@@ -141,6 +165,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                 "limit": _limit_to_json(event.limit),
                 "pending_approvals": [to_json(m) for m in event.pending_approvals],
                 "guardrail": None if event.guardrail is None else event.guardrail.to_json(),
+                "last_agent": event.last_agent,
             }
     raise ConfigError(f"a durable run does not publish {event.type!r} events")
 
@@ -158,7 +183,10 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
         return MessageEndEvent(message=from_json(data["message"]))
     if kind == "tool_execution_start":
         return ToolExecutionStartEvent(
-            tool_call_id=data["tool_call_id"], tool_name=data["tool_name"], args=data["args"]
+            tool_call_id=data["tool_call_id"],
+            tool_name=data["tool_name"],
+            args=data["args"],
+            agent=data.get("agent"),
         )
     if kind == "tool_execution_update":
         return ToolExecutionUpdateEvent(
@@ -166,6 +194,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             tool_name=data["tool_name"],
             args=data["args"],
             partial_result=result_from_json(data["partial_result"]),
+            agent=data.get("agent"),
         )
     if kind == "tool_execution_end":
         return ToolExecutionEndEvent(
@@ -173,6 +202,14 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             tool_name=data["tool_name"],
             result=result_from_json(data["result"]),
             is_error=data["is_error"],
+            agent=data.get("agent"),
+        )
+    if kind == "agent_switch":
+        return AgentSwitchEvent(
+            from_agent=data["from_agent"],
+            to_agent=data["to_agent"],
+            tool_call_id=data["tool_call_id"],
+            returns=bool(data.get("returns")),
         )
     if kind == "turn_end":
         message = from_json(data["message"])
@@ -187,6 +224,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             guardrail=None
             if not data.get("guardrail")
             else GuardrailTrip.from_json(data["guardrail"]),
+            last_agent=data.get("last_agent"),
         )
     raise ConfigError(f"unknown durable event type {kind!r}")
 

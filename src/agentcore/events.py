@@ -24,6 +24,7 @@ __all__ = [
     "AgentEvent",
     "AgentEventSink",
     "AgentStartEvent",
+    "AgentSwitchEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -124,6 +125,7 @@ class ToolExecutionStartEvent:
     tool_name: str
     args: dict[str, Any]
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_start"] = "tool_execution_start"
 
 
@@ -136,6 +138,7 @@ class ToolExecutionUpdateEvent:
     args: dict[str, Any]
     partial_result: AgentToolResult
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_update"] = "tool_execution_update"
 
 
@@ -148,6 +151,7 @@ class ToolExecutionEndEvent:
     result: AgentToolResult
     is_error: bool
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 
@@ -166,14 +170,32 @@ class AgentEndEvent:
     the bound (`max_turns`, a usage limit) that ended the run, or is None. `output` is the
     validated final answer of a run with an `output_type` (None otherwise, or when it ended
     without one); `pending_approvals` are the tool calls waiting for a decision; `guardrail` is
-    the input or output guardrail that ended the run (a `GuardrailTrip`), or None."""
+    the input or output guardrail that ended the run (a `GuardrailTrip`), or None;
+    `last_agent` is the agent that had the conversation when the run ended, in a run with
+    handoffs (None otherwise)."""
 
     messages: list[AgentMessage]
     limit: LimitReached | None = None
     output: Any = None
     pending_approvals: tuple[Any, ...] = ()
     guardrail: GuardrailTrip | None = None
+    last_agent: str | None = None
     type: Literal["agent_end"] = "agent_end"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSwitchEvent:
+    """The conversation moved to another agent (a handoff), or back to the agent that handed
+    off (`returns`: the target was entered with `handoff(..., returns=True)` and has answered).
+    Sent at the turn boundary: after the `turn_end` of the turn whose tool batch carried the
+    handoff, before the next `turn_start`. `tool_call_id` is the handoff call's id (for a
+    return, the id of the call that entered the returning agent)."""
+
+    from_agent: str
+    to_agent: str
+    tool_call_id: str
+    returns: bool = False
+    type: Literal["agent_switch"] = "agent_switch"
 
 
 AgentEvent: TypeAlias = (
@@ -186,6 +208,7 @@ AgentEvent: TypeAlias = (
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
     | TurnEndEvent
+    | AgentSwitchEvent
     | AgentEndEvent
 )
 """Any event of a run; match on `type` (or the class) to tell them apart."""

@@ -40,9 +40,17 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 LimitKind: TypeAlias = Literal[
-    "max_turns", "input_tokens", "output_tokens", "cost", "output_retries"
+    "max_turns",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "output_retries",
+    "max_handoffs",
+    "handoff_loop",
 ]
-"""Which bound ended a run (`output_retries`: a typed run's answers kept failing validation)."""
+"""Which bound ended a run (`output_retries`: a typed run's answers kept failing validation;
+`max_handoffs`: the run's handoffs reached `max_handoffs`; `handoff_loop`: two agents kept handing
+the conversation to each other)."""
 
 
 def _check(name: str, value: float | None, *, integer: bool) -> None:
@@ -111,6 +119,13 @@ class LimitReached:
         used, limit = _amount(self.kind, self.used), _amount(self.kind, self.limit)
         if self.kind == "max_turns":
             return f"max_turns reached: {used} of {limit} turns"
+        if self.kind == "max_handoffs":
+            return f"max_handoffs reached: {used} of {limit} handoffs"
+        if self.kind == "handoff_loop":
+            return (
+                f"handoff loop: the same two agents handed the conversation to each other "
+                f"{used} times in a row (at most {limit} allowed)"
+            )
         if self.kind == "output_retries":
             last = f"; the last one: {self.errors[-1]}" if self.errors else ""
             return (

@@ -529,7 +529,7 @@ def task_tool(
     execution_mode: ToolExecutionMode | None = None,
 ) -> AgentTool:
     """A tool the model calls with a `task` (`TASK_SCHEMA`: one string) that another agent does:
-    the one skeleton of the agents-as-tools, `agentcore.mcp.agent_tool` (an agent of this
+    the one skeleton of the agents-as-tools, `agentcore.agent_tool` (an agent of this
     process) and `agentcore.a2a.a2a_tool` (a remote A2A agent).
 
     Each call gives `run` the task, the call's abort signal and its update callback; what `run`

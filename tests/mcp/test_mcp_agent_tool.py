@@ -19,9 +19,9 @@ from agentcore import (
     AssistantMessage,
     ToolCall,
     agent_loop,
+    agent_tool,
     tool,
 )
-from agentcore.mcp import agent_tool
 from agentcore.testing import (
     FauxProvider,
     check_well_formed,

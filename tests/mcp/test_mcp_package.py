@@ -41,18 +41,36 @@ def test_all_is_sorted_complete_and_documented() -> None:
 def test_agent_tool_does_not_import_the_sdk() -> None:
     out = run_python(
         "import sys\n"
-        "from agentcore.mcp import agent_tool\n"
+        "from agentcore import agent_tool\n"
         "import agentcore, agentcore.llm, agentcore.sessions, agentcore.testing\n"
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_'))))\n"
     )
     assert out == "[]"
 
 
+def test_the_old_name_of_agent_tool_still_works_with_a_deprecation_warning() -> None:
+    out = run_python(
+        "import sys, warnings\n"
+        "sys.modules['mcp'] = None  # as if it were not installed: it needs no MCP\n"
+        "import agentcore\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from agentcore.mcp import agent_tool\n"
+        "warning = seen[0]\n"
+        "same = agent_tool is agentcore.agent_tool\n"
+        "print(same, warning.category.__name__, '|', warning.message)\n"
+    )
+    assert out == (
+        "True DeprecationWarning | agentcore.mcp.agent_tool moved to agentcore.agent_tool "
+        "(it needs no MCP); import it from agentcore"
+    )
+
+
 def test_without_the_sdk_the_error_names_the_extra() -> None:
     out = run_python(
         "import sys\n"
         "sys.modules['mcp'] = None  # as if it were not installed\n"
-        "from agentcore.mcp import agent_tool\n"
+        "import agentcore.mcp\n"
         "try:\n"
         "    from agentcore.mcp import MCPClient\n"
         "except ImportError as exc:\n"

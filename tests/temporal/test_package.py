@@ -22,6 +22,7 @@ from agentcore.durable import event_from_json, event_to_json
 from agentcore.events import (
     AgentEndEvent,
     AgentStartEvent,
+    AgentSwitchEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -125,6 +126,15 @@ def _result() -> AgentToolResult:
         AgentEndEvent(
             messages=[UserMessage(content="hi", timestamp=5)],
             limit=LimitReached(kind="max_turns", limit=3, used=3),
+        ),
+        # handoffs: the switch, the agent of a call, the last agent
+        AgentSwitchEvent(from_agent="triage", to_agent="billing", tool_call_id="h1", returns=True),
+        ToolExecutionEndEvent(
+            tool_call_id="c2", tool_name="add", result=_result(), is_error=False, agent="billing"
+        ),
+        AgentEndEvent(
+            messages=[AssistantMessage(content=[], agent="billing", timestamp=9)],
+            last_agent="billing",
         ),
     ],
     ids=lambda e: e.type,

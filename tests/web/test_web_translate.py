@@ -184,3 +184,38 @@ def test_application_messages_become_custom_events() -> None:
     (event,) = translator.translate(MessageEndEvent(message=Note(text="x")))
     assert event.name == "agentcore.note" and event.value["messageId"] == "m5"
     assert translator.index == 6
+
+
+def test_a_handoff_is_a_step_of_its_own_between_two_turns() -> None:
+    from agentcore import AgentSpec, handoff
+
+    billing = AgentSpec(name="billing", system_prompt="You are billing.")
+    faux = FauxProvider([faux_tool_call("transfer_to_billing", {}, id="h1"), faux_text("ok")])
+    agent = Agent(
+        initial_state={"model": faux.model, "tools": [handoff(billing)]},
+        stream_fn=faux.stream_fn,
+        agent_name="triage",
+    )
+    translator = AgUiTranslator(thread_id="t")
+    out: list[Any] = []
+    agent.subscribe(lambda event: out.extend(translator.translate(event)))
+    translator.begin(0, run_id="r1")
+    anyio.run(agent.prompt, "refund")
+    for event in out:
+        EVENT.validate_json(event.model_dump_json(by_alias=True))
+    steps = [(e.type.value, e.step_name) for e in out if e.type.value.startswith("STEP_")]
+    assert steps == [
+        ("STEP_STARTED", "turn 1"),
+        ("STEP_FINISHED", "turn 1"),
+        ("STEP_STARTED", "handoff triage -> billing"),
+        ("STEP_FINISHED", "handoff triage -> billing"),
+        ("STEP_STARTED", "turn 2"),
+        ("STEP_FINISHED", "turn 2"),
+    ]
+    switch = next(e for e in out if getattr(e, "name", "") == "agentcore.agent_switch")
+    assert switch.value == {
+        "fromAgent": "triage",
+        "toAgent": "billing",
+        "toolCallId": "h1",
+        "returns": False,
+    }

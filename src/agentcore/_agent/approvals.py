@@ -16,15 +16,19 @@ so that a surface that did not take it can ask again before anything runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._approvals.transcript import CallState, last_batch, undecided_message
 from .._tools.validation import ArgumentsError
 from ..approvals import ApprovalDecision, ApprovalRequest, decided_approvals
 from ..errors import ConfigError
+from ..handoffs import caller_tools
 from .session import SessionBinding, storable
 from .state import AgentState, Decided
+
+if TYPE_CHECKING:
+    from ..tools import AgentTool
 
 __all__ = [
     "BUSY",
@@ -129,6 +133,11 @@ def denials(state: AgentState, reason: str) -> list[ApprovalDecision]:
     return [ApprovalDecision.deny(request, reason) for request in state.pending_approvals]
 
 
+def _held(state: AgentState, tool_call_id: str) -> Sequence[AgentTool]:
+    """The tools of the agent whose call it is (a handoff target's, after a handoff)."""
+    return caller_tools(state.tools, state.messages, tool_call_id)
+
+
 def _call_of(state: AgentState, tool_call_id: str) -> CallState:
     batch = last_batch(state.messages)
     assert batch is not None
@@ -137,7 +146,7 @@ def _call_of(state: AgentState, tool_call_id: str) -> CallState:
 
 def _waiting(state: AgentState, tool_call_id: str, what: str) -> ApprovalRequest:
     request = _find_waiting(state, tool_call_id)
-    if not any(t.name == request.tool_name for t in state.tools):
+    if not any(t.name == request.tool_name for t in _held(state, tool_call_id)):
         raise ConfigError(
             f"{what}(): tool call {tool_call_id!r} calls {request.tool_name!r}, which this "
             f"agent does not have: an agent decides only for tools it holds (the one that "
@@ -169,7 +178,7 @@ def _checked_arguments(
             f"approve(): arguments must be a dict (a JSON object), got {type(arguments).__name__}"
         )
     edited = dict(arguments)
-    tool = next(t for t in state.tools if t.name == request.tool_name)
+    tool = next(t for t in _held(state, request.tool_call_id) if t.name == request.tool_name)
     try:
         prepared = tool.prepare_arguments(edited)
         tool.validator.validate(edited if prepared is None else prepared)

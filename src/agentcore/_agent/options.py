@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 from .._compaction.policy import Compaction
 from .._skills.loader import Skill
@@ -49,11 +49,15 @@ OPTIONS = tuple(f.name for f in dataclasses.fields(AgentLoopConfig) if f.name no
 """The options an Agent takes and forwards to every run: every other `AgentLoopConfig` field, in
 its order."""
 
+DEFAULT_MAX_HANDOFFS = 10
+"""An Agent's `max_handoffs` unless given (a run without handoffs never reads it)."""
+
 AGENT_DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_timeout": DEFAULT_TOOL_TIMEOUT,
     "request_timeout": DEFAULT_REQUEST_TIMEOUT,
     "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+    "max_handoffs": DEFAULT_MAX_HANDOFFS,
 }
 """The options whose default differs in an Agent: its bounds are on by default (docs/limits.md),
 where `AgentLoopConfig` has none."""
@@ -112,6 +116,9 @@ class AgentOptions(TypedDict, total=False):
     fallback_models: Sequence[Model]
     guardrails: Sequence[Guardrail]
     skills: Sequence[Skill]
+    agent_name: str | None
+    max_handoffs: int | None
+    next_agent: Literal["last", "first"]
 
 
 def agent_options(given: Mapping[str, Any]) -> Mapping[str, Any]:

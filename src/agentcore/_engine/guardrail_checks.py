@@ -245,7 +245,13 @@ class RunGuards:
     @staticmethod
     def of(config: AgentLoopConfig, abort_signal: AbortSignal | None) -> RunGuards | None:
         """The run's guardrails; None when the config has none (nothing to run)."""
-        guards = config.guardrails
+        return RunGuards.of_guardrails(config.guardrails, abort_signal)
+
+    @staticmethod
+    def of_guardrails(
+        guards: Sequence[Guardrail], abort_signal: AbortSignal | None
+    ) -> RunGuards | None:
+        """These guardrails as a run runs them; None when there are none."""
         if not guards:
             return None
 

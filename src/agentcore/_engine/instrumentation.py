@@ -20,6 +20,10 @@ calls the hooks in the task where the work happens:
 - `guardrail_tripped(trip)`, an optional method of a `RunObserver`: just before `end_run`, when
   an input or output guardrail ended the run (the `GuardrailTrip`); an observer without it is
   not called (a tool guardrail's block shows as the call's error result).
+- `agent_switched(from_agent, to_agent, tool_call_id, returns)`, an optional method of a
+  `RunObserver`: in the run's task, at a handoff's `agent_switch` (see docs/handoffs.md), so an
+  implementation may open a span for the new agent's segment and make it current; an observer
+  without it is not called.
 
 With nothing installed the loop's cost is one check per run, request and tool call. Hooks should
 not raise: an exception from `start_run` or `end_run` is logged and ignored, one from the others

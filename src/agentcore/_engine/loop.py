@@ -47,6 +47,7 @@ an overflow) in `compaction`; fallback models in `llm.fallback`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -62,7 +63,8 @@ from ..config import (
     default_convert_to_llm,
 )
 from ..errors import ConfigError
-from ..events import AgentEndEvent, AgentEventSink, AgentStartEvent
+from ..events import AgentEndEvent, AgentEventSink, AgentStartEvent, AgentSwitchEvent
+from ..handoffs import HandoffTool
 from ..llm.events import DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn
 from ..llm.types import THINKING_LEVELS, SimpleStreamOptions
@@ -73,6 +75,7 @@ from .checks import check_prompts
 from .compaction import retry_after_overflow
 from .emit import Emitter, SinkError, call_hook, error_text
 from .guardrail_checks import RunGuards
+from .handoffs import RunHandoffs, Setup
 from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
 from .outcome import (
@@ -147,9 +150,12 @@ class LoopRun:
         )
         emitter = Emitter(emit, sync=sync_sink)
         self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
+        self.guards = guards  # the config's (an agent's own join them while it has the floor)
         self.transcript = Transcript(context, emitter)
         if config.skills:
             self.transcript.add_run_tools(run_skill_tools(config, self.transcript))
+        if any(isinstance(t, HandoffTool) for t in context.tools):  # else none of it runs
+            self.services.handoffs = RunHandoffs.of(config, context.system_prompt, context.tools)
         # -- the settings of the next request (`prepare_next_turn` may change them)
         self.model = config.model
         self.reasoning = config.reasoning
@@ -218,6 +224,8 @@ class LoopRun:
         try:
             async with anyio.create_task_group() as self.group:
                 try:
+                    if (handoffs := self.services.handoffs) is not None:
+                        self.start_handoffs(handoffs, prompts)
                     await emitter.emit(AgentStartEvent())
                     await transcript.turn_start()
                     decided = decided_calls.decided(transcript.messages)  # approvals to carry out
@@ -228,7 +236,10 @@ class LoopRun:
                     end = await self.loop(decided, prompts if decided is not None else None)
                 except Exception as exc:
                     end = await self.fail(exc)
-                ended = self.ended = agent_end(end, transcript.new_messages)
+                ended = agent_end(end, transcript.new_messages)
+                if self.services.handoffs is not None:
+                    ended = replace(ended, last_agent=self.services.handoffs.current)
+                self.ended = ended
                 on_end = self.services.on_end
                 if on_end is not None:  # the stream's end: readable as soon as agent_end is
                     on_end(ended)
@@ -287,12 +298,17 @@ class LoopRun:
             return AwaitingApprovals(waiting)
         await transcript.turn_end(message, results)
         self.services.emitter.check()
+        outcome: Next | Done | LimitHit = DONE if terminate else NEXT
+        if (handoffs := self.services.handoffs) is not None:
+            outcome = await self.hand_over(handoffs, message, results, DONE if terminate else NEXT)
+            if isinstance(outcome, LimitHit):
+                return outcome
         if self.inputs.signal.aborted:
             return Aborted()
         stopped = await self.turn_hooks(message, results)
         if stopped is not None:
             return stopped
-        return DONE if terminate else NEXT
+        return outcome
 
     async def turn(self, pending: list[AgentMessage], first: bool) -> TurnOutcome:
         """One turn, top to bottom: the queued messages, the request and its answer, the tool
@@ -340,6 +356,11 @@ class LoopRun:
                 raise _FailedAfterStop(emitter.error, outcome)
             return outcome
         emitter.check()
+        if (handoffs := self.services.handoffs) is not None:  # a switch at the boundary
+            handed = await self.hand_over(handoffs, message, results, outcome)
+            if isinstance(handed, LimitHit):
+                return handed
+            outcome = handed
         if inputs.signal.aborted:
             return Aborted()
         # after the turn: the typed output, the hooks, the bounds
@@ -397,6 +418,70 @@ class LoopRun:
             return HookStopped()
         return Aborted() if self.inputs.signal.aborted else None
 
+    # -- handoffs (see `handoffs`) ---------------------------------------------------------
+
+    def start_handoffs(self, handoffs: RunHandoffs, prompts: list[AgentMessage] | None) -> None:
+        """The agent that has the conversation as the run starts, read from the transcript
+        (the first agent, for new prompts under `next_agent="first"`)."""
+        messages = self.transcript.messages
+        first = (
+            bool(prompts)
+            and self.inputs.config.next_agent == "first"
+            and decided_calls.decided(messages) is None
+        )
+        self.enter(handoffs.setup(handoffs.resumed(messages, first=first)))
+
+    def enter(self, setup: Setup) -> None:
+        """An agent takes the conversation: its system prompt, tools, model, thinking level
+        and guardrails for the next request (as `prepare_next_turn` could set them)."""
+        self.transcript.switch(setup.name, setup.system_prompt, setup.tools)
+        model = setup.model if setup.model is not None else self.model
+        reasoning = setup.thinking_level if setup.thinking_level is not None else self.reasoning
+        if model is not self.model or reasoning != self.reasoning:
+            self.model, self.reasoning = model, reasoning
+            self.options = stream_options(self.inputs.config, self.inputs.signal, reasoning)
+        config = self.inputs.config
+        if setup.guardrails:
+            self.services.guards = RunGuards.of_guardrails(
+                (*config.guardrails, *setup.guardrails), self.inputs.abort_signal
+            )
+        elif self.services.guards is not self.guards:
+            self.services.guards = self.guards
+
+    async def hand_over(
+        self,
+        handoffs: RunHandoffs,
+        message: AssistantMessage,
+        results: list[ToolResultMessage],
+        outcome: Next | Done,
+    ) -> Next | Done | LimitHit:
+        """After a turn's `turn_end`: its switch, if any (`agent_switch`, then the new agent's
+        setup); a return to the caller makes the caller answer; a refused handoff that ended
+        the run (a bound) is its `LimitHit`."""
+        switch = handoffs.after_turn(message, results, self.transcript.tools_by_name)
+        if switch is not None:
+            await self.services.emitter.emit(
+                AgentSwitchEvent(
+                    from_agent=switch.from_agent,
+                    to_agent=switch.to.name,
+                    tool_call_id=switch.tool_call_id,
+                    returns=switch.returns,
+                )
+            )
+            observer = self.services.observer
+            if observer is not None:  # (optional) a span per agent segment, say
+                switched = getattr(observer, "agent_switched", None)
+                if switched is not None:
+                    switched(switch.from_agent, switch.to.name, switch.tool_call_id, switch.returns)
+            self.enter(switch.to)
+            if switch.returns and outcome is DONE and not message.tool_calls:
+                outcome = NEXT  # back to the caller: it answers, seeing the target's answer
+        limit = handoffs.limit
+        if limit is not None:
+            handoffs.limit = None
+            return LimitHit(limit)
+        return outcome
+
     def apply(self, turn: Any) -> None:
         """What `prepare_next_turn` returned: a new conversation, model or thinking level."""
         if turn is None:
@@ -452,7 +537,7 @@ class LoopRun:
             stop_reason=reason,
             error_message=text,
         )
-        await transcript.join(message, started=base is not None)
+        message = await transcript.join(message, started=base is not None)
         await transcript.turn_end(message, [])
         if stopped is not None:
             return stopped

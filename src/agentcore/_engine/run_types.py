@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..tools import AgentTool, AgentToolResult
     from .emit import Emitter
     from .guardrail_checks import RunGuards
+    from .handoffs import RunHandoffs
     from .hooks import Hooks
     from .instrumentation import RunObserver, ToolObserver
     from .transcript import Transcript
@@ -128,6 +129,7 @@ class RunServices:
     guards: RunGuards | None = None  # the config's guardrails; None: it has none
     observer: RunObserver | None = None  # the instrumentation's, when one is installed
     on_end: Callable[[AgentEndEvent], None] | None = None
+    handoffs: RunHandoffs | None = None  # the run's handoffs; None: it has none
 
 
 @dataclass(slots=True)

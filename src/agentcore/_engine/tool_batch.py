@@ -34,6 +34,7 @@ from ..config import (
     BeforeToolCallResult,
 )
 from ..events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from ..handoffs import HandoffTool
 from ..messages import AssistantMessage, TextContent, ToolResultMessage
 from ..tools import AgentToolResult
 from .approval_gate import await_approval
@@ -152,6 +153,7 @@ class ToolBatch:
                     args=call.arguments,
                     partial_result=partial,
                     parent_tool_call_id=item.parent,
+                    agent=self.run.transcript.agent,
                 )
             )
             item.pending_updates -= 1
@@ -174,6 +176,7 @@ class ToolBatch:
             tool_name=call.name,
             args=call.arguments,
             parent_tool_call_id=item.parent,
+            agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
             await pending
@@ -195,6 +198,11 @@ class ToolBatch:
             if deferred is not None and call.name in deferred:  # not found by a search yet
                 return Immediate(error_result(not_loaded(call.name)))
             return Immediate(error_result(f"Tool {call.name} not found"))
+        handoffs = self.services.handoffs
+        if handoffs is not None and isinstance(tool, HandoffTool):
+            refused = handoffs.refusal(self.message, call, tool, run.transcript.tools_by_name)
+            if refused is not None:
+                return Immediate(error_result(refused))
         try:
             raw: Any = call.arguments
             prepared = tool.prepare_arguments(raw)
@@ -388,6 +396,7 @@ class ToolBatch:
             result=result,
             is_error=result.is_error,
             parent_tool_call_id=item.parent,
+            agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
             await pending
@@ -404,9 +413,9 @@ class ToolBatch:
             usage=result.usage,
             added_tool_names=list(result.added_tool_names) if result.added_tool_names else None,
             is_error=result.is_error,
+            agent=self.run.transcript.agent,  # (named here: no copy when it joins)
         )
-        await self.run.transcript.join(message)
-        return message
+        return await self.run.transcript.join(message)
 
     async def run_one(self, item: PipelineCall, prepared: Prepared) -> Waiting | None:
         """Execute a prepared call and end it: its `Waiting` if it asked for input."""

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .._tools.search import SEARCH_TOOLS
 from ..config import AgentContext
 from ..errors import ConfigError
 from ..events import MessageEndEvent, MessageStartEvent, TurnEndEvent, TurnStartEvent
-from ..messages import ToolResultMessage
+from ..messages import AssistantMessage, ToolResultMessage
 from .request import LlmTranscript
 from .tool_search import search_tools_tool
 
@@ -30,11 +31,21 @@ if TYPE_CHECKING:
     from .._compaction.protocol import CompactionSummary
     from ..llm.events import AssistantMessageEvent
     from ..llm.types import Tool
-    from ..messages import AgentMessage, AssistantMessage
+    from ..messages import AgentMessage
     from ..tools import AgentTool
     from .emit import Emitter
 
 __all__ = ["Phase", "Transcript"]
+
+
+_M = TypeVar("_M")
+
+
+def _named(message: _M, agent: str) -> _M:
+    """An answer or a tool result naming `agent` (as it is, if it names one already)."""
+    if isinstance(message, AssistantMessage | ToolResultMessage) and message.agent is None:
+        return replace(message, agent=agent)
+    return message
 
 
 class _Compacted(Protocol):
@@ -59,6 +70,7 @@ class Transcript:
     """The run's conversation and the events that change it (see the module)."""
 
     __slots__ = (
+        "agent",
         "compaction_failed",
         "deferred",
         "emitter",
@@ -76,6 +88,7 @@ class Transcript:
 
     def __init__(self, context: AgentContext, emitter: Emitter) -> None:
         self.emitter = emitter
+        self.agent: str | None = None  # who has the conversation, in a run with handoffs
         self.system_prompt = context.system_prompt
         self.messages: list[AgentMessage] = list(context.messages)
         self.run_tools: list[AgentTool] = []  # the run's own (skills'): kept across `replace`
@@ -124,10 +137,13 @@ class Transcript:
         """The request failed: the latest event of its answer, for the failure path."""
         self.partial_event = latest
 
-    async def join(self, message: AgentMessage, *, started: bool = False) -> None:
+    async def join(self, message: _M, *, started: bool = False) -> _M:
         """A complete message joins the transcript, with its `message_start` (unless it was
-        `started`: an answer that streamed) and `message_end`. The one place a message joins."""
+        `started`: an answer that streamed) and `message_end`. The one place a message joins.
+        Returns the message as it joined (in a run with handoffs, naming its agent)."""
         emitter = self.emitter
+        if self.agent is not None:  # (a run with handoffs) the agent's answers and results
+            message = _named(message, self.agent)
         if not started:
             pending = emitter.send(MessageStartEvent(message=message))
             if pending is not None:
@@ -144,6 +160,7 @@ class Transcript:
             self.phase, self.partial_event = Phase.IN_TURN, None
         if (pending := emitter.send(MessageEndEvent(message=message))) is not None:
             await pending
+        return message
 
     async def keep(self, compacted: _Compacted) -> bool:
         """Keep what a compaction returned (`compaction.Compacted`): its marker joins (True), a
@@ -167,6 +184,16 @@ class Transcript:
         self.deferred = None
         if any(t.deferred for t in self.tools):
             self.defer()
+        self.add_run_tools(self.run_tools)
+
+    def switch(self, agent: str, system_prompt: str, tools: list[AgentTool]) -> None:
+        """Another agent has the conversation (a handoff): its name, system prompt and tools;
+        the messages stay (each agent's view is computed per request)."""
+        self.agent = agent
+        self.system_prompt = system_prompt
+        self.tools = list(tools)
+        self.tools_by_name = {t.name: t for t in self.tools}
+        self.llm_tools = [t.llm_tool for t in self.tools]
         self.add_run_tools(self.run_tools)
 
     def add_run_tools(self, tools: list[AgentTool]) -> None:

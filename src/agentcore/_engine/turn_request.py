@@ -89,6 +89,9 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
         if converted is None:
             return None
         llm_messages = converted
+    handoffs = run.services.handoffs
+    if handoffs is not None:  # the current agent's view of the transcript
+        llm_messages = handoffs.view(llm_messages, transcript.tools_by_name)
     context = Context(
         system_prompt=(
             skills_prompt(inputs.config, transcript)
@@ -124,8 +127,7 @@ async def guarded(run: RequestRun, guards: RunGuards) -> Settled:
     if isinstance(ready, tuple) or ready is None:
         settled = await send(run, ready, guards)
     else:  # blocked before it was sent
-        answer = blocked_answer(model, ready)
-        await run.transcript.join(answer)
+        answer = await run.transcript.join(blocked_answer(model, ready))
         return Settled(answer, ready)
     if run.inputs.config.compaction is not None and settled.trip is None:
         compacted = await retry_after_overflow(run.inputs, run, settled.message)
@@ -156,8 +158,7 @@ async def send(
     model = run.model
     transcript = run.transcript
     if ready is None:
-        answer = aborted_answer(model)
-        await transcript.join(answer)
+        answer = await transcript.join(aborted_answer(model))
         return answer if guards is None else Settled(answer, None)
     context, options = ready
     watch = None
@@ -212,7 +213,7 @@ async def send(
             await stream.aclose()
         if guards is not None:  # withheld or rewritten before it joins
             final, trip = await guards.settle(final, model)
-        await transcript.join(final, started=started)
+        final = await transcript.join(final, started=started)
     except BaseException as exc:
         transcript.interrupted(latest)  # what the failure path keeps of a streaming answer
         if guards is not None:

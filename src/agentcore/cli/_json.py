@@ -114,6 +114,13 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                 out["parent_tool_call_id"] = event.parent_tool_call_id
             out["result"] = _result(event.result)
             out["is_error"] = event.is_error
+        case "agent_switch":
+            out.update(
+                from_agent=event.from_agent,
+                to_agent=event.to_agent,
+                tool_call_id=event.tool_call_id,
+                returns=event.returns,
+            )
         case "turn_end":
             out["message"] = _message(event.message)
             out["tool_results"] = [_message(m) for m in event.tool_results]
@@ -127,6 +134,10 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             out["guardrail"] = trip.to_json() if trip is not None else None
             if event.output is not None:  # run --output-schema: the validated answer
                 out["output"] = _value(event.output)
+            if event.last_agent is not None:  # a run with handoffs
+                out["last_agent"] = event.last_agent
+    if event.type.startswith("tool_execution") and event.agent is not None:  # type: ignore[union-attr]
+        out["agent"] = event.agent  # type: ignore[union-attr]
     return out
 
 

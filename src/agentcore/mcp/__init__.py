@@ -14,11 +14,11 @@ async with MCPClient.stdio("python", ["-m", "mcp_server_time"]) as time_server:
   model (`MCPSampling`; off by default), ask the user for input (`MCPElicitation`, answered
   with an `MCPElicitationAnswer`), and know its roots (`roots=[...]`).
 - `tools_server`, `serve_stdio` and `serve_http` serve any list of `AgentTool`s over MCP.
-- `agent_tool` wraps an `Agent` or a loop configuration as an `AgentTool`.
+- `agent_tool` moved to `agentcore.agent_tool` (it needs no MCP); `agentcore.mcp.agent_tool`
+  still gives it, with a `DeprecationWarning`.
 
-Everything but `agent_tool` needs the official MCP SDK: `pip install 'agentcore-loop[mcp]'`. This
-package imports it lazily: `from agentcore.mcp import agent_tool` works without it, and the
-other names raise `MissingExtraError` naming the extra when the SDK is missing.
+Everything here needs the official MCP SDK: `pip install 'agentcore-loop[mcp]'`. This package
+imports it lazily: the names raise `MissingExtraError` naming the extra when the SDK is missing.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import typing as _typing
 from .._optional import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from ._agent_tool import agent_tool as agent_tool
     from ._client import MCPClient as MCPClient
     from ._client import MCPConnectionError as MCPConnectionError
     from ._elicitation import MCPElicitation as MCPElicitation
@@ -51,14 +50,13 @@ __all__ = [
     "MCPSampling",
     "MCPSamplingRequest",
     "MCPTool",
-    "agent_tool",
     "refresh_tools",
     "serve_http",
     "serve_stdio",
     "tools_server",
 ]
 
-# name -> the module that defines it (all but `_agent_tool` import the SDK, through `_sdk`)
+# name -> the module that defines it (each imports the SDK, through `_sdk`)
 _WHERE: dict[str, str] = {
     "MCPClient": "._client",
     "MCPConnectionError": "._client",
@@ -68,11 +66,26 @@ _WHERE: dict[str, str] = {
     "MCPSamplingRequest": "._sampling",
     "MCPProgress": "._tools",
     "MCPTool": "._tools",
-    "agent_tool": "._agent_tool",
     "refresh_tools": "._refresh",
     "serve_http": "._server",
     "serve_stdio": "._server",
     "tools_server": "._server",
 }
 
-__getattr__ = _lazy_exports(__name__, _WHERE, globals())
+_lazy = _lazy_exports(__name__, _WHERE, globals())
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name == "agent_tool":  # moved to the core (issue 34): the old name still works
+        import warnings
+
+        warnings.warn(
+            "agentcore.mcp.agent_tool moved to agentcore.agent_tool (it needs no MCP); "
+            "import it from agentcore",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from agentcore import agent_tool
+
+        return agent_tool
+    return _lazy(name)

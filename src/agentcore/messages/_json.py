@@ -142,6 +142,7 @@ _SPECS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {
         ("usage", "usage", False),
         ("stop_reason", "stop", False),
         ("error_message", "opt_str", False),
+        ("agent", "opt_str", False),
         ("timestamp", "timestamp", False),
     ),
     ToolResultMessage: (
@@ -152,6 +153,7 @@ _SPECS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {
         ("usage", "opt_usage", False),
         ("added_tool_names", "names", False),
         ("is_error", "bool", False),
+        ("agent", "opt_str", False),
         ("timestamp", "timestamp", False),
     ),
 }

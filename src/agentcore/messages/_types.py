@@ -216,6 +216,7 @@ class AssistantMessage:
     usage: Usage = _ZERO_USAGE
     stop_reason: StopReason = "stop"
     error_message: str | None = None
+    agent: str | None = None  # the agent that answered, in a run with handoffs
     timestamp: int = field(default_factory=now_ms)
     role: Literal["assistant"] = "assistant"
 
@@ -241,6 +242,7 @@ class ToolResultMessage:
     usage: Usage | None = None
     added_tool_names: list[str] | None = None
     is_error: bool = False
+    agent: str | None = None  # the agent whose call this answers, in a run with handoffs
     timestamp: int = field(default_factory=now_ms)
     role: Literal["tool_result"] = "tool_result"
 

@@ -119,6 +119,8 @@ def check_well_formed(events: Sequence[AgentEvent]) -> None:
             assert in_turn, f"{where}: turn_end outside a turn"
             assert not running, f"{where}: turn ended with tools still running: {running}"
             in_turn = False
+        elif kind == "agent_switch":  # at the boundary: after turn_end, before the next turn
+            assert not in_turn, f"{where}: agent_switch inside a turn"
         elif kind == "message_start":
             assert in_turn, f"{where}: message_start outside a turn"
             open_message = event.message

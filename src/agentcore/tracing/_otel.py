@@ -129,7 +129,7 @@ def _model_attributes(model: Model) -> dict[str, Any]:
 
 
 class _SpanRunObserver:
-    __slots__ = ("api", "info", "owner", "span", "started", "token")
+    __slots__ = ("api", "info", "owner", "segment", "span", "started", "token")
 
     def __init__(self, owner: OtelInstrumentation, info: RunInfo) -> None:
         api = owner.api
@@ -153,6 +153,36 @@ class _SpanRunObserver:
         )
         self.started = time.perf_counter()
         self.token = api.context.attach(api.trace.set_span_in_context(self.span))
+        self.segment: tuple[Span, Any] | None = None  # after a handoff: its span and token
+
+    def agent_switched(
+        self, from_agent: str, to_agent: str, tool_call_id: str, returns: bool
+    ) -> None:
+        """A handoff: the next agent's segment is an `invoke_agent {to_agent}` span inside the
+        run's (the run's own span is the first agent's segment), current until the next switch
+        or the run's end."""
+        api = self.api
+        self._end_segment()
+        span = self.owner.tracer.start_span(
+            f"invoke_agent {to_agent}",
+            kind=api.SpanKind.INTERNAL,
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": to_agent,
+                "agentcore.handoff.from_agent": from_agent,
+                "agentcore.handoff.tool_call_id": tool_call_id,
+                "agentcore.handoff.returns": returns,
+            },
+        )
+        self.segment = (span, api.context.attach(api.trace.set_span_in_context(span)))
+
+    def _end_segment(self) -> None:
+        segment = self.segment
+        if segment is not None:
+            self.segment = None
+            span, token = segment
+            span.end()
+            self.api.context.detach(token)
 
     def start_request(self, model: Model, context: Context) -> RequestObserver | None:
         return _Request(self, model, context)
@@ -183,6 +213,7 @@ class _SpanRunObserver:
         api = self.api
         span = self.span
         owner = self.owner
+        self._end_segment()  # the last agent's segment, if a handoff opened one
         try:
             answers = [m for m in messages if isinstance(m, AssistantMessage)]
             usage = run_usage(messages)

@@ -28,6 +28,7 @@ from ..events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    AgentSwitchEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -152,6 +153,19 @@ class AgUiTranslator:
             case ToolExecutionEndEvent():
                 return [
                     self._custom(event.type, toolCallId=event.tool_call_id, isError=event.is_error)
+                ]
+            case AgentSwitchEvent():  # a handoff: a step of its own between two turns
+                step = f"handoff {event.from_agent} -> {event.to_agent}"
+                return [
+                    ag_ui.StepStartedEvent(step_name=step),
+                    self._custom(
+                        event.type,
+                        fromAgent=event.from_agent,
+                        toAgent=event.to_agent,
+                        toolCallId=event.tool_call_id,
+                        returns=event.returns,
+                    ),
+                    ag_ui.StepFinishedEvent(step_name=step),
                 ]
             case AgentEndEvent():
                 return self._agent_end(event)

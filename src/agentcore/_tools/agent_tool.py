@@ -11,7 +11,9 @@ aborts the inner run, which then ends as any aborted run does (every tool call a
 `usage` and `details`; an inner run that fails, or is aborted from elsewhere, gives an error
 result with the inner error text.
 
-This module needs only agentcore itself, not the MCP SDK.
+It needs nothing beyond agentcore itself (it lived in `agentcore.mcp` until issue 34; that
+name still works, with a `DeprecationWarning`). Its neighbour for the other way of composing
+agents is `agentcore.handoff`: see docs/handoffs.md.
 """
 
 from __future__ import annotations
@@ -21,37 +23,37 @@ from typing import Any
 
 import anyio
 
-from .. import (
-    AbortController,
-    AbortSignal,
-    Agent,
-    AgentBusyError,
-    AgentContext,
+from .._engine.entry import run_agent_loop
+from ..abort import AbortController, AbortSignal, cancel_on_abort
+from ..agent import Agent
+from ..config import AgentContext, AgentLoopConfig
+from ..errors import AgentBusyError, ConfigError
+from ..events import (
     AgentEndEvent,
     AgentEvent,
-    AgentLoopConfig,
-    AgentMessage,
-    AgentTool,
-    AgentToolResult,
-    AssistantMessage,
-    ConfigError,
-    Cost,
-    ImageContent,
-    LimitReached,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+)
+from ..limits import LimitReached
+from ..llm.registry import StreamFn
+from ..messages import (
+    AgentMessage,
+    AssistantMessage,
+    Cost,
+    ImageContent,
     TextContent,
-    ToolExecutionMode,
     ToolResultMessage,
-    ToolUpdateCallback,
     Usage,
     UserMessage,
-    cancel_on_abort,
-    run_agent_loop,
 )
-from ..llm import StreamFn
-from ..tools import task_tool
+from ..tools import (
+    AgentTool,
+    AgentToolResult,
+    ToolExecutionMode,
+    ToolUpdateCallback,
+    task_tool,
+)
 
 __all__ = ["agent_tool"]
 
