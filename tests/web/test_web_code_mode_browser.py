@@ -6,9 +6,11 @@ result show, its calls (in no transcript message) do not."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agentcore import tool
@@ -110,4 +112,58 @@ def test_a_snippet_shows_as_code_with_its_calls_under_it(
         assert not d.find_elements(By.CSS_SELECTOR, "#messages img, #messages script")
         d.save_screenshot(str(shots / "code-mode-reloaded.png"))
     finally:
+        stop_server(served)
+
+
+def test_a_reload_mid_run_shows_the_calls_made_so_far(
+    browser: Any, tmp_path: Path, shots: Path
+) -> None:
+    """A reader joining while the snippet runs gets the run so far: its calls nested again."""
+    gate = threading.Event()
+
+    @tool
+    async def wait_here() -> str:
+        """Wait until the test lets it go."""
+        await anyio.to_thread.run_sync(gate.wait, abandon_on_cancel=True)
+        return "let go"
+
+    snippet = "a = await get_weather(city='Paris')\nb = await wait_here()\n[a, b]"
+    served = start_server(tmp_path, tools=[code_mode([get_weather, wait_here])])
+    served.faux.set_responses(
+        [faux_tool_call("run_code", {"code": snippet}, id="call_c"), faux_text("Both done.")]
+    )
+    d = browser
+    try:
+        d.get(served.base_url + "/")
+        _wait(d, _ready, "the page")
+        _send(d, "weather, then wait")
+
+        def two_calls(d: Any) -> Any:
+            cards = _nested(d)
+            return len(cards) == 2 and cards
+
+        _wait(d, two_calls, "the snippet's calls")
+        d.refresh()  # mid-run: the run's events so far are replayed after the snapshot
+        _wait(d, _ready, "the page after the reload")
+        cards = _wait(d, two_calls, "the snippet's calls after the reload")
+        assert [c.get_attribute("data-tool-call-id") for c in cards] == ["call_c.1", "call_c.2"]
+        assert cards[0].find_element(By.CSS_SELECTOR, ".state").text == "done"
+        assert cards[1].find_element(By.CSS_SELECTOR, ".state").text == "running…"
+        code = d.find_element(By.CSS_SELECTOR, _SNIPPET_CARD + " > pre.args.code")
+        assert code.get_attribute("textContent") == snippet
+        d.save_screenshot(str(shots / "code-mode-mid-run.png"))
+        gate.set()
+        _wait(d, lambda d: any("Both done." in t for t in _assistant_texts(d)), "the answer")
+        done = _wait(
+            d,
+            lambda d: (
+                (c := _nested(d))
+                and c[1].find_element(By.CSS_SELECTOR, ".state").text == "done"
+                and c
+            ),
+            "the second call's result",
+        )
+        assert done[1].find_element(By.CSS_SELECTOR, ".tool-result").text == "let go"
+    finally:
+        gate.set()
         stop_server(served)
