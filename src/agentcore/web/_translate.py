@@ -12,7 +12,13 @@
 - user `message_end` (prompts, steering): `TEXT_MESSAGE_START/_CONTENT/_END` (role user).
 - tool result `message_end`: `TOOL_CALL_RESULT` (metadata `agentcore.isError`, `toolName`).
 - other `message_end` (approval requests and decisions, your own): `CUSTOM agentcore.<role>`.
-- `tool_execution_start/_update/_end`: `CUSTOM agentcore.tool_execution_start/_update/_end`.
+- `tool_execution_start/_update/_end`: `CUSTOM agentcore.tool_execution_start/_update/_end`
+  (`parentToolCallId` in the value for a call a snippet made).
+- a call a snippet made (code mode: the `tool_execution_*` events with `parent_tool_call_id`),
+  which is no block of the model's: at its start `TOOL_CALL_START` (parent = the message of the
+  snippet's call, `metadata.agentcore.parentToolCallId` = the snippet's call id), its arguments
+  whole in one `TOOL_CALL_ARGS`, `TOOL_CALL_END`; at its end `TOOL_CALL_RESULT` (message id
+  `<call id>.result`: no transcript message holds it). The CUSTOM events follow as for any call.
 - `agent_end`: `CUSTOM agentcore.run_usage`, then `RUN_FINISHED` (outcome `success`,
   `cancelled` when aborted, `interrupt` with pending approvals) or `RUN_ERROR`.
 """
@@ -106,6 +112,9 @@ class AgUiTranslator:
         self.index = 0
         self._step = 0
         self._open: _Open | None = None
+        # tool call id -> the AG-UI id of the message holding it (the parent of the calls its
+        # snippet makes), until the call's result
+        self._call_message: dict[str, str] = {}
 
     def begin(self, transcript_length: int, run_id: str | None = None) -> None:
         """Call before each run: message ids count from the transcript's current length."""
@@ -134,12 +143,17 @@ class AgUiTranslator:
                 out = self._message_end(message)
                 self.index += 1
                 return out
-            case ToolExecutionStartEvent():
-                return [
+            case ToolExecutionStartEvent(parent_tool_call_id=parent):
+                out = [] if parent is None else self._nested_start(event, parent)
+                out.append(
                     self._custom(
-                        event.type, toolCallId=event.tool_call_id, toolName=event.tool_name
+                        event.type,
+                        toolCallId=event.tool_call_id,
+                        toolName=event.tool_name,
+                        **_parent(parent),
                     )
-                ]
+                )
+                return out
             case ToolExecutionUpdateEvent(partial_result=partial):
                 return [
                     self._custom(
@@ -148,12 +162,21 @@ class AgUiTranslator:
                         toolName=event.tool_name,
                         text=block_text(partial.content),
                         details=_jsonable(partial.details),
+                        **_parent(event.parent_tool_call_id),
                     )
                 ]
-            case ToolExecutionEndEvent():
-                return [
-                    self._custom(event.type, toolCallId=event.tool_call_id, isError=event.is_error)
+            case ToolExecutionEndEvent(parent_tool_call_id=parent):
+                out = [
+                    self._custom(
+                        event.type,
+                        toolCallId=event.tool_call_id,
+                        isError=event.is_error,
+                        **_parent(parent),
+                    )
                 ]
+                if parent is not None:
+                    out.append(self._nested_result(event))
+                return out
             case AgentSwitchEvent():  # a handoff: a step of its own between two turns
                 step = f"handoff {event.from_agent} -> {event.to_agent}"
                 return [
@@ -170,6 +193,39 @@ class AgUiTranslator:
             case AgentEndEvent():
                 return self._agent_end(event)
         return []
+
+    def _nested_start(self, event: ToolExecutionStartEvent, parent: str) -> list[ag_ui.BaseEvent]:
+        """A call a snippet made, opened and closed at once (its arguments are complete)."""
+        call_id = event.tool_call_id
+        mid = self._call_message.get(parent)
+        if mid is not None:
+            self._call_message[call_id] = mid  # a call of a call (a nested code tool)
+        return [
+            ag_ui.ToolCallStartEvent(
+                tool_call_id=call_id,
+                tool_call_name=event.tool_name,
+                parent_message_id=mid,
+                metadata={"agentcore": {"parentToolCallId": parent}},
+            ),
+            ag_ui.ToolCallArgsEvent(tool_call_id=call_id, delta=_args_json(event.args)),
+            ag_ui.ToolCallEndEvent(tool_call_id=call_id),
+        ]
+
+    def _nested_result(self, event: ToolExecutionEndEvent) -> ag_ui.BaseEvent:
+        self._call_message.pop(event.tool_call_id, None)
+        return ag_ui.ToolCallResultEvent(
+            message_id=f"{event.tool_call_id}.result",
+            tool_call_id=event.tool_call_id,
+            content=block_text(event.result.content),
+            role="tool",
+            metadata={
+                "agentcore": {
+                    "isError": event.is_error,
+                    "toolName": event.tool_name,
+                    "parentToolCallId": event.parent_tool_call_id,
+                }
+            },
+        )
 
     @staticmethod
     def _custom(name: str, **value: Any) -> ag_ui.BaseEvent:
@@ -224,6 +280,7 @@ class AgUiTranslator:
             ]
         if isinstance(block, ToolCall):
             state.opened[index] = "tool_call"
+            self._call_message[block.id] = state.mid
             return [
                 ag_ui.ToolCallStartEvent(
                     tool_call_id=block.id, tool_call_name=block.name, parent_message_id=state.mid
@@ -261,6 +318,7 @@ class AgUiTranslator:
                 ag_ui.TextMessageEndEvent(message_id=mid),
             ]
         if role == "tool_result":
+            self._call_message.pop(str(getattr(message, "tool_call_id", "")), None)
             is_error = bool(getattr(message, "is_error", False))
             return [
                 ag_ui.ToolCallResultEvent(
@@ -347,6 +405,18 @@ class AgUiTranslator:
             )
         )
         return out
+
+
+def _parent(parent: str | None) -> dict[str, str]:
+    """`parentToolCallId` for the CUSTOM value of a call a snippet made; nothing otherwise."""
+    return {} if parent is None else {"parentToolCallId": parent}
+
+
+def _args_json(args: Any) -> str:
+    try:
+        return json.dumps(args)
+    except (TypeError, ValueError):
+        return json.dumps(_jsonable(args))
 
 
 def _jsonable(value: Any) -> Any:

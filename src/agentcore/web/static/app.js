@@ -216,7 +216,12 @@
     return body;
   }
 
-  function card(callId, name, parentId) {
+  // Code mode (agentcore.codemode): the code tool's snippet shows as code, and the calls it makes
+  // as cards nested under its card (TOOL_CALL_START with metadata.agentcore.parentToolCallId).
+  // Those calls are in no transcript message: a reload shows the snippet and its result only.
+  const CODE_TOOL = "run_code";
+
+  function card(callId, name, parentId, parentCall) {
     if (cards[callId]) return cards[callId];
     const node = el("div", "tool-card streaming");
     node.dataset.toolCallId = callId;
@@ -231,9 +236,12 @@
     const state = el("span", "state", "writing arguments…");
     head.appendChild(state);
     node.appendChild(head);
-    node.appendChild(el("div", "label", "arguments"));
+    const argsLabel = el("div", "label", "arguments");
+    node.appendChild(argsLabel);
     const args = el("pre", "args");
     node.appendChild(args);
+    const nested = el("div", "nested-calls"); // the cards of the calls its snippet makes
+    node.appendChild(nested);
     const progress = el("pre", "progress");
     const result = el("pre", "tool-result");
     const approval = el("div", "approval");
@@ -242,20 +250,42 @@
     node.appendChild(approval);
     node.appendChild(el("div", "label result-label", "result"));
     node.appendChild(result);
-    block(parentId || ("tool-" + callId)).appendChild(node);
+    const parent = parentCall ? cards[parentCall] : null;
+    if (parent) {
+      node.classList.add("nested");
+      parent.nested.appendChild(node);
+      if (!parent.snippet) { parent.snippet = true; prettyArgs(parent); }
+    } else {
+      block(parentId || ("tool-" + callId)).appendChild(node);
+    }
     cards[callId] = { el: node, state: state, args: args, progress: progress, result: result,
-      approval: approval, argText: "", skill: skill, nameEl: nameEl };
+      approval: approval, argText: "", skill: skill, nameEl: nameEl, name: name,
+      argsLabel: argsLabel, nested: nested, parentCall: parentCall || null, snippet: false };
     return cards[callId];
   }
 
   function setCard(c, cls, label) {
-    c.el.className = "tool-card " + cls + (c.skill ? " skill" : "");
+    c.el.className = "tool-card " + cls + (c.skill ? " skill" : "") +
+      (c.parentCall ? " nested" : "") + (c.el.classList.contains("snippet") ? " snippet" : "");
     c.state.textContent = label;
+  }
+
+  // The code tool's arguments ({"code": ..., "reset"?: true}) as the snippet's lines, as text.
+  function snippetArgs(c, parsed) {
+    if (c.parentCall || !(c.snippet || c.name === CODE_TOOL)) return false;
+    if (!parsed || typeof parsed !== "object" || typeof parsed.code !== "string") return false;
+    if (Object.keys(parsed).some(function (k) { return k !== "code" && k !== "reset"; })) return false;
+    c.el.classList.add("snippet");
+    c.args.classList.add("code");
+    c.argsLabel.textContent = "code" + (parsed.reset === true ? " (variables reset)" : "");
+    c.args.textContent = shown(parsed.code);
+    return true;
   }
 
   function prettyArgs(c) {
     try {
       const parsed = JSON.parse(c.argText);
+      if (snippetArgs(c, parsed)) return;
       c.args.textContent = shown(JSON.stringify(parsed, null, 2));
       if (c.skill && parsed && typeof parsed.name === "string") {
         c.nameEl.textContent = "activate_skill: " + shown(parsed.name);
@@ -438,7 +468,11 @@
       const body = reasonings[e.messageId];
       if (body) body.textContent += shown(e.delta); // each mark is one character: escaped alone
     },
-    TOOL_CALL_START: function (e) { card(e.toolCallId, e.toolCallName, e.parentMessageId); },
+    TOOL_CALL_START: function (e) {
+      const meta = (e.metadata && e.metadata.agentcore) || {};
+      const parentCall = typeof meta.parentToolCallId === "string" ? meta.parentToolCallId : null;
+      card(e.toolCallId, e.toolCallName, e.parentMessageId, parentCall);
+    },
     TOOL_CALL_ARGS: function (e) {
       const c = cards[e.toolCallId];
       if (!c) return;
