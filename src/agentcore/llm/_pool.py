@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from types import ModuleType
 from typing import Any
 
@@ -39,7 +39,7 @@ import sniffio
 from ._http import ssl_context
 from .interception import active, intercept_http
 
-__all__ = ["KEEPALIVE", "KEEPALIVE_SECONDS", "close_unshared", "shared_http"]
+__all__ = ["KEEPALIVE", "KEEPALIVE_SECONDS", "close_unshared", "shared_client", "shared_http"]
 
 KEEPALIVE = 100  # idle connections kept per loop and SDK
 KEEPALIVE_SECONDS = 5.0  # how long an idle connection is kept (httpx's default)
@@ -76,10 +76,6 @@ async def _close_at_loop_end(entry: _LoopClients) -> AsyncGenerator[None, None]:
                 await client.aclose()
 
 
-def _own_client(sdk: ModuleType, tls: Any) -> Any:
-    return sdk.DefaultAsyncHttpxClient(verify=tls)
-
-
 async def shared_http(sdk: ModuleType) -> tuple[Any, bool]:
     """The HTTP client for one request through `sdk` (`openai` or `anthropic`), and whether it is
     shared (then the request must not close it; `close_unshared` knows).
@@ -87,11 +83,17 @@ async def shared_http(sdk: ModuleType) -> tuple[Any, bool]:
     Shared: the running asyncio loop's client for this SDK, made on first use. Its own: under
     trio, or while a recording is active (handed to the recording, as every client was).
     """
+    return await shared_client(sdk.__name__, sdk.DefaultAsyncHttpxClient)
+
+
+async def shared_client(name: str, factory: Callable[..., Any]) -> tuple[Any, bool]:
+    """Like `shared_http`, for any httpx (or httpx2) `AsyncClient` class: `factory(verify=,
+    limits=)` (`limits` only for the shared one) makes the client, `name` keys the loop's cache.
+    Used by the Chat Completions adapter's direct path (`_direct`), which sends without an SDK."""
     tls = await ssl_context()
     if active() is not None or sniffio.current_async_library() != "asyncio":
-        return intercept_http(_own_client(sdk, tls)), False
+        return intercept_http(factory(verify=tls)), False
     loop = asyncio.get_running_loop()
-    name = sdk.__name__
     with _lock:
         entry = _loops.get(loop)
         if entry is None:
@@ -104,14 +106,14 @@ async def shared_http(sdk: ModuleType) -> tuple[Any, bool]:
             assert entry is not None
             entry.closer = _close_at_loop_end(entry)
     if entry is None:
-        return _own_client(sdk, tls), False
+        return factory(verify=tls), False
     if start:
         assert entry.closer is not None
         await entry.closer.asend(None)  # registers it with the loop's async-generator hooks
     if client is None:
         import httpx
 
-        made = sdk.DefaultAsyncHttpxClient(
+        made = factory(
             verify=tls,
             limits=httpx.Limits(
                 max_connections=None,

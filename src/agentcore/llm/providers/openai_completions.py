@@ -6,10 +6,12 @@ Cerebras, ... Their differences are flags on the model's `OpenAICompletionsCompa
 checks (`prompt_cache_key`, which only OpenAI itself accepts, follows the API's profile:
 `_profiles.on_api_service`).
 
-The request is sent with the `openai` SDK's async client (its own retries off: `_retry` retries
-429/5xx/connection failures before any output); the event stream is read raw by the shared
-`EventSource` (the SDK's reader leaves its generators suspended at `[DONE]`) and translated
-chunk by chunk, each a plain JSON object:
+The request is sent with the `openai` SDK's async client for OpenAI's own service and Azure, and
+with httpx directly for a compatible server (`llm/_direct.py`: the SDK's import is most of a cold
+start; the same headers, timeouts, error texts and retries). Either way the SDK's own retries are
+off (`_retry` retries 429/5xx/connection failures before any output); the event stream is read
+raw by the shared `EventSource` (the SDK's reader leaves its generators suspended at `[DONE]`)
+and translated chunk by chunk, each a plain JSON object:
 
 * `delta.content` becomes text (as a list of chunks, Magistral's: its `text` chunks text, its
   `thinking` chunks thinking), `delta.reasoning_content` / `reasoning` / `reasoning_text`
@@ -54,6 +56,8 @@ from .._adapter import (
     priced_usage,
     report_response,
 )
+from .._direct import StatusFailure as _StatusFailure
+from .._direct import classify_direct, describe_direct, direct_client, open_direct, uses_direct
 from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
@@ -388,6 +392,7 @@ class _Wire(Wire):
         self.api_key = api_key
         self.azure = azure
         self.translator = _Translator(request.model, _compat(request.model), self.builder)
+        self.direct = sdk is None  # sent with httpx, without the SDK (`_direct`)
         self.client: Any = None
         self.shared = False  # whether the client\'s HTTP client is the loop\'s (`shared_http`)
         self.payload: Any = None
@@ -399,7 +404,9 @@ class _Wire(Wire):
             payload["model"] = deployment(model, azure)
         self.payload = await apply_on_payload(payload, options, model)
         headers = merged_headers(model, options)
-        if azure is not None:
+        if self.direct:
+            self.client, self.shared = await direct_client()
+        elif azure is not None:
             self.client = await azure_client(
                 sdk, model, azure, self.request, self.api_key, headers, responses=False
             )
@@ -410,6 +417,22 @@ class _Wire(Wire):
 
     async def send(self) -> OpenedStream:
         sdk, request = self.sdk, self.request
+        if self.direct:
+            model = request.model
+            try:
+                response = await open_direct(
+                    self.client,
+                    model.base_url,
+                    self.api_key or "",
+                    merged_headers(model, request.options),
+                    self.payload,
+                )
+            except _StatusFailure as exc:
+                await report_response(request.options, model, exc.status_code, exc.headers)
+                raise
+            answer = await open_event_stream(response, request)
+            self.estimating.prompt_chars = _prompt_chars(self.payload)
+            return answer
         try:
             opened = await self.client.post(
                 "/chat/completions",
@@ -431,9 +454,13 @@ class _Wire(Wire):
         return answer
 
     def classify(self, exc: BaseException) -> RetryInfo | None:
+        if self.direct:
+            return classify_direct(exc)
         return classify_sdk_error(self.sdk, exc)
 
     def describe(self, exc: BaseException, *, started: bool) -> str:
+        if self.direct:
+            return describe_direct(exc, started=started)
         return sdk_failure_text(self.sdk, exc, started=started)
 
     def feed(self, item: Any) -> list[AssistantMessageEvent]:
@@ -461,14 +488,20 @@ class _Wire(Wire):
         return events
 
     async def release(self) -> None:
+        if self.direct:
+            if self.client is not None and not self.shared:
+                await self.client.aclose()
+            return
         await close_unshared(self.client, self.shared)
 
 
 def _open(
     model: Model, context: Context, options: StreamOptions, reasoning: ThinkingLevel | None
 ) -> AssistantMessageEventStream:
-    sdk = import_sdk("openai", "openai")
     azure = azure_settings(model)
+    # a compatible server is sent to without the SDK (`_direct`: its import is most of a cold
+    # start); OpenAI's own service and Azure keep it
+    sdk = None if uses_direct(model, azure=azure is not None) else import_sdk("openai", "openai")
     api_key = azure_api_key(model, options, azure) if azure else resolve_api_key(model, options)
     request = Request(model, options, api_key)
     wire = _Wire(request, context, reasoning=reasoning, sdk=sdk, api_key=api_key, azure=azure)
@@ -479,7 +512,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     """Stream one Chat Completions request (no reasoning effort is sent).
 
     Raises:
-        MissingExtraError: the `openai` package is not installed.
+        MissingExtraError: the `openai` package is not installed (needed for OpenAI's own
+            service and Azure; a compatible server's `base_url` is sent to with httpx).
         MissingApiKeyError: no key in the options or the provider's environment variable.
     """
     return _open(model, context, options, None)
