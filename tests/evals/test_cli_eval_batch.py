@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm.batch_server import OpenAIBatchServer
+from llm.batch_server import OpenAIBatchServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -238,9 +238,9 @@ def test_repeats_are_requests_of_their_own(tmp_path: Path, server: OpenAIBatchSe
     server.finish(
         batch_id,
         "completed",
-        [_answer(i, {"role": "assistant", "content": "Paris" if i == "c1-2" else "x"}) for i in ids],
+        [_answer(i, {"role": "assistant", "content": "Paris" * (i == "c1-2")}) for i in ids],
     )
-    out, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     report = json.loads((tmp_path / "report.json").read_text())
     france = [c for c in report["cases"] if c["source_case_name"] == "france"]
@@ -254,7 +254,7 @@ def test_a_model_without_a_batch_api_is_refused_before_anything_is_sent(
     tmp_path: Path, server: OpenAIBatchServer
 ) -> None:
     process = _start(tmp_path, server, api="openai-responses")
-    out, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=120)
     assert process.returncode == 2
     assert "model openai/gpt-test (api 'openai-responses') has no batch API" in err
     assert server.paths == []
@@ -266,7 +266,7 @@ def test_a_batch_that_does_not_end_in_time_is_cancelled(
 ) -> None:
     process = _start(tmp_path, server, "--batch-timeout", "0.5")
     batch_id = _submitted(server, process)
-    out, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=120)
     assert process.returncode == 1
     assert f"batch {batch_id} had not ended after 0.5 s" in err
     assert "the batch was cancelled" in err
