@@ -45,6 +45,7 @@ def make_agent(inputs):
         temperature=0.0,
         max_tokens=64,
         api_key="sk-test",
+        output_type=int if os.environ.get("BATCH_TYPED") else None,
     )
 '''
 
@@ -75,7 +76,11 @@ def server() -> Iterator[OpenAIBatchServer]:
 
 
 def _start(
-    tmp_path: Path, server: OpenAIBatchServer, *args: str, api: str = "openai-completions"
+    tmp_path: Path,
+    server: OpenAIBatchServer,
+    *args: str,
+    api: str = "openai-completions",
+    typed: bool = False,
 ) -> subprocess.Popen[str]:
     (tmp_path / "batch_agent.py").write_text(AGENT)
     (tmp_path / "capitals.yaml").write_text(DATASET)
@@ -84,6 +89,8 @@ def _start(
     env["COLUMNS"] = "160"
     env["BATCH_URL"] = server.base_url
     env["BATCH_API"] = api
+    if typed:
+        env["BATCH_TYPED"] = "1"
     return subprocess.Popen(
         [
             sys.executable,
@@ -271,3 +278,13 @@ def test_a_batch_that_does_not_end_in_time_is_cancelled(
     assert f"batch {batch_id} had not ended after 0.5 s" in err
     assert "the batch was cancelled" in err
     assert f"POST /v1/batches/{batch_id}/cancel" in server.paths
+
+
+def test_a_typed_agent_is_refused_before_anything_is_sent(
+    tmp_path: Path, server: OpenAIBatchServer
+) -> None:
+    process = _start(tmp_path, server, typed=True)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2
+    assert "--batch: the agent has an output_type" in err
+    assert server.paths == []
