@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:
     from ._compaction.strategies import Summarize as Summarize
     from ._engine.entry import agent_loop as agent_loop
     from ._engine.entry import agent_loop_continue as agent_loop_continue
+    from ._engine.entry import first_request as first_request
     from ._engine.entry import run_agent_loop as run_agent_loop
     from ._engine.entry import run_agent_loop_continue as run_agent_loop_continue
     from ._engine.event_stream import EventStream as EventStream
@@ -139,6 +140,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "_engine.entry": (
         "agent_loop",
         "agent_loop_continue",
+        "first_request",
         "run_agent_loop",
         "run_agent_loop_continue",
     ),
@@ -364,6 +366,7 @@ __all__ = [
     "agent_tool",
     "cancel_on_abort",
     "default_convert_to_llm",
+    "first_request",
     "get_instrumentation",
     "handoff",
     "register_message_type",

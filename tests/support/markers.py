@@ -96,6 +96,8 @@ SLOW = [
     "tests/evals/test_cli_eval.py::test_a_replay_that_drifts_exits_1_naming_the_difference",
     "tests/evals/test_cli_eval.py::test_a_drifted_request_sent_first_is_matched_by_content",
     "tests/evals/test_cli_eval.py::test_escape_sequences_in_the_dataset_are_printed_escaped",
+    # agentcore eval --batch as a process against the local batch server
+    "tests/evals/test_cli_eval_batch.py",
     # MCP servers in subprocesses, the web server's command line, node
     "tests/mcp/test_mcp_cli.py",
     "tests/mcp/test_mcp_client.py::test_a_stdio_server_through_the_loop",

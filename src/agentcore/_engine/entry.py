@@ -1,11 +1,15 @@
 """The loop's entry points: each checks its call (misuse raises at once, before any event),
-starts a run (`loop.LoopRun`) and hands back the messages it added, or its events as they happen."""
+starts a run (`loop.LoopRun`) and hands back the messages it added, or its events as they happen.
+`first_request` is the first request such a run would send, built by the turn's own
+`turn_request.prepare` and not sent (for provider batch APIs: `agentcore eval --batch`)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..abort import AbortSignal
 from ..config import AgentContext, AgentLoopConfig
@@ -15,10 +19,16 @@ from ..messages import AgentMessage
 from .checks import check_call, check_continue, check_prompts
 from .event_stream import EventStream
 from .loop import LoopRun
+from .turn_request import prepare
+
+if TYPE_CHECKING:
+    from ..llm.model import Model
+    from ..llm.types import Context, SimpleStreamOptions
 
 __all__ = [
     "agent_loop",
     "agent_loop_continue",
+    "first_request",
     "run_agent_loop",
     "run_agent_loop_continue",
 ]
@@ -135,3 +145,33 @@ def _start(
     # itself, so that a stream its reader dropped can be collected (and its run stopped).
     run = LoopRun(context, config, push, signal, stream_fn, sync_sink=True, on_end=ended)
     return run.run(prompts)
+
+
+def _discard(event: AgentEvent) -> None:
+    return None
+
+
+async def first_request(
+    prompts: Sequence[AgentMessage], context: AgentContext, config: AgentLoopConfig
+) -> tuple[Model, Context, SimpleStreamOptions]:
+    """The first request a run of `prompts` on `context` under `config` would send: its model,
+    `Context` and options, built as the run builds it (`turn_request.prepare`: the transcript
+    converted by `transform_context` and `convert_to_llm`, compacted if due, the skills prompt,
+    the key of `get_api_key`, the offered tools, a typed output's tool or schema), and not sent.
+
+    No event is delivered and no guardrail runs (a caller sending the request elsewhere, such
+    as a provider batch, answers for those); `fallback_models` are not tried.
+
+    Raises:
+        MessageFormatError: `prompts` is not a list of messages.
+        ConfigError: `context` or `config` is not of the expected type.
+    """
+    checked = check_prompts(prompts)
+    check_call(context, config)
+    run = LoopRun(context, config, _discard, None, None, sync_sink=True)
+    async with anyio.create_task_group() as run.group:
+        for prompt in checked:
+            await run.transcript.join(prompt)
+        ready = await prepare(run)
+    assert ready is not None  # (no signal: nothing aborts it)
+    return run.model, ready[0], ready[1]

@@ -8,6 +8,11 @@ saved (`--json FILE`) and compared with a saved one (`--baseline FILE`): a case 
 a regression, listed on stderr, and the exit code is 1. `--record`/`--replay` (docs/recording.md)
 wrap the whole command, as for `run`.
 
+`--batch` sends every case's request (the one the agent loop would send first) in one provider
+batch and evaluates the answers (`agentcore.evals.batch_evaluate`); the line after the report says
+what the batch cost at batch prices against streaming the same usage. A model whose provider has
+no batch API is an error before anything is sent.
+
 What the dataset, the agent and the evaluators wrote (case names, inputs, outputs, reasons,
 errors) goes through `visible` before it is printed, as in every other renderer: an escape
 sequence in a case name shows as `\\x1b[...`, it does not clear the screen or set the title.
@@ -140,12 +145,12 @@ async def eval_command(
         CommandError: the dataset, the agent, the model or a report cannot be used.
     """
     try:
-        from ..evals import agent_task, find_regressions, load_report, save_report, trace_spans
+        from ..evals import find_regressions, load_report, save_report, trace_spans
     except AgentCoreError as exc:  # the [evals] extra is not installed
         raise CommandError(str(exc)) from None
     try:
         from rich.console import Console
-        from rich.progress import Progress
+        from rich.progress import Progress  # noqa: F401 (checked here, used by `_streamed`)
     except ImportError:
         raise CommandError(
             "agentcore eval needs rich, which is not installed: pip install 'agentcore-loop[evals]'"
@@ -165,22 +170,11 @@ async def eval_command(
         trace_spans(capture_content=options.trace_content)
     except AgentCoreError as exc:  # opentelemetry-sdk is missing
         raise CommandError(str(exc)) from None
-    task = agent_task(factory, model=model, stream_fn=stream_fn, json_answers=True)
-
-    show = options.progress if options.progress is not None else stderr.isatty()
-    total = len(dataset.cases) * options.repeat
-    # --progress on a stream that is not a terminal still draws the bar (rich would not)
-    bar_console = Console(file=stderr, force_terminal=True if options.progress else None)
-    progress = Progress(console=bar_console, transient=True, disable=not show)
-    bar = progress.add_task(visible(f"{dataset.name or options.dataset}"), total=total)
-    with progress:
-        report = await dataset.evaluate(
-            _timed(task, options.timeout, lambda: progress.advance(bar)),
-            name=options.name or options.agent,
-            max_concurrency=options.concurrency,
-            progress=False,
-            repeat=options.repeat,
-        )
+    cost = None
+    if options.batch:
+        report, cost = await _batched(options, dataset, factory, model, stderr)
+    else:
+        report = await _streamed(options, dataset, factory, model, stream_fn, stderr)
     width = None if stdout.isatty() else 120
     console = Console(file=stdout, width=width, color_system="auto" if stdout.isatty() else None)
     _shown(report).print(
@@ -190,6 +184,8 @@ async def eval_command(
         include_reasons=True,
         include_removed_cases=baseline is not None,
     )
+    if cost is not None:
+        stdout.write(visible(str(cost)) + "\n")
     if options.json_report is not None:
         try:
             save_report(report, options.json_report)
@@ -205,3 +201,67 @@ async def eval_command(
         return EXIT_FAILED
     stderr.write(f"no regression against {options.baseline}\n")
     return EXIT_OK
+
+
+async def _streamed(
+    options: EvalOptions,
+    dataset: Any,
+    factory: Callable[..., Any],
+    model: Any,
+    stream_fn: StreamFn | None,
+    stderr: TextIO,
+) -> Any:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from ..evals import agent_task
+
+    task = agent_task(factory, model=model, stream_fn=stream_fn, json_answers=True)
+    show = options.progress if options.progress is not None else stderr.isatty()
+    total = len(dataset.cases) * options.repeat
+    # --progress on a stream that is not a terminal still draws the bar (rich would not)
+    bar_console = Console(file=stderr, force_terminal=True if options.progress else None)
+    progress = Progress(console=bar_console, transient=True, disable=not show)
+    bar = progress.add_task(visible(f"{dataset.name or options.dataset}"), total=total)
+    with progress:
+        return await dataset.evaluate(
+            _timed(task, options.timeout, lambda: progress.advance(bar)),
+            name=options.name or options.agent,
+            max_concurrency=options.concurrency,
+            progress=False,
+            repeat=options.repeat,
+        )
+
+
+async def _batched(
+    options: EvalOptions, dataset: Any, factory: Callable[..., Any], model: Any, stderr: TextIO
+) -> tuple[Any, Any]:
+    from ..evals import batch_evaluate
+    from ..llm.batch import BatchTimeoutError
+
+    def submitted(job: Any) -> None:
+        stderr.write(
+            visible(
+                f"batch {job.id}: {len(job.ids)} requests submitted to {job.provider}/"
+                f"{job.model}, waiting (at most {options.batch_timeout:g} s)"
+            )
+            + "\n"
+        )
+        stderr.flush()
+
+    try:
+        return await batch_evaluate(
+            dataset,
+            factory,
+            model=model,
+            name=options.name or options.agent,
+            repeat=options.repeat,
+            timeout=options.batch_timeout,
+            poll_interval=options.poll_interval,
+            max_concurrency=options.concurrency,
+            on_submitted=submitted,
+        )
+    except BatchTimeoutError as exc:
+        raise CommandError(f"--batch: {exc}", exit_code=EXIT_FAILED) from None
+    except AgentCoreError as exc:  # no batch API, typed or guarded agents, several models
+        raise CommandError(str(exc)) from None

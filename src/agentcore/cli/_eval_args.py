@@ -28,6 +28,9 @@ class EvalOptions:
     include_output: bool = False
     trace_content: bool = False
     name: str | None = None
+    batch: bool = False
+    batch_timeout: float = 86400.0
+    poll_interval: float = 30.0
 
 
 def _count(text: str) -> int:
@@ -42,6 +45,16 @@ def _count(text: str) -> int:
 
 def _seconds(text: str) -> float | None:
     return amount_or_off(text, "seconds (a positive number)")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def _tolerance(text: str) -> float:
@@ -133,6 +146,27 @@ def add_eval_command(commands: Any, add_recording: Any) -> None:
         "evaluators that read them, such as ArgumentCorrectness)",
     )
     parser.add_argument("--name", help="the experiment's name in the report (default: the agent)")
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="send every case's request in one provider batch (OpenAI, Anthropic: half the "
+        "price, answered within hours); each case is one request: a tool its answer calls is "
+        "not run (see docs/evals.md)",
+    )
+    parser.add_argument(
+        "--batch-timeout",
+        type=_positive,
+        default=86400.0,
+        metavar="S",
+        help="with --batch: seconds to wait for the batch before cancelling it (default: 86400)",
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=_positive,
+        default=30.0,
+        metavar="S",
+        help="with --batch: seconds between status checks of the batch (default: 30)",
+    )
     add_recording(parser)
 
 
@@ -151,4 +185,7 @@ def eval_options(ns: argparse.Namespace) -> EvalOptions:
         include_output=ns.show_output,
         trace_content=ns.trace_content,
         name=ns.name,
+        batch=ns.batch,
+        batch_timeout=ns.batch_timeout,
+        poll_interval=ns.poll_interval,
     )

@@ -21,7 +21,8 @@ here read (`CalledTool`, `WithinUsage`, `StoppedWith`) and which reports show an
 is an LLM judge on any agentcore model, the local one included. `trace_spans()` turns on the
 OpenTelemetry spans of `agentcore.tracing`, so pydantic-evals' span evaluators
 (`HasMatchingSpan`) see every run's model requests and tool calls. The `agentcore eval` command
-runs a dataset file against an agent (docs/evals.md).
+runs a dataset file against an agent (docs/evals.md); `batch_evaluate` (`agentcore eval --batch`)
+sends every case's single request in one provider batch, at batch prices.
 
 Importing this package imports nothing of pydantic-evals; each name imports it when first used.
 """
@@ -33,6 +34,7 @@ import typing
 from .._optional import lazy_exports
 
 if typing.TYPE_CHECKING:
+    from ._batch import BatchCost, BatchRequestFailed, batch_evaluate
     from ._evaluators import EVALUATORS, CalledTool, Judge, StoppedWith, WithinUsage
     from ._report import (
         Regression,
@@ -46,12 +48,15 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "EVALUATORS",
     "AgentRun",
+    "BatchCost",
+    "BatchRequestFailed",
     "CalledTool",
     "Judge",
     "Regression",
     "StoppedWith",
     "WithinUsage",
     "agent_task",
+    "batch_evaluate",
     "find_regressions",
     "load_dataset",
     "load_report",
@@ -64,6 +69,9 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "AgentRun": "._task",
+        "BatchCost": "._batch",
+        "BatchRequestFailed": "._batch",
+        "batch_evaluate": "._batch",
         "agent_task": "._task",
         "run_agent": "._task",
         "trace_spans": "._task",

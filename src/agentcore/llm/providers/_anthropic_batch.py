@@ -17,6 +17,7 @@ from .._batch_types import (
     shared_credentials,
 )
 from .._env import resolve_api_key
+from .._pool import close_unshared
 from .._sdk import api_error_text, import_sdk, sdk_client
 from ..model import Model
 from ..types import SimpleStreamOptions, StreamOptions
@@ -37,12 +38,12 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-async def _client(model: Model, key: str, headers: dict[str, str]) -> Any:
+async def _client(model: Model, key: str, headers: dict[str, str]) -> tuple[Any, bool]:
     sdk = import_sdk("anthropic", "anthropic")
     return await sdk_client(sdk.AsyncAnthropic, sdk, key, model.base_url, headers)
 
 
-async def _options_client(model: Model, options: StreamOptions) -> Any:
+async def _options_client(model: Model, options: StreamOptions) -> tuple[Any, bool]:
     key = resolve_api_key(model, options)
     return await _client(model, key, request_headers(model, options, {}))
 
@@ -101,31 +102,31 @@ async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
         entries.append({"custom_id": request.id, "params": params})
     if betas:
         headers = {**headers, "anthropic-beta": ",".join(betas)}
-    client = await _client(model, key, headers)
+    client, shared = await _client(model, key, headers)
     try:
         raw = await client.messages.batches.create(requests=entries)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, tuple(r.id for r in requests))
 
 
 async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """The job's state now."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     try:
         raw = await client.messages.batches.retrieve(job.id)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, job.ids)
 
 
 async def cancel(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """Ask for the batch to be cancelled."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     try:
         raw = await client.messages.batches.cancel(job.id)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, job.ids)
 
 
@@ -211,14 +212,14 @@ async def results(
 ) -> dict[str, AssistantMessage]:
     """The answers in the batch's results file, keyed by custom id (ids the job did not submit
     are ignored)."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     wanted = set(job.ids)
     found: dict[str, AssistantMessage] = {}
     try:
         async with client.messages.batches.with_streaming_response.results(job.id) as response:
             lines = await read_jsonl(response.iter_bytes(), max_bytes, f"results of batch {job.id}")
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     for line in lines:
         custom_id = line.get("custom_id")
         if isinstance(custom_id, str) and custom_id in wanted and custom_id not in found:

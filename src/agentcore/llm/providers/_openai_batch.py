@@ -19,6 +19,7 @@ from .._batch_types import (
     shared_credentials,
 )
 from .._env import resolve_api_key
+from .._pool import close_unshared
 from .._sdk import import_sdk, sdk_client
 from ..model import Model
 from ..types import StreamOptions
@@ -37,12 +38,12 @@ _STATUS: dict[str, BatchStatus] = {
 }
 
 
-async def _client(model: Model, key: str, headers: dict[str, str]) -> Any:
+async def _client(model: Model, key: str, headers: dict[str, str]) -> tuple[Any, bool]:
     sdk = import_sdk("openai", "openai")
     return await sdk_client(sdk.AsyncOpenAI, sdk, key, model.base_url, headers)
 
 
-async def _options_client(model: Model, options: StreamOptions) -> Any:
+async def _options_client(model: Model, options: StreamOptions) -> tuple[Any, bool]:
     return await _client(model, resolve_api_key(model, options), merged_headers(model, options))
 
 
@@ -95,34 +96,34 @@ async def submit(model: Model, requests: list[BatchRequest]) -> BatchJob:
         for r in requests
     ]
     data = ("\n".join(lines) + "\n").encode()
-    client = await _client(model, key, headers)
+    client, shared = await _client(model, key, headers)
     try:
         uploaded = await client.files.create(file=("batch.jsonl", data), purpose="batch")
         raw = await client.batches.create(
             input_file_id=uploaded.id, endpoint=_ENDPOINT, completion_window="24h"
         )
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, tuple(r.id for r in requests))
 
 
 async def status(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """The job's state now."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     try:
         raw = await client.batches.retrieve(job.id)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, job.ids)
 
 
 async def cancel(model: Model, job: BatchJob, options: StreamOptions) -> BatchJob:
     """Ask for the job to be cancelled."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     try:
         raw = await client.batches.cancel(job.id)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return _job(model, raw, job.ids)
 
 
@@ -238,7 +239,7 @@ async def results(
 ) -> dict[str, AssistantMessage]:
     """The answers in the job's output and error files, keyed by custom id (ids the job did
     not submit are ignored)."""
-    client = await _options_client(model, options)
+    client, shared = await _options_client(model, options)
     wanted = set(job.ids)
     found: dict[str, AssistantMessage] = {}
     try:
@@ -255,5 +256,5 @@ async def results(
                 if line.get("custom_id") in wanted:
                     _parse(model, line, found)
     finally:
-        await client.close()
+        await close_unshared(client, shared)
     return found
