@@ -691,8 +691,13 @@ def test_a_provider_without_its_sdk_names_the_extra(base_install: BaseInstall) -
         from agentcore.llm import Context, Model, stream_simple
         from agentcore.llm.types import SimpleStreamOptions
 
-        async def main(api):
-            model = Model(id="m", api=api, provider="p", base_url="http://127.0.0.1:9")
+        async def main(api, base_url=None):
+            # Chat Completions needs its SDK for OpenAI's own service (a compatible server is
+            # read directly: the "compatible" case below)
+            if base_url is None:
+                on_service = api == "openai-completions"
+                base_url = "https://api.openai.com/v1" if on_service else "http://127.0.0.1:9"
+            model = Model(id="m", api=api, provider="p", base_url=base_url)
             try:
                 stream_simple(model, Context(), SimpleStreamOptions(api_key="k"))
                 raised = None
@@ -705,11 +710,16 @@ def test_a_provider_without_its_sdk_names_the_extra(base_install: BaseInstall) -
             last = (await events.result())[-1]
             return {"raised": raised, "stop_reason": last.stop_reason, "error": last.error_message}
 
-        print(json.dumps({api: anyio.run(main, api) for api in sys.argv[1:]}))
+        found = {api: anyio.run(main, api) for api in sys.argv[1:]}
+        found["compatible"] = anyio.run(main, "openai-completions", "http://127.0.0.1:9/v1")
+        print(json.dumps(found))
         """,
         *PROVIDER_APIS,
     )
     assert isinstance(found, dict)
+    compatible = found.pop("compatible")  # a compatible server needs no SDK: sent, not refused
+    assert compatible["raised"] is None, compatible
+    assert compatible["stop_reason"] == "error" and "connect" in compatible["error"], compatible
     for api, extra in PROVIDER_APIS.items():
         advice = f"pip install 'agentcore-loop[{extra}]'"
         assert found[api]["raised"] is not None and advice in found[api]["raised"], found[api]

@@ -150,7 +150,7 @@ async def eval_command(
         raise CommandError(str(exc)) from None
     try:
         from rich.console import Console
-        from rich.progress import Progress  # noqa: F401 (checked here, used by `_streamed`)
+        from rich.progress import Progress
     except ImportError:
         raise CommandError(
             "agentcore eval needs rich, which is not installed: pip install 'agentcore-loop[evals]'"
@@ -174,7 +174,8 @@ async def eval_command(
     if options.batch:
         report, cost = await _batched(options, dataset, factory, model, stderr)
     else:
-        report = await _streamed(options, dataset, factory, model, stream_fn, stderr)
+        bar = Progress, Console  # (checked above: a plain install gets the CommandError)
+        report = await _streamed(options, dataset, factory, model, stream_fn, stderr, bar)
     width = None if stdout.isatty() else 120
     console = Console(file=stdout, width=width, color_system="auto" if stdout.isatty() else None)
     _shown(report).print(
@@ -210,11 +211,11 @@ async def _streamed(
     model: Any,
     stream_fn: StreamFn | None,
     stderr: TextIO,
+    bar_types: tuple[Any, Any],
 ) -> Any:
-    from rich.console import Console
-    from rich.progress import Progress
-
     from ..evals import agent_task
+
+    Progress, Console = bar_types  # (rich's classes, imported by the caller)
 
     task = agent_task(factory, model=model, stream_fn=stream_fn, json_answers=True)
     show = options.progress if options.progress is not None else stderr.isatty()
