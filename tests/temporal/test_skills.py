@@ -268,3 +268,37 @@ def test_a_worker_refuses_a_tool_named_as_the_skills_own(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="skills must"):
         Activities({}, [], skills=["forms"])  # type: ignore[list-item]
     assert isinstance(next(iter(skills)), Skill)
+
+
+async def test_allowed_tools_pre_approve_while_the_skill_is_active(
+    client: Client, run_id: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "skills" / "billing"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: billing\ndescription: Pay bills.\nallowed-tools: pay\n---\nPay them.\n",
+        encoding="utf-8",
+    )
+    script = [
+        faux_tool_call("activate_skill", {"name": "billing"}, id="b1"),
+        faux_tool_call("pay", {"amount": 7}, id="b2"),  # pre-approved: runs without asking
+        faux_text("Paid."),
+    ]
+    provider = Recorder(script)
+    queue = f"skills-{run_id}"
+    async with serving(client, queue, provider.model, load_skills(tmp_path / "skills")):
+        run = await start_run(
+            client,
+            "Pay the bill.",
+            id=run_id,
+            task_queue=queue,
+            model="skilled",
+            tools=["pay"],
+            skills=["billing"],
+        )
+        with anyio.fail_after(60):
+            messages = await run.result()
+    assert [m.role for m in messages].count("approval_request") == 0
+    (paid,) = [m for m in results(messages, "pay")]
+    assert text_of(paid) == "paid 7" and not paid.is_error
+    await replay(client, run_id)

@@ -251,7 +251,13 @@ class Activities:
         except BaseException:
             controller.abort("the activity was cancelled")
             raise
-        return {"message": to_json(final), "requires_approval": approval}
+        return {
+            "message": to_json(final),
+            "requires_approval": approval,
+            # each skill's `allowed-tools`: pre-approval while it is active (the workflow
+            # knows which are active; it learns what they allow from here)
+            "skills_allow": {s.name: list(s.allowed_tools) for s in skills},
+        }
 
     # -- the tool call -------------------------------------------------------------------
 

@@ -158,6 +158,7 @@ class AgentWorkflow:
         self._unannounced: list[AgentMessage] = []  # decisions, published in the next turn
         self._approval: dict[str, bool] = {}  # which tools need approval (from the workers)
         self._skills: list[str] = []  # the skills the run may use (registered on the workers)
+        self._allows: dict[str, list[str]] = {}  # each skill's allowed-tools (from the workers)
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -196,6 +197,7 @@ class AgentWorkflow:
         name = data["model"]
         model = Model(id=name, name=name, api="temporal", provider="temporal")
         self._approval = dict(state.get("requires_approval", {}))
+        self._allows = dict(state.get("skills_allow", {}))
         self._skills = list(data.get("skills") or ())
         names = list(data["tools"]) + (list(SKILL_TOOLS) if self._skills else [])
         tools = [self._stand_in(tool_name) for tool_name in names]
@@ -291,6 +293,7 @@ class AgentWorkflow:
             "prompts": [],
             "state": {
                 "requires_approval": self._approval,
+                "skills_allow": self._allows,
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -470,6 +473,7 @@ class AgentWorkflow:
                 assert isinstance(answer, AssistantMessage)
                 message = answer
                 self._approval.update(data["requires_approval"])
+                self._allows.update(data.get("skills_allow", {}))
         except exceptions.ActivityError as exc:
             message = replace(
                 partial,
@@ -540,5 +544,16 @@ class AgentWorkflow:
             parameters={"type": "object"},
             execute=execute,
             # read per call: the workers tell with every answer which tools need approval
-            requires_approval=lambda _args: self._approval.get(name, False),
+            requires_approval=lambda _args: (
+                self._approval.get(name, False) and not self._preapproved(name)
+            ),
         )
+
+    def _preapproved(self, tool_name: str) -> bool:
+        """Whether a skill active in the transcript lists `tool_name` in its `allowed-tools`
+        (as in-process: an exact name, pre-approval for a tool the run already has, never a
+        tool added)."""
+        if not self._allows:
+            return False
+        active = active_skills(self._transcript)
+        return any(tool_name in self._allows.get(skill, ()) for skill in active)
