@@ -267,7 +267,10 @@ def test_a_worker_refuses_a_tool_named_as_the_skills_own(tmp_path: Path) -> None
         Activities({}, [activate_skill], skills=skills)
     with pytest.raises(ConfigError, match="skills must"):
         Activities({}, [], skills=["forms"])  # type: ignore[list-item]
-    assert isinstance(next(iter(skills)), Skill)
+    (forms,) = skills
+    assert isinstance(forms, Skill)
+    with pytest.raises(ConfigError, match="the skill name 'forms' is registered twice"):
+        Activities({}, [], skills=[forms, forms])
 
 
 async def test_allowed_tools_pre_approve_while_the_skill_is_active(

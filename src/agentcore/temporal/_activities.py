@@ -29,7 +29,6 @@ import anyio.to_thread
 
 from ..abort import AbortController
 from ..approvals import InputAnswer, InputRequired, answering_inputs
-from ..config import _check_skills
 from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
@@ -72,6 +71,25 @@ class DurableTool:
             raise ConfigError(
                 f"DurableTool.tool must be an AgentTool (use @tool), got {type(self.tool).__name__}"
             )
+
+
+def _registered_skills(skills: Iterable[Skill]) -> dict[str, Skill]:
+    """`skills` by name, each a `Skill` registered once."""
+    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
+        raise ConfigError(
+            "skills must be what load_skills(...) returns or a sequence of Skill, got "
+            f"{type(skills).__name__}"
+        )
+    found: dict[str, Skill] = {}
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            raise ConfigError(
+                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
+            )
+        if skill.name in found:
+            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
+        found[skill.name] = skill
+    return found
 
 
 def _error(text: str) -> AgentToolResult:
@@ -146,7 +164,7 @@ class Activities:
                 raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
             self.tools[entry.tool.name] = entry
         self.get_api_key = get_api_key
-        self.skills: dict[str, Skill] = {s.name: s for s in _check_skills(skills)}
+        self.skills = _registered_skills(skills)
         if self.skills:
             for name in SKILL_TOOLS:
                 if name in self.tools:
