@@ -305,3 +305,20 @@ async def test_allowed_tools_pre_approve_while_the_skill_is_active(
     (paid,) = [m for m in results(messages, "pay")]
     assert text_of(paid) == "paid 7" and not paid.is_error
     await replay(client, run_id)
+
+
+def test_a_worker_module_may_serve_only_skills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcore.temporal._worker import _load
+
+    make_skills(tmp_path)
+    module = f"skill_worker_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(
+        "from agentcore.skills import load_skills\n"
+        f"skills = load_skills({str(tmp_path / 'skills')!r})\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    models, tools, skills = _load([module])
+    assert models == {} and tools == [] and [s.name for s in skills] == ["forms"]
