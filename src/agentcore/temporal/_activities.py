@@ -222,8 +222,9 @@ class Activities:
         tools = []
         approval: dict[str, bool] = {}
         skills = self._run_skills(payload.get("skills") or ())
+        own = {t.name: t for t in skill_tools(skills)} if skills else {}
         for tool_name in payload["tools"]:
-            skill_tool = self._skill_tool(tool_name, payload)
+            skill_tool = own.get(tool_name)
             if skill_tool is not None:
                 tools.append(skill_tool.llm_tool)
                 approval[tool_name] = False
