@@ -24,7 +24,13 @@ from agentcore.llm import Model
 from agentcore.messages import ToolCall
 from agentcore.skills import Skill, load_skills, skill_catalogue
 from agentcore.temporal import AgentWorkflow, RunOptions, create_worker, start_run, workflow_runner
-from agentcore.testing import FauxProvider, faux_message, faux_text, faux_tool_call
+from agentcore.testing import (
+    FauxProvider,
+    check_well_formed,
+    faux_message,
+    faux_text,
+    faux_tool_call,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -143,8 +149,10 @@ async def test_a_durable_run_activates_a_skill_and_reads_its_files(
             system_prompt="You are careful.",
             options=RunOptions(heartbeat_timeout=2.0),
         )
+        events = [e async for e in run.events()]
         messages = await run.result()
 
+    check_well_formed(events)
     # the catalogue follows the run's system prompt, as in-process, in every request
     catalogue = skill_catalogue(skills)
     assert [p for p, _ in provider.requests] == [f"You are careful.\n\n{catalogue}"] * 4
