@@ -15,13 +15,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from dbos import DBOSClient
 
-from agentcore import ToolResultMessage
+from agentcore import ToolResultMessage, tool
 from agentcore.dbos import start_run
+from agentcore.skills import load_skills
 from agentcore.testing import check_well_formed
 from support import ROOT
 
@@ -450,3 +452,32 @@ async def test_an_activation_is_not_run_again_after_a_kill(
     (read,) = results_of(messages, "read_skill_file")
     assert text_of(read) == "name, date\n"
     assert text_of(messages[-1]) == "Filled."
+
+
+async def test_skills_are_checked_before_the_run_is_enqueued(tmp_path: Path) -> None:
+    from agentcore.dbos._steps import Registry
+    from agentcore.errors import ConfigError
+
+    client: Any = None  # never reached
+    with pytest.raises(ConfigError, match="skills must be a list of skill names"):
+        await start_run(client, "hi", id="x", model="m", skills="forms")
+    with pytest.raises(ConfigError, match="are the skills' own"):
+        await start_run(client, "hi", id="x", model="m", tools=["read_skill_file"], skills=["a"])
+
+    @tool
+    def activate_skill(name: str) -> str:
+        """Pretend to activate.
+
+        Args:
+            name: a name.
+        """
+        return name
+
+    folder = tmp_path / "forms"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: forms\ndescription: Forms.\n---\nFill.\n")
+    with pytest.raises(ConfigError, match="'activate_skill' is the skills' own"):
+        Registry(tools=[activate_skill], skills=load_skills(folder))
+    assert Registry(skills=load_skills(folder)).run_skills(["nope"]) == (
+        "no skill named 'nope' is registered on this worker (registered: ['forms'])"
+    )
