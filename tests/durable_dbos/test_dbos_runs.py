@@ -15,13 +15,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from dbos import DBOSClient
 
-from agentcore import ToolResultMessage
+from agentcore import ToolResultMessage, tool
 from agentcore.dbos import start_run
+from agentcore.skills import load_skills
 from agentcore.testing import check_well_formed
 from support import ROOT
 
@@ -398,3 +400,84 @@ async def test_two_workers_on_postgresql_share_runs(tmp_path: Path) -> None:
             worker.stop()
         if client is not None:
             client.destroy()
+
+
+def results_of(messages: list[object], name: str) -> list[ToolResultMessage]:
+    return [m for m in messages if isinstance(m, ToolResultMessage) and m.tool_name == name]
+
+
+SKILL_BODY = "Fill the form in three steps"  # of the skill worker_app serves
+
+
+async def test_a_run_activates_a_skill_and_reads_its_files_on_the_worker(
+    env: tuple[DBOSClient, Worker],
+) -> None:
+    client, _worker = env
+    rid = run_id()
+    run = await start_run(
+        client, "fill", id=rid, model="skills", skills=["forms"], system_prompt="Be careful."
+    )
+    messages = await run.result()
+    first, again = results_of(messages, "activate_skill")
+    assert SKILL_BODY in text_of(first) and "references/fields.md" in text_of(first)
+    assert again.details == {"skill": "forms", "already_active": True}
+    read, link = results_of(messages, "read_skill_file")
+    assert text_of(read) == "name, date\n" and not read.is_error
+    # the in-process path checks: a link out of the skill's folder is refused, nothing leaks
+    assert link.is_error and "leads outside the skill's folder" in text_of(link)
+    assert "not for the model" not in text_of(link)
+    assert text_of(messages[-1]) == "The form is filled."
+    check_well_formed([e async for e in run.events()])
+
+
+async def test_an_activation_is_not_run_again_after_a_kill(
+    env: tuple[DBOSClient, Worker],
+) -> None:
+    client, worker = env
+    rid = run_id()
+    run = await start_run(client, "fill", id=rid, model="skills-gated", skills=["forms"])
+    marker = worker.effects / "stream-skills-gated"
+    with anyio.fail_after(60):
+        while not any(line[2] == "1" for line in lines(marker, rid)):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    worker.kill()  # held before its second answer: the activation is checkpointed
+    skill = worker.effects / "skills" / "forms" / "SKILL.md"
+    skill.write_text(skill.read_text().replace(SKILL_BODY, "CHANGED"))
+    assert "CHANGED" in skill.read_text()
+    (worker.effects / f"gate-{rid}").touch()
+    worker.start()  # loads the changed skill, recovers the run
+    messages = await run.result()
+    (activation,) = results_of(messages, "activate_skill")
+    assert SKILL_BODY in text_of(activation) and "CHANGED" not in text_of(activation)
+    (read,) = results_of(messages, "read_skill_file")
+    assert text_of(read) == "name, date\n"
+    assert text_of(messages[-1]) == "Filled."
+
+
+async def test_skills_are_checked_before_the_run_is_enqueued(tmp_path: Path) -> None:
+    from agentcore.dbos._steps import Registry
+    from agentcore.errors import ConfigError
+
+    client: Any = None  # never reached
+    with pytest.raises(ConfigError, match="skills must be a list of skill names"):
+        await start_run(client, "hi", id="x", model="m", skills="forms")
+    with pytest.raises(ConfigError, match="are the skills' own"):
+        await start_run(client, "hi", id="x", model="m", tools=["read_skill_file"], skills=["a"])
+
+    @tool
+    def activate_skill(name: str) -> str:
+        """Pretend to activate.
+
+        Args:
+            name: a name.
+        """
+        return name
+
+    folder = tmp_path / "forms"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: forms\ndescription: Forms.\n---\nFill.\n")
+    with pytest.raises(ConfigError, match="'activate_skill' is the skills' own"):
+        Registry(tools=[activate_skill], skills=load_skills(folder))
+    assert Registry(skills=load_skills(folder)).run_skills(["nope"]) == (
+        "no skill named 'nope' is registered on this worker (registered: ['forms'])"
+    )

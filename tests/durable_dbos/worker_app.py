@@ -8,6 +8,7 @@ across worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -22,6 +23,7 @@ from agentcore.approvals import InputRequired, input_answer
 from agentcore.dbos import DurableTool
 from agentcore.llm import Model
 from agentcore.messages import ToolCall
+from agentcore.skills import load_skills
 from agentcore.testing import FauxCall, FauxProvider, faux_message, faux_text, faux_tool_call
 
 SCRIPTS: dict[str, list[AssistantMessage]] = {
@@ -43,6 +45,29 @@ SCRIPTS: dict[str, list[AssistantMessage]] = {
     "gated-loop": [faux_tool_call("record", {"note": f"step {i}"}, id=f"l{i}") for i in (1, 2, 3)]
     + [faux_text("looped")],
     "question": [faux_tool_call("ask_size", {}, id="q1"), faux_text("sized")],
+    "skills": [
+        faux_tool_call("activate_skill", {"name": "forms"}, id="k1"),
+        faux_message(
+            "Reading the skill's files.",
+            ToolCall(
+                id="k2",
+                name="read_skill_file",
+                arguments={"name": "forms", "path": "references/fields.md"},
+            ),
+            ToolCall(
+                id="k3", name="read_skill_file", arguments={"name": "forms", "path": "link.md"}
+            ),
+        ),
+        faux_tool_call("activate_skill", {"name": "forms"}, id="k4"),
+        faux_text("The form is filled."),
+    ],
+    "skills-gated": [
+        faux_tool_call("activate_skill", {"name": "forms"}, id="g1"),
+        faux_tool_call(
+            "read_skill_file", {"name": "forms", "path": "references/fields.md"}, id="g2"
+        ),
+        faux_text("Filled."),
+    ],
     "approval": [
         faux_message(
             "Paying.",
@@ -70,7 +95,7 @@ def _run_id() -> str:
     return DBOS.workflow_id or "local"
 
 
-GATED = {"gated-loop"}
+GATED = {"gated-loop", "skills-gated"}
 """Scripts whose second request is marked in `stream-<name>`, then waits for the test's gate file
 (`gate-<workflow id>`): the run is held between its first and second turn, with its first tool
 call checkpointed, for as long as the test needs."""
@@ -190,6 +215,31 @@ async def ask_size(tool_call_id: str) -> str:
     return f"{answer.action}: {answer.content}"
 
 
+SKILL_BODY = "Fill the form in three steps; the field names are in references/fields.md."
+
+
+def _skills_folder() -> Path:
+    """The skills this worker serves, under the effects folder: each file written only if it is
+    missing (a test may change them on disk before it starts a worker again; two workers may
+    start at once)."""
+    root = _effects()
+    folder = root / "skills" / "forms"
+    (folder / "references").mkdir(parents=True, exist_ok=True)
+    files = {
+        folder / "SKILL.md": "---\nname: forms\ndescription: Fill in PDF forms.\n---\n"
+        f"{SKILL_BODY}\n",
+        folder / "references" / "fields.md": "name, date\n",
+        root / "secret.txt": "not for the model\n",
+    }
+    for path, text in files.items():
+        with contextlib.suppress(FileExistsError), open(path, "x", encoding="utf-8") as f:
+            f.write(text)
+    with contextlib.suppress(FileExistsError):
+        (folder / "link.md").symlink_to(root / "secret.txt")
+    return root / "skills"
+
+
+skills = load_skills(_skills_folder())
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
 tools: list[AgentTool | DurableTool] = [
     add,

@@ -21,6 +21,7 @@ from ._names import (
     DEFAULT_QUEUE,
     EVENTS_STREAM,
     PENDING_EVENT,
+    SKILL_TOOLS,
     WORKFLOW_NAME,
 )
 from ._sdk import dbos
@@ -179,6 +180,7 @@ async def start_run(
     id: str,
     model: str,
     tools: Sequence[str] = (),
+    skills: Sequence[str] = (),
     system_prompt: str = "",
     messages: Sequence[AgentMessage] = (),
     options: RunOptions | None = None,
@@ -194,6 +196,9 @@ async def start_run(
             returns the first run).
         model: the name a worker registered the model under.
         tools: the names of the tools the run may call (registered on the workers).
+        skills: the names of the Agent Skills the run may use (registered on the workers):
+            their catalogue joins the system prompt, and the run gets `activate_skill` and
+            `read_skill_file`, which run on the workers.
         system_prompt: the system prompt.
         messages: the transcript so far.
         options: the run's options (`agentcore.durable.RunOptions`; the Temporal-only fields
@@ -215,6 +220,16 @@ async def start_run(
         raise ConfigError(f"model must be the name a worker registered, got {model!r}")
     if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
         raise ConfigError(f"tools must be a list of tool names, got {tools!r}")
+    if isinstance(skills, str) or not all(isinstance(s, str) and s for s in skills):
+        raise ConfigError(f"skills must be a list of skill names, got {skills!r}")
+    if len(set(skills)) != len(skills):
+        raise ConfigError(f"skills must name each skill once, got {list(skills)!r}")
+    clash = [t for t in tools if t in SKILL_TOOLS]
+    if skills and clash:
+        raise ConfigError(
+            f"tools {clash!r} are the skills' own: a run with skills gets them without naming "
+            "them in tools"
+        )
     options = RunOptions() if options is None else options
     if not isinstance(options, RunOptions):
         raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
@@ -222,6 +237,7 @@ async def start_run(
         "v": 1,
         "model": model,
         "tools": list(tools),
+        "skills": list(skills),
         "system_prompt": system_prompt,
         "messages": messages_to_json(history),
         "prompts": messages_to_json(new),

@@ -11,6 +11,7 @@ __all__ = [
     "DEFAULT_QUEUE",
     "EVENTS_STREAM",
     "PENDING_EVENT",
+    "SKILL_TOOLS",
     "WORKFLOW_NAME",
 ]
 
@@ -24,3 +25,6 @@ ABORT_ATTRIBUTE = "agentcore_abort"
 steps look for, so that the workflow learns of the abort only from checkpointed step results."""
 ABORTED_WHILE_WAITING = "the run was aborted while the call waited for approval"
 """The denial a call still waiting for a decision gets when the run is aborted (as on Temporal)."""
+
+SKILL_TOOLS = ("activate_skill", "read_skill_file")
+"""The tools a run with skills has besides its own, served by the workers' skills."""

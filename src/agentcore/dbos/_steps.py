@@ -10,6 +10,12 @@ a `started` step is checkpointed, holding a token of the process that records it
 own step then finds a token another process recorded (the call started before a crash and never
 finished), a tool registered with `retry=False` is not run again: its call gets an error result
 saying so. A tool with `retry=True` (the default) runs again, so it should be idempotent.
+
+Skills are registered on the worker too (`Registry(skills=...)`): the model step puts the
+catalogue of the skills a run names after its system prompt, and `activate_skill` and
+`read_skill_file` run as tool steps over the worker's files, through the in-process code
+(`agentcore.skills.skill_tools`, `skill_catalogue`). The workflow sends names, and which skills
+its transcript has activated; it never reads a file.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import inspect
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +37,9 @@ from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
+from ..skills import Skill, skill_catalogue, skill_tools
 from ..tools import AgentTool, AgentToolResult
-from ._names import ABORT_ATTRIBUTE
+from ._names import ABORT_ATTRIBUTE, SKILL_TOOLS
 from ._sdk import dbos
 
 __all__ = [
@@ -96,6 +103,7 @@ class Registry:
         models: the models, by the name runs use.
         tools: the tools (`AgentTool`, or `DurableTool` to say whether a call may run again).
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+        skills: the Agent Skills (`load_skills(...)`), by the names runs use.
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class Registry:
         models: Mapping[str, Model] | None = None,
         tools: Sequence[AgentTool | DurableTool] = (),
         get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+        skills: Iterable[Skill] = (),
     ) -> None:
         self.models: dict[str, Model] = {}
         for name, model in (models or {}).items():
@@ -118,6 +127,44 @@ class Registry:
                 raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
             self.tools[entry.tool.name] = entry
         self.get_api_key = get_api_key
+        self.skills = _registered_skills(skills)
+        if self.skills:
+            for tool_name in SKILL_TOOLS:
+                if tool_name in self.tools:
+                    raise ConfigError(
+                        f"the tool name {tool_name!r} is the skills' own: a worker that serves "
+                        "skills cannot register a tool of that name"
+                    )
+
+    def run_skills(self, names: Sequence[str]) -> list[Skill] | str:
+        """The registered skills a run named, in its order, or the error text naming those
+        that are not."""
+        missing = [n for n in names if n not in self.skills]
+        if missing:
+            return (
+                f"no skill named {', '.join(map(repr, missing))} is registered on this worker "
+                f"(registered: {sorted(self.skills) or 'none'})"
+            )
+        return [self.skills[n] for n in names]
+
+
+def _registered_skills(skills: Iterable[Skill]) -> dict[str, Skill]:
+    """`skills` by name, each a `Skill` registered once."""
+    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
+        raise ConfigError(
+            "skills must be what load_skills(...) returns or a sequence of Skill, got "
+            f"{type(skills).__name__}"
+        )
+    found: dict[str, Skill] = {}
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            raise ConfigError(
+                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
+            )
+        if skill.name in found:
+            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
+        found[skill.name] = skill
+    return found
 
 
 registry = Registry()
@@ -195,7 +242,16 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
         }
     tools = []
     approval: dict[str, bool] = {}
+    skills = registry.run_skills(payload.get("skills") or ())
+    if isinstance(skills, str):
+        return {"error": skills}
+    own = {t.name: t for t in skill_tools(skills)} if skills else {}
     for tool_name in payload["tools"]:
+        skill_tool = own.get(tool_name)
+        if skill_tool is not None:
+            tools.append(skill_tool.llm_tool)
+            approval[tool_name] = False
+            continue
         entry = registry.tools.get(tool_name)
         if entry is None:
             return {
@@ -205,7 +261,10 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
         tools.append(entry.tool.llm_tool)
         approval[tool_name] = entry.tool.requires_approval is not False
     messages: list[Message] = [from_json(m) for m in payload["messages"]]
-    context = Context(system_prompt=payload["system_prompt"], messages=messages, tools=tools)
+    system_prompt = payload["system_prompt"]
+    if skills:  # as in-process: the run's system prompt, then the catalogue
+        system_prompt = "\n\n".join(p for p in (system_prompt, skill_catalogue(skills)) if p)
+    context = Context(system_prompt=system_prompt, messages=messages, tools=tools)
     opts = payload["options"]
     controller = AbortController()
     api_key = None
@@ -229,7 +288,13 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
     except BaseException:
         controller.abort("the step was cancelled")
         raise
-    data = {"message": to_json(final), "requires_approval": approval, "at": _now_ms()}
+    data = {
+        "message": to_json(final),
+        "requires_approval": approval,
+        "at": _now_ms(),
+        # each skill's `allowed-tools`: pre-approval while it is active
+        "skills_allow": {s.name: list(s.allowed_tools) for s in skills},
+    }
     if final.stop_reason == "aborted":
         data["aborted"] = str(controller.signal.reason)
     return data
@@ -252,6 +317,13 @@ async def tool_step(payload: dict[str, Any], token: str) -> dict[str, Any]:
     loop's aborted result and `"aborted"` set."""
     name = payload["tool"]
     entry = registry.tools.get(name)
+    names = payload.get("skills") or ()
+    if name in SKILL_TOOLS and names:
+        skills = registry.run_skills(names)
+        if isinstance(skills, str):
+            return {**result_to_json(_error(skills)), "at": _now_ms()}
+        active = frozenset(payload.get("active") or ())
+        entry = DurableTool(skill_tools(skills, active=lambda: active)[SKILL_TOOLS.index(name)])
     updates: list[AgentToolResult] = []
     result: AgentToolResult | InputRequired
     fresh = token in _FRESH

@@ -15,11 +15,12 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
 from ..llm import Model
+from ..skills import Skill
 from ..tools import AgentTool
 from . import _workflow  # noqa: F401  (registers the workflow)
 from ._names import DEFAULT_QUEUE
@@ -39,6 +40,7 @@ def launch_worker(
     models: Mapping[str, Model] | None = None,
     tools: Sequence[AgentTool | DurableTool] = (),
     get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+    skills: Iterable[Skill] = (),
     queue: str = DEFAULT_QUEUE,
     concurrency: int | None = None,
     executor_id: str | None = None,
@@ -55,6 +57,9 @@ def launch_worker(
         tools: the tools served, by their names; `DurableTool(tool, retry=False)` for one that
             must not run twice.
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+        skills: the Agent Skills served (`agentcore.skills.load_skills(...)`), by their names
+            (`start_run(skills=[...])`); their files are read on this worker, with the
+            in-process path checks.
         queue: the queue runs are started on (`start_run(queue=...)`).
         concurrency: runs this worker executes at once at most (None: no bound).
         executor_id: this worker's identity: a worker started again with the id of one that
@@ -71,7 +76,7 @@ def launch_worker(
         raise ConfigError(
             f"database_url must be sqlite:///PATH or postgresql://..., got {database_url!r}"
         )
-    use(Registry(models, tools, get_api_key))
+    use(Registry(models, tools, get_api_key, skills))
     settings: Any = {"name": name, "system_database_url": database_url, **config}
     if executor_id is not None:
         settings["executor_id"] = executor_id
@@ -81,21 +86,27 @@ def launch_worker(
     return instance
 
 
-def _load(names: Sequence[str]) -> tuple[dict[str, Model], list[AgentTool | DurableTool]]:
+def _load(
+    names: Sequence[str],
+) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill]]:
     models: dict[str, Model] = {}
     tools: list[AgentTool | DurableTool] = []
+    skills: list[Skill] = []
     for module_name in names:
         module = importlib.import_module(module_name)
         found_models = getattr(module, "models", None)
         found_tools = getattr(module, "tools", None)
-        if found_models is None and found_tools is None:
+        found_skills = getattr(module, "skills", None)
+        if found_models is None and found_tools is None and found_skills is None:
             raise ConfigError(
                 f"module {module_name!r} defines neither `models` (a dict of name: Model) nor "
-                "`tools` (a list of AgentTool or DurableTool)"
+                "`tools` (a list of AgentTool or DurableTool) nor `skills` (what load_skills "
+                "returns)"
             )
         models.update(found_models or {})
         tools.extend(found_tools or ())
-    return models, tools
+        skills.extend(found_skills or ())
+    return models, tools, skills
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,11 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--concurrency", type=int, default=None, help="runs at once at most")
     args = parser.parse_args(argv)
     try:
-        models, tools = _load(args.module)
+        models, tools, skills = _load(args.module)
         launch_worker(
             database_url=args.database_url,
             models=models,
             tools=tools,
+            skills=skills,
             queue=args.queue,
             concurrency=args.concurrency,
             executor_id=args.executor_id,

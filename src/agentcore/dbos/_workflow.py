@@ -51,8 +51,16 @@ from ..llm import (
     StartEvent,
 )
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
+from ..skills import active_skills
 from ..tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpdateCallback
-from ._names import ABORTED_WHILE_WAITING, DECIDE_TOPIC, EVENTS_STREAM, PENDING_EVENT, WORKFLOW_NAME
+from ._names import (
+    ABORTED_WHILE_WAITING,
+    DECIDE_TOPIC,
+    EVENTS_STREAM,
+    PENDING_EVENT,
+    SKILL_TOOLS,
+    WORKFLOW_NAME,
+)
 from ._sdk import dbos
 from ._steps import model_step, started_step, tool_step
 
@@ -73,6 +81,8 @@ class _Run:
         self.clock: int = data["started_at"]
         self.buffer: list[dict[str, Any]] = []
         self.approval: dict[str, bool] = {}
+        self.skills: list[str] = list(data.get("skills") or ())
+        self.allows: dict[str, list[str]] = {}  # each skill's allowed-tools (from the workers)
         self.unannounced: list[AgentMessage] = []
         self.started = False
         self.waiting = False
@@ -174,6 +184,7 @@ class _Run:
             "system_prompt": context.system_prompt,
             "messages": [to_json(m) for m in context.messages],
             "tools": [t.name for t in context.tools],
+            "skills": self.skills,
             "options": {
                 "reasoning": options.reasoning,
                 "temperature": options.temperature,
@@ -199,6 +210,7 @@ class _Run:
             assert isinstance(answer, AssistantMessage)
             message = answer
             self.approval.update(data["requires_approval"])
+            self.allows.update(data.get("skills_allow", {}))
             self.saw(data["at"])
         if message.stop_reason == "error" or message.stop_reason == "aborted":
             yield ErrorEvent(reason=message.stop_reason, error=message)
@@ -215,6 +227,10 @@ class _Run:
                 "arguments": args,
                 "timeout": self.options.tool_timeout,
             }
+            if name in SKILL_TOOLS and self.skills:
+                # the worker reads the skill's files; the workflow says which are active
+                payload["skills"] = self.skills
+                payload["active"] = active_skills(self.transcript)
             answers = input_answers(call_id)
             if answers:
                 payload["answers"] = {
@@ -238,8 +254,18 @@ class _Run:
             description=f"{name} (runs on a worker)",
             parameters={"type": "object"},
             execute=execute,
-            requires_approval=lambda _args: self.approval.get(name, False),
+            requires_approval=lambda _args: (
+                self.approval.get(name, False) and not self.preapproved(name)
+            ),
         )
+
+    def preapproved(self, tool_name: str) -> bool:
+        """Whether a skill active in the transcript lists `tool_name` in its `allowed-tools`
+        (as in-process: pre-approval for a tool the run has, never a tool added)."""
+        if not self.allows:
+            return False
+        active = active_skills(self.transcript)
+        return any(tool_name in self.allows.get(skill, ()) for skill in active)
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
@@ -250,7 +276,8 @@ async def agent_run(data: dict[str, Any]) -> dict[str, Any]:
     with message_clock(run.now):
         name = data["model"]
         model = Model(id=name, name=name, api="dbos", provider="dbos")
-        tools = [run.stand_in(tool_name) for tool_name in data["tools"]]
+        names = list(data["tools"]) + (list(SKILL_TOOLS) if run.skills else [])
+        tools = [run.stand_in(tool_name) for tool_name in names]
         prompts = messages_from_json(data["prompts"])
         if pending_approvals(run.transcript):
             await run.wait_for_decisions()

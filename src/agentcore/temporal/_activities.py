@@ -8,12 +8,18 @@ While an activity runs it heartbeats, per streamed event and every third of the 
 in between, so a worker that dies is noticed within that timeout and the activity is retried on
 another worker. When the workflow cancels an activity (an abort), the next heartbeat brings the
 cancellation: the run's `AbortSignal` fires, a model stream ends aborted, a tool is cancelled.
+
+Skills are registered on the worker too (`skills=load_skills(...)`): a run names the ones it may
+use, the model activity puts their catalogue in the request's system prompt, and `activate_skill`
+and `read_skill_file` run as tool activities over the worker's files, through the same code as an
+in-process run (`agentcore.skills.skill_tools`, `skill_catalogue`). The
+workflow sends names, and which skills its transcript has activated; it never reads a file.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -27,13 +33,16 @@ from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
+from ..skills import Skill, skill_catalogue, skill_tools
 from ..tools import AgentTool, AgentToolResult
 from ._sdk import activity, exceptions
 
-__all__ = ["MODEL_ACTIVITY", "TOOL_ACTIVITY", "Activities", "DurableTool"]
+__all__ = ["MODEL_ACTIVITY", "SKILL_TOOLS", "TOOL_ACTIVITY", "Activities", "DurableTool"]
 
 MODEL_ACTIVITY = "agentcore.model"
 TOOL_ACTIVITY = "agentcore.tool"
+SKILL_TOOLS = ("activate_skill", "read_skill_file")
+"""The tools a run with skills has besides its own, served by the worker's skills."""
 
 NOT_RETRIED = (
     "Tool {name!r} was interrupted (the worker running it stopped) and is not run again: it is "
@@ -62,6 +71,25 @@ class DurableTool:
             raise ConfigError(
                 f"DurableTool.tool must be an AgentTool (use @tool), got {type(self.tool).__name__}"
             )
+
+
+def _registered_skills(skills: Iterable[Skill]) -> dict[str, Skill]:
+    """`skills` by name, each a `Skill` registered once."""
+    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
+        raise ConfigError(
+            "skills must be what load_skills(...) returns or a sequence of Skill, got "
+            f"{type(skills).__name__}"
+        )
+    found: dict[str, Skill] = {}
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            raise ConfigError(
+                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
+            )
+        if skill.name in found:
+            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
+        found[skill.name] = skill
+    return found
 
 
 def _error(text: str) -> AgentToolResult:
@@ -111,6 +139,8 @@ class Activities:
         tools: the tools this worker serves (`AgentTool`, or `DurableTool` to say how it is
             retried), registered under their names.
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+        skills: the Agent Skills this worker serves (`load_skills(...)`, or a sequence of
+            `Skill`), by the names runs use (`start_run(skills=[...])`).
     """
 
     def __init__(
@@ -118,6 +148,7 @@ class Activities:
         models: Mapping[str, Model],
         tools: Sequence[AgentTool | DurableTool],
         get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+        skills: Iterable[Skill] = (),
     ) -> None:
         self.models: dict[str, Model] = {}
         for name, model in models.items():
@@ -133,6 +164,39 @@ class Activities:
                 raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
             self.tools[entry.tool.name] = entry
         self.get_api_key = get_api_key
+        self.skills = _registered_skills(skills)
+        if self.skills:
+            for name in SKILL_TOOLS:
+                if name in self.tools:
+                    raise ConfigError(
+                        f"the tool name {name!r} is the skills' own: a worker that serves "
+                        "skills cannot register a tool of that name"
+                    )
+
+    def _run_skills(self, names: Sequence[str]) -> list[Skill]:
+        """The registered skills a run named, in its order (an unknown name fails the
+        activity for good: retrying on this worker cannot help)."""
+        missing = [n for n in names if n not in self.skills]
+        if missing:
+            raise exceptions.ApplicationError(
+                f"no skill named {', '.join(map(repr, missing))} is registered on this worker "
+                f"(registered: {sorted(self.skills) or 'none'})",
+                type="UnknownSkill",
+                non_retryable=True,
+            )
+        return [self.skills[n] for n in names]
+
+    def _skill_tool(self, name: str, payload: Mapping[str, Any]) -> AgentTool | None:
+        """The skill tool `name` of a run over the skills its payload names (None when the run
+        has no skills or `name` is not a skill tool). `activate_skill` answers from the
+        `active` names the workflow read from its transcript."""
+        names = payload.get("skills") or ()
+        if name not in SKILL_TOOLS or not names:
+            return None
+        active = frozenset(payload.get("active") or ())
+        tools = skill_tools(self._run_skills(names), active=lambda: active)
+        assert tuple(t.name for t in tools) == SKILL_TOOLS
+        return tools[SKILL_TOOLS.index(name)]
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for `temporalio.worker.Worker(activities=...)`."""
@@ -157,7 +221,14 @@ class Activities:
             )
         tools = []
         approval: dict[str, bool] = {}
+        skills = self._run_skills(payload.get("skills") or ())
+        own = {t.name: t for t in skill_tools(skills)} if skills else {}
         for tool_name in payload["tools"]:
+            skill_tool = own.get(tool_name)
+            if skill_tool is not None:
+                tools.append(skill_tool.llm_tool)
+                approval[tool_name] = False
+                continue
             entry = self.tools.get(tool_name)
             if entry is None:
                 raise exceptions.ApplicationError(
@@ -169,7 +240,10 @@ class Activities:
             tools.append(entry.tool.llm_tool)
             approval[tool_name] = entry.tool.requires_approval is not False
         messages: list[Message] = [from_json(m) for m in payload["messages"]]
-        context = Context(system_prompt=payload["system_prompt"], messages=messages, tools=tools)
+        system_prompt = payload["system_prompt"]
+        if skills:  # as in-process: the run's system prompt, then the catalogue
+            system_prompt = "\n\n".join(p for p in (system_prompt, skill_catalogue(skills)) if p)
+        context = Context(system_prompt=system_prompt, messages=messages, tools=tools)
         opts = payload["options"]
         controller = AbortController()
         api_key = None
@@ -196,7 +270,13 @@ class Activities:
         except BaseException:
             controller.abort("the activity was cancelled")
             raise
-        return {"message": to_json(final), "requires_approval": approval}
+        return {
+            "message": to_json(final),
+            "requires_approval": approval,
+            # each skill's `allowed-tools`: pre-approval while it is active (the workflow
+            # knows which are active; it learns what they allow from here)
+            "skills_allow": {s.name: list(s.allowed_tools) for s in skills},
+        }
 
     # -- the tool call -------------------------------------------------------------------
 
@@ -207,7 +287,11 @@ class Activities:
         Every failure is an error result for the model, worded as in an in-process run.
         """
         name = payload["tool"]
-        entry = self.tools.get(name)
+        try:
+            skill_tool = self._skill_tool(name, payload)
+        except exceptions.ApplicationError as exc:
+            return result_to_json(_error(str(exc.message)))
+        entry = self.tools.get(name) if skill_tool is None else DurableTool(skill_tool)
         updates: list[AgentToolResult] = []
         result: AgentToolResult | InputRequired
         if entry is None:

@@ -15,6 +15,7 @@ from ..events import AgentEvent
 from ..limits import LimitReached
 from ..messages import AgentMessage, UserMessage
 from ..output import OutputSpec
+from ._activities import SKILL_TOOLS
 from ._sdk import client as temporal_client
 from ._sdk import service
 from ._workflow import WORKFLOW_NAME
@@ -214,6 +215,7 @@ async def start_run(
     task_queue: str,
     model: str,
     tools: Sequence[str] = (),
+    skills: Sequence[str] = (),
     system_prompt: str = "",
     messages: Sequence[AgentMessage] = (),
     options: RunOptions | None = None,
@@ -229,6 +231,9 @@ async def start_run(
         task_queue: the queue whose workers serve `model` and `tools`.
         model: the name a worker registered the model under.
         tools: the names of the tools the run may call (registered on the workers).
+        skills: the names of the Agent Skills the run may use (registered on the workers with
+            `create_worker(skills=...)`): their catalogue joins the system prompt, and the run
+            gets the `activate_skill` and `read_skill_file` tools, which run on the workers.
         system_prompt: the system prompt.
         messages: the transcript so far.
         options: the run's options (`RunOptions`).
@@ -248,6 +253,16 @@ async def start_run(
         raise ConfigError(f"model must be the name a worker registered, got {model!r}")
     if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
         raise ConfigError(f"tools must be a list of tool names, got {tools!r}")
+    if isinstance(skills, str) or not all(isinstance(s, str) and s for s in skills):
+        raise ConfigError(f"skills must be a list of skill names, got {skills!r}")
+    if len(set(skills)) != len(skills):
+        raise ConfigError(f"skills must name each skill once, got {list(skills)!r}")
+    clash = [t for t in tools if t in SKILL_TOOLS]
+    if skills and clash:
+        raise ConfigError(
+            f"tools {clash!r} are the skills' own: a run with skills gets them without naming "
+            "them in tools"
+        )
     options = RunOptions() if options is None else options
     if not isinstance(options, RunOptions):
         raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
@@ -255,6 +270,7 @@ async def start_run(
         "v": 1,
         "model": model,
         "tools": list(tools),
+        "skills": list(skills),
         "system_prompt": system_prompt,
         "messages": messages_to_json(history),
         "prompts": messages_to_json(new),

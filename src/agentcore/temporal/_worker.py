@@ -6,7 +6,8 @@ agentcore and the libraries it uses passed through (they are deterministic as th
 and importing them once per worker instead of once per workflow keeps workflows cheap).
 
 `python -m agentcore.temporal worker --module mypkg.agents ...` runs one worker from the command
-line; the module names what it serves in `models` (a dict) and `tools` (a list). It connects to
+line; the module names what it serves in `models` (a dict), `tools` (a list) and `skills`
+(what `load_skills` returns). It connects to
 `--address`, else `$AGENTCORE_TEMPORAL_ADDRESS` (as examples/durable_agent.py), else
 `$TEMPORAL_ADDRESS` (the Temporal CLI's variable), else 127.0.0.1:17233, where
 `scripts/temporal start` serves; a server it cannot reach is one line saying what to do.
@@ -19,7 +20,7 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ import anyio
 
 from ..errors import ConfigError
 from ..llm import Model
+from ..skills import Skill
 from ..tools import AgentTool
 from ._activities import Activities, DurableTool
 from ._sdk import client as temporal_client
@@ -101,6 +103,7 @@ def create_worker(
     models: Mapping[str, Model] | None = None,
     tools: Sequence[AgentTool | DurableTool] = (),
     get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
+    skills: Iterable[Skill] = (),
     **options: Any,
 ) -> temporal_worker.Worker:
     """A worker that runs agent workflows and serves these models and tools on `task_queue`.
@@ -118,14 +121,19 @@ def create_worker(
         tools: the tools served, by their names (`start_run(tools=[...])`); `DurableTool(tool,
             retry=False)` for one that must not run twice.
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
+        skills: the Agent Skills served (`agentcore.skills.load_skills(...)`), by their names
+            (`start_run(skills=[...])`). Their files are read on this worker, when a run's
+            model activates one or reads one of its files; the paths the model gives are
+            checked as in-process (inside the skill's folder after resolving symlinks).
         options: more `temporalio.worker.Worker` options (`max_concurrent_activities`, ...).
 
     Raises:
-        ConfigError: a model or tool of the wrong type, or a tool name used twice.
+        ConfigError: a model, tool or skill of the wrong type, a tool or skill name used
+            twice, or a tool named as the skills' own (`activate_skill`, `read_skill_file`).
     """
     if not isinstance(task_queue, str) or not task_queue:
         raise ConfigError(f"task_queue must be a non-empty string, got {task_queue!r}")
-    activities = Activities(models or {}, tools, get_api_key)
+    activities = Activities(models or {}, tools, get_api_key, skills)
     options.setdefault("workflow_runner", workflow_runner())
     return temporal_worker.Worker(
         client,
@@ -136,31 +144,37 @@ def create_worker(
     )
 
 
-def _load(names: Sequence[str]) -> tuple[dict[str, Model], list[AgentTool | DurableTool]]:
+def _load(
+    names: Sequence[str],
+) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill]]:
     models: dict[str, Model] = {}
     tools: list[AgentTool | DurableTool] = []
+    skills: list[Skill] = []
     for name in names:
         module = importlib.import_module(name)
         found_models = getattr(module, "models", None)
         found_tools = getattr(module, "tools", None)
-        if found_models is None and found_tools is None:
+        found_skills = getattr(module, "skills", None)
+        if found_models is None and found_tools is None and found_skills is None:
             raise ConfigError(
                 f"module {name!r} defines neither `models` (a dict of name: Model) nor `tools` "
-                "(a list of AgentTool or DurableTool)"
+                "(a list of AgentTool or DurableTool) nor `skills` (what load_skills returns)"
             )
         models.update(found_models or {})
         tools.extend(found_tools or ())
-    return models, tools
+        skills.extend(found_skills or ())
+    return models, tools, skills
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    models, tools = _load(args.module)
+    models, tools, skills = _load(args.module)
     client = await _connect(args.address, args.namespace)
     worker = create_worker(
         client,
         task_queue=args.task_queue,
         models=models,
         tools=tools,
+        skills=skills,
         max_concurrent_activities=args.max_activities,
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=args.sticky_timeout),
     )
@@ -181,7 +195,8 @@ async def _serve(args: argparse.Namespace) -> None:
         group.start_soon(stop_on_signal)
         print(
             f"agentcore worker: task queue {args.task_queue!r} on {args.address}, "
-            f"models {sorted(models)}, tools {sorted(_tool_names(tools))}",
+            f"models {sorted(models)}, tools {sorted(_tool_names(tools))}, "
+            f"skills {sorted(s.name for s in skills)}",
             flush=True,
         )
         await worker.run()
@@ -202,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--module",
         action="append",
         required=True,
-        help="a module defining `models` and/or `tools` to serve (repeatable)",
+        help="a module defining `models`, `tools` and/or `skills` to serve (repeatable)",
     )
     run.add_argument("--task-queue", default="agentcore", help="the task queue [agentcore]")
     run.add_argument(

@@ -66,8 +66,9 @@ from ..llm import (
     StartEvent,
 )
 from ..messages import AgentMessage, AssistantMessage, from_json, message_clock, to_json
+from ..skills import active_skills
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from ._activities import MODEL_ACTIVITY, TOOL_ACTIVITY
+from ._activities import MODEL_ACTIVITY, SKILL_TOOLS, TOOL_ACTIVITY
 from ._sdk import common, exceptions, workflow
 
 __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]
@@ -156,6 +157,8 @@ class AgentWorkflow:
         self._waiting = False  # the loop stopped for approvals: decisions are taken
         self._unannounced: list[AgentMessage] = []  # decisions, published in the next turn
         self._approval: dict[str, bool] = {}  # which tools need approval (from the workers)
+        self._skills: list[str] = []  # the skills the run may use (registered on the workers)
+        self._allows: dict[str, list[str]] = {}  # each skill's allowed-tools (from the workers)
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -194,7 +197,10 @@ class AgentWorkflow:
         name = data["model"]
         model = Model(id=name, name=name, api="temporal", provider="temporal")
         self._approval = dict(state.get("requires_approval", {}))
-        tools = [self._stand_in(tool_name) for tool_name in data["tools"]]
+        self._allows = dict(state.get("skills_allow", {}))
+        self._skills = list(data.get("skills") or ())
+        names = list(data["tools"]) + (list(SKILL_TOOLS) if self._skills else [])
+        tools = [self._stand_in(tool_name) for tool_name in names]
         signal = self._controller.signal
         prompts = messages_from_json(data["prompts"])
         if self._pending():  # continued as new while calls waited
@@ -287,6 +293,7 @@ class AgentWorkflow:
             "prompts": [],
             "state": {
                 "requires_approval": self._approval,
+                "skills_allow": self._allows,
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -438,6 +445,7 @@ class AgentWorkflow:
             "system_prompt": context.system_prompt,
             "messages": [to_json(m) for m in context.messages],
             "tools": [t.name for t in context.tools],
+            "skills": self._skills,
             "options": {
                 "reasoning": options.reasoning,
                 "temperature": options.temperature,
@@ -465,6 +473,7 @@ class AgentWorkflow:
                 assert isinstance(answer, AssistantMessage)
                 message = answer
                 self._approval.update(data["requires_approval"])
+                self._allows.update(data.get("skills_allow", {}))
         except exceptions.ActivityError as exc:
             message = replace(
                 partial,
@@ -496,6 +505,11 @@ class AgentWorkflow:
                 "timeout": options.tool_timeout,
                 "heartbeat_timeout": options.heartbeat_timeout,
             }
+            if name in SKILL_TOOLS and self._skills:
+                # the worker reads the skill's files; the workflow only says which skills are
+                # active already (from its transcript: deterministic on replay)
+                payload["skills"] = self._skills
+                payload["active"] = active_skills(self._transcript)
             answers = input_answers(call_id)  # a call run again after its question was answered
             if answers:
                 payload["answers"] = {
@@ -530,5 +544,16 @@ class AgentWorkflow:
             parameters={"type": "object"},
             execute=execute,
             # read per call: the workers tell with every answer which tools need approval
-            requires_approval=lambda _args: self._approval.get(name, False),
+            requires_approval=lambda _args: (
+                self._approval.get(name, False) and not self._preapproved(name)
+            ),
         )
+
+    def _preapproved(self, tool_name: str) -> bool:
+        """Whether a skill active in the transcript lists `tool_name` in its `allowed-tools`
+        (as in-process: an exact name, pre-approval for a tool the run already has, never a
+        tool added)."""
+        if not self._allows:
+            return False
+        active = active_skills(self._transcript)
+        return any(tool_name in self._allows.get(skill, ()) for skill in active)
