@@ -21,6 +21,14 @@ from ._records import (
 from ._store import KEEP, BackedMemoryStore, InMemoryMemoryStore, MemoryStore
 from .postgres import POSTGRES_MEMORY_VERSION, PostgresMemoryStore  # psycopg: when one is made
 from .sqlite import SQLITE_MEMORY_VERSION, SqliteMemoryStore
+from .tools import (
+    MAX_RECALL_CHARS,
+    MAX_RECALL_LIMIT,
+    RECALL_MEMORY,
+    REMEMBER,
+    recall_memory_tool,
+    remember_tool,
+)
 
 __all__ = [
     "BackedMemoryStore",
@@ -29,6 +37,8 @@ __all__ = [
     "KEEP",
     "MAX_MEMORY_CHARS",
     "MAX_QUERY_TERMS",
+    "MAX_RECALL_CHARS",
+    "MAX_RECALL_LIMIT",
     "MemoryKind",
     "MemoryRecord",
     "MemoryScope",
@@ -36,7 +46,11 @@ __all__ = [
     "MemoryStoreError",
     "POSTGRES_MEMORY_VERSION",
     "PostgresMemoryStore",
+    "RECALL_MEMORY",
+    "REMEMBER",
     "SQLITE_MEMORY_VERSION",
     "SqliteMemoryStore",
     "query_terms",
+    "recall_memory_tool",
+    "remember_tool",
 ]
