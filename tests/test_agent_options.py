@@ -24,6 +24,7 @@ from agentcore.limits import (
     DEFAULT_TOOL_TIMEOUT,
 )
 from agentcore.llm import SimpleStreamOptions
+from agentcore.memory import InMemoryMemoryStore, Memory, MemoryScope
 from agentcore.skills import Skill
 from agentcore.testing import FauxProvider
 
@@ -133,6 +134,7 @@ def _distinct_values() -> dict[str, Any]:
         "skills": (
             Skill(name="s", description="d", folder=Path("/s"), file=Path("/s/SKILL.md"), body=""),
         ),
+        "memory": Memory(InMemoryMemoryStore(), MemoryScope(user="u")),
     }
     assert list(values) == list(OPTIONS), "a new option needs a value here"
     return values

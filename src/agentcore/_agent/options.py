@@ -28,6 +28,7 @@ from ..limits import (
 )
 from ..llm.model import Model
 from ..llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
+from ..memory.inject import Memory
 from ..messages import Message
 from ..tools import ToolExecutionMode
 
@@ -112,6 +113,7 @@ class AgentOptions(TypedDict, total=False):
     fallback_models: Sequence[Model]
     guardrails: Sequence[Guardrail]
     skills: Sequence[Skill]
+    memory: Memory | None
 
 
 def agent_options(given: Mapping[str, Any]) -> Mapping[str, Any]:

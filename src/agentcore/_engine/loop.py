@@ -148,8 +148,11 @@ class LoopRun:
         emitter = Emitter(emit, sync=sync_sink)
         self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
         self.transcript = Transcript(context, emitter)
-        if config.skills:
-            self.transcript.add_run_tools(run_skill_tools(config, self.transcript))
+        if config.skills or config.memory is not None:
+            run_tools = run_skill_tools(config, self.transcript)  # (none without skills)
+            if config.memory is not None:  # recall_memory and remember
+                run_tools += config.memory.run_tools(config.session_id)
+            self.transcript.add_run_tools(run_tools)
         # -- the settings of the next request (`prepare_next_turn` may change them)
         self.model = config.model
         self.reasoning = config.reasoning
