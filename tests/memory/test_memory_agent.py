@@ -1,7 +1,8 @@
-"""`Agent(memory=Memory(store, scope))` with the faux model, on the in-memory and the real SQLite
-store: the tools join the run, the recalled block is injected in each request's system prompt
-(labelled as untrusted data, never in the transcript), a poisoning tool result stays data with
-its provenance, and two users' scopes stay apart while they run at once."""
+"""`Agent(memory=Memory(store, scope))` with the faux model, on the in-memory store and the real
+SQLite and PostgreSQL (`scripts/postgres`) ones: the tools join the run, the recalled block is
+injected in each request's system prompt (labelled as untrusted data, never in the transcript), a
+poisoning tool result stays data with its provenance, and two users' scopes stay apart while they
+run at once."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from tests.support.postgres import drop_schema, postgres_url, schema_for
 
 from agentcore import Agent, AgentLoopConfig, tool
 from agentcore.errors import ConfigError
@@ -31,15 +33,23 @@ ALICE = MemoryScope(user="alice")
 BOB = MemoryScope(user="bob")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.external)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackedMemoryStore]:
-    made: BackedMemoryStore = (
-        InMemoryMemoryStore() if request.param == "memory" else SqliteMemoryStore(tmp_path / "m.db")
-    )
+    made: BackedMemoryStore
+    if request.param == "memory":
+        made = InMemoryMemoryStore()
+    elif request.param == "sqlite":
+        made = SqliteMemoryStore(tmp_path / "m.db")
+    else:
+        from agentcore.memory import PostgresMemoryStore
+
+        made = PostgresMemoryStore(postgres_url(), schema=schema_for(tmp_path))
     try:
         yield made
     finally:
         made.close()
+        if request.param == "postgres":
+            drop_schema(postgres_url(), schema_for(tmp_path))
 
 
 async def test_the_recalled_block_is_injected_labelled_and_not_kept(

@@ -1,6 +1,7 @@
 """The `recall_memory` and `remember` tools, run by the faux model through an Agent against the
-in-memory and the real SQLite store: records out with provenance and dates, bounded count and
-size, provenance kept on writes, empty and huge texts refused, the scope fixed by the caller."""
+in-memory store and the real SQLite and PostgreSQL (`scripts/postgres`) ones: records out with
+provenance and dates, bounded count and size, provenance kept on writes, empty and huge texts
+refused, the scope fixed by the caller."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.postgres import drop_schema, postgres_url, schema_for
 
 from agentcore import Agent
 from agentcore.memory import (
@@ -30,15 +32,23 @@ ALICE = MemoryScope(user="alice")
 BOB = MemoryScope(user="bob")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.external)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackedMemoryStore]:
-    made: BackedMemoryStore = (
-        InMemoryMemoryStore() if request.param == "memory" else SqliteMemoryStore(tmp_path / "m.db")
-    )
+    made: BackedMemoryStore
+    if request.param == "memory":
+        made = InMemoryMemoryStore()
+    elif request.param == "sqlite":
+        made = SqliteMemoryStore(tmp_path / "m.db")
+    else:
+        from agentcore.memory import PostgresMemoryStore
+
+        made = PostgresMemoryStore(postgres_url(), schema=schema_for(tmp_path))
     try:
         yield made
     finally:
         made.close()
+        if request.param == "postgres":
+            drop_schema(postgres_url(), schema_for(tmp_path))
 
 
 def results(agent: Agent) -> list[ToolResultMessage]:
