@@ -31,6 +31,7 @@ from agentcore.limits import (
     DEFAULT_TOOL_TIMEOUT,
 )
 from agentcore.llm import SimpleStreamOptions
+from agentcore.memory import InMemoryMemoryStore, Memory, MemoryScope
 from agentcore.skills import Skill
 from agentcore.testing import FauxProvider
 
@@ -144,6 +145,7 @@ def _distinct_values() -> dict[str, Any]:
         "agent_name": "triage",
         "max_handoffs": 3,
         "next_agent": "first",
+        "memory": Memory(InMemoryMemoryStore(), MemoryScope(user="u")),
     }
     assert list(values) == list(OPTIONS), "a new option needs a value here"
     return values

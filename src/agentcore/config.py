@@ -29,6 +29,7 @@ from .llm.types import (
     ThinkingLevel,
     Transport,
 )
+from .memory.inject import Memory
 from .messages import (
     AgentMessage,
     AssistantMessage,
@@ -252,6 +253,10 @@ class AgentLoopConfig(_HooksSlot):
             conversation: `"last"` (the agent that had it, read from the transcript) or
             `"first"` (this config's agent). A continued run, and decisions on approvals, always
             go on in the agent that had the conversation.
+        memory: long-term memory (`agentcore.memory.Memory(store, scope)`): the
+            `recall_memory` and `remember` tools join the run and the memories recalled for the
+            latest user message are injected in each request's system prompt, labelled as
+            untrusted data (see docs/memory.md). None: no memory, nothing of it runs.
         the rest: stream options passed to every request (see `agentcore.llm.StreamOptions`).
 
     Raises:
@@ -298,6 +303,7 @@ class AgentLoopConfig(_HooksSlot):
     agent_name: str | None = None
     max_handoffs: int | None = None
     next_agent: Literal["last", "first"] = "last"
+    memory: Memory | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -378,4 +384,9 @@ class AgentLoopConfig(_HooksSlot):
         check_fallback_models(self.fallback_models, "AgentLoopConfig.fallback_models")
         object.__setattr__(self, "guardrails", check_guardrails(self.guardrails))
         object.__setattr__(self, "skills", _check_skills(self.skills))
+        if self.memory is not None and not isinstance(self.memory, Memory):
+            raise ConfigError(
+                "memory must be an agentcore.memory.Memory(store, scope) or None, got "
+                f"{type(self.memory).__name__}"
+            )
         object.__setattr__(self, "_hooks", Hooks(self))  # every hook checked, adapted once

@@ -28,6 +28,7 @@ from ..limits import (
 )
 from ..llm.model import Model
 from ..llm.types import CacheRetention, OnPayload, OnResponse, ThinkingBudgets, Transport
+from ..memory.inject import Memory
 from ..messages import Message
 from ..tools import ToolExecutionMode
 
@@ -119,6 +120,7 @@ class AgentOptions(TypedDict, total=False):
     agent_name: str | None
     max_handoffs: int | None
     next_agent: Literal["last", "first"]
+    memory: Memory | None
 
 
 def agent_options(given: Mapping[str, Any]) -> Mapping[str, Any]:

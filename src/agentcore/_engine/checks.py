@@ -50,6 +50,13 @@ def check_call(context: Any, config: Any, emit: Any = None) -> None:
     if emit is not None and not callable(emit):
         raise ConfigError(f"emit must be a function (event) -> None, got {type(emit).__name__}")
     check_decided(context.messages)
+    if config.memory is not None and config.memory.tools:
+        for t in context.tools:
+            if t.name in ("recall_memory", "remember"):
+                raise ConfigError(
+                    f"a tool is named {t.name!r}, the name of a memory tool: with memory= set, "
+                    "rename it (or give Memory(..., tools=False))"
+                )
     if config.skills:
         for t in context.tools:
             if t.name in ("activate_skill", "read_skill_file"):

@@ -152,8 +152,11 @@ class LoopRun:
         self.services = RunServices(emitter=emitter, guards=guards, on_end=on_end)
         self.guards = guards  # the config's (an agent's own join them while it has the floor)
         self.transcript = Transcript(context, emitter)
-        if config.skills:
-            self.transcript.add_run_tools(run_skill_tools(config, self.transcript))
+        if config.skills or config.memory is not None:
+            run_tools = run_skill_tools(config, self.transcript)  # (none without skills)
+            if config.memory is not None:  # recall_memory and remember
+                run_tools += config.memory.run_tools(config.session_id)
+            self.transcript.add_run_tools(run_tools)
         if any(isinstance(t, HandoffTool) for t in context.tools):  # else none of it runs
             self.services.handoffs = RunHandoffs.of(config, context.system_prompt, context.tools)
         # -- the settings of the next request (`prepare_next_turn` may change them)

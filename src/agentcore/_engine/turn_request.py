@@ -26,6 +26,7 @@ from ..messages import AssistantMessage, Message
 from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
 from .emit import call_hook
 from .guardrail_checks import RunGuards, Settled, blocked_answer
+from .memory import memory_prompt
 from .request import ReadyRequest, RequestWatch, aborted_answer, unique_tool_call_ids
 from .skills import skills_prompt
 
@@ -92,18 +93,17 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
     handoffs = run.services.handoffs
     if handoffs is not None:  # the current agent's view of the transcript
         llm_messages = handoffs.view(llm_messages, transcript.tools_by_name)
+    config = inputs.config
+    system_prompt = skills_prompt(config, transcript) if config.skills else transcript.system_prompt
+    if config.memory is not None:  # the recalled memories, for this request only
+        system_prompt = await memory_prompt(config.memory, transcript, system_prompt)
     context = Context(
-        system_prompt=(
-            skills_prompt(inputs.config, transcript)
-            if inputs.config.skills
-            else transcript.system_prompt
-        ),
+        system_prompt=system_prompt,
         messages=llm_messages,  # the request's own list
         tools=list(transcript.llm_tools),
     )
     options = run.options
     model = run.model
-    config = inputs.config
     if config.get_api_key is not None:
         key = await call_hook(config.get_api_key, model.provider)
         if key:

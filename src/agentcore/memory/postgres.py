@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_sdk
-from ..sessions._postgres_schema import check_schema_name
 from ._records import EmbedFn, MemoryRecord, MemoryStoreError
 from ._store import BackedMemoryStore
 from .sqlite import record_of
@@ -99,6 +98,8 @@ class PostgresMemoryStore(BackedMemoryStore):
         super().__init__(embed=embed)
         if not isinstance(url, str) or not url:
             raise ValueError(f"url must be a PostgreSQL connection string, got {url!r}")
+        from ..sessions._postgres_schema import check_schema_name  # (not loaded with the loop)
+
         self.schema = check_schema_name(schema)
         self._psycopg = import_sdk(
             "psycopg", "postgres", needed_by="agentcore.memory.PostgresMemoryStore"
