@@ -19,7 +19,6 @@ from ..messages import AgentMessage
 from .checks import check_call, check_continue, check_prompts
 from .event_stream import EventStream
 from .loop import LoopRun
-from .turn_request import prepare
 
 if TYPE_CHECKING:
     from ..llm.model import Model
@@ -170,8 +169,6 @@ async def first_request(
     check_call(context, config)
     run = LoopRun(context, config, _discard, None, None, sync_sink=True)
     async with anyio.create_task_group() as run.group:
-        for prompt in checked:
-            await run.transcript.join(prompt)
-        ready = await prepare(run)
+        ready = await run.first_request(checked)
     assert ready is not None  # (no signal: nothing aborts it)
     return run.model, ready[0], ready[1]

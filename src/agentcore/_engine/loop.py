@@ -67,7 +67,7 @@ from ..events import AgentEndEvent, AgentEventSink, AgentStartEvent, AgentSwitch
 from ..handoffs import HandoffTool
 from ..llm.events import DoneEvent, ErrorEvent
 from ..llm.registry import StreamFn
-from ..llm.types import THINKING_LEVELS, SimpleStreamOptions
+from ..llm.types import THINKING_LEVELS, Context, SimpleStreamOptions
 from ..messages import AgentMessage, AssistantMessage, StopReason, ToolResultMessage
 from . import decided_calls, instrumentation, tool_execution, turn_request
 from .bounds import Bounds
@@ -184,6 +184,16 @@ class LoopRun:
         if instrumentation.installed is None:
             return self.run_events(prompts)
         return self.run_observed(prompts)
+
+    async def first_request(
+        self, prompts: list[AgentMessage]
+    ) -> tuple[Context, SimpleStreamOptions] | None:
+        """Join `prompts` and build the run's first request as a turn builds it
+        (`turn_request.prepare`), without sending it or starting the run (`entry.first_request`:
+        a provider batch sends it elsewhere). Needs `group` set."""
+        for prompt in prompts:
+            await self.transcript.join(prompt)
+        return await turn_request.prepare(self)
 
     async def run_observed(self, prompts: list[AgentMessage] | None) -> list[AgentMessage]:
         """The run, seen by the installed instrumentation."""
