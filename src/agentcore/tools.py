@@ -585,6 +585,17 @@ class ToolPipeline(Protocol):
 
 def tool_pipeline() -> ToolPipeline | None:
     """The pipeline of the tool batch running now, when called from a tool's `execute` during a
-    run; None outside a run (a tool executed directly)."""
-    pipeline: ToolPipeline | None = _pipeline.current.get()
+    run (or from a hook of that batch); None outside a run (a tool executed directly) and between
+    the batches of a run.
+
+    The pipeline is built on the first call during a batch and is the same object for the rest of
+    that batch (each batch has its own). It costs nothing to a batch whose tools never call this:
+    the run registers itself once, when it starts, and the batch's pipeline is made only when
+    asked for, so no tool has to declare that it uses it. A task that a tool leaves running after
+    its batch has ended gets the pipeline of the batch running at the time of its call, or None.
+    """
+    source = _pipeline.current.get()
+    if source is None:
+        return None
+    pipeline: ToolPipeline | None = source.tool_pipeline()
     return pipeline

@@ -53,6 +53,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._tools import pipeline
 from ..abort import AbortSignal
 from ..abort._no_signal import NEVER_ABORTED
 from ..config import (
@@ -78,6 +79,7 @@ from .guardrail_checks import RunGuards
 from .handoffs import RunHandoffs, Setup
 from .hooks import config_hooks
 from .instrumentation import RunInfo, end_observing, start_observing
+from .nested_calls import NestedCalls, pipeline_of
 from .outcome import (
     DONE,
     NEXT,
@@ -97,6 +99,7 @@ from .outcome import (
 from .request import run_stream_fn, stream_options
 from .run_types import RunInputs, RunServices
 from .skills import run_skill_tools
+from .tool_batch import ToolBatch
 from .transcript import Phase, Transcript
 from .typed_output import TypedRun
 
@@ -170,11 +173,18 @@ class LoopRun:
         self.typed = TypedRun.of(config)  # None: a plain-text run (see `typed_output`)
         self.group: TaskGroup = None  # type: ignore[assignment]  # set by run()
         self.ended: AgentEndEvent | None = None  # how the run ended (its `agent_end`)
+        self.batch: ToolBatch | None = None  # the tool batch running now (`run_calls` sets it)
 
     @property
     def new_messages(self) -> list[AgentMessage]:
         """The messages the run added."""
         return self.transcript.new_messages
+
+    def tool_pipeline(self) -> NestedCalls | None:
+        """The running batch's pipeline, made on first use (`agentcore.tools.tool_pipeline`
+        reaches it: the run is registered once, in `run_events`); None between batches."""
+        batch = self.batch
+        return pipeline_of(batch) if batch is not None else None
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -234,6 +244,9 @@ class LoopRun:
         # One task group for the whole run: parallel tools and the update pump are its tasks.
         transcript = self.transcript
         emitter = self.services.emitter
+        # Registered once per run, for a tool that calls tools (`tool_pipeline`, code mode):
+        # a batch whose tools never ask pays nothing.
+        token = pipeline.current.set(self)
         try:
             async with anyio.create_task_group() as self.group:
                 try:
@@ -263,6 +276,8 @@ class LoopRun:
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
+        finally:
+            pipeline.current.reset(token)
         return transcript.new_messages
 
     async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:

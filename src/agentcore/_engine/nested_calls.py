@@ -2,7 +2,8 @@
 the batch's own stages (`ToolBatch.start`, `prepare`, `execute`, `end`): the same validation, tool
 guardrails, hooks, approval gate, timeout, abort, events and span as a direct call, with the
 parent call's id on its events. One `NestedCalls` per batch is what `agentcore.tools.tool_pipeline`
-returns while the batch runs (`run_calls` sets it).
+returns while the batch runs, made on the first request (`pipeline_of`, reached through the
+run registered once per run and its running batch, which `run_calls` sets).
 
 A nested call has no result message of its own: its result goes back to the calling tool, whose
 own result carries what the model sees (and the usage the nested results report). A nested call
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..tools import AgentTool, AgentToolResult
     from .tool_batch import ToolBatch
 
-__all__ = ["NestedCalls", "WAITS_FOR_APPROVAL"]
+__all__ = ["NestedCalls", "WAITS_FOR_APPROVAL", "pipeline_of"]
 
 WAITS_FOR_APPROVAL = (
     "Tool {name} needs a decision (approval or input) before it runs, and a call from code "
@@ -66,3 +67,12 @@ class NestedCalls:
         await batch.end(item, outcome)
         assert item.result is not None
         return item.result
+
+
+def pipeline_of(batch: ToolBatch) -> NestedCalls:
+    """The batch's pipeline for the calls its tools make (`agentcore.tools.tool_pipeline`), made
+    on the first request and kept on the batch: a batch whose tools never ask pays nothing."""
+    nested: NestedCalls | None = batch.nested
+    if nested is None:
+        nested = batch.nested = NestedCalls(batch)
+    return nested

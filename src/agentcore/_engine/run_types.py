@@ -77,6 +77,10 @@ class ToolRun(Protocol):
         """The run's task group: parallel calls and the update pump."""
         ...
 
+    batch: Any  # a `tool_batch.ToolBatch` or None (not imported here: the steps import this)
+    """The batch running now (`tool_execution.run_calls` sets it), None between batches: the
+    one whose pipeline `agentcore.tools.tool_pipeline` returns."""
+
 
 class CompactionRun(Protocol):
     """The run's state as compaction reads it (read-only: compaction returns a `Compacted`

@@ -108,6 +108,7 @@ class ToolBatch:
     pump_running: bool = False
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     approved: bool = False  # its calls are approved: none is checked for approval again
+    nested: Any = None  # its `nested_calls.NestedCalls`, made when a tool first asks for it
 
     # -- updates -------------------------------------------------------------------------
 

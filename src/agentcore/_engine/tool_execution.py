@@ -37,10 +37,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._tools import pipeline
 from ..messages import AssistantMessage, ToolCall, ToolResultMessage
 from ..tools import ToolExecutionMode
-from .nested_calls import NestedCalls
 from .run_types import CallStage, Immediate, PipelineCall, Prepared, Waiting
 from .tool_batch import ToolBatch
 from .tool_outcomes import ABORTED_WHILE_RUNNING, TRUNCATED, error_result
@@ -90,7 +88,9 @@ async def run_calls(
         )
     results: list[ToolResultMessage] = []
     waiting: list[ApprovalRequest] | None = None
-    token = pipeline.current.set(NestedCalls(batch))  # for a tool that calls tools (code mode)
+    # The batch a tool that calls tools (code mode) reaches through `tool_pipeline()`: the
+    # run is registered once per run (`LoopRun.run_events`), the pipeline made on first use.
+    previous, run.batch = run.batch, batch
     try:
         if sequential:
             for item in items:
@@ -150,7 +150,7 @@ async def run_calls(
                 observer.end_tool(error_result(ABORTED_WHILE_RUNNING), True, exc)
         raise
     finally:
-        pipeline.current.reset(token)
+        run.batch = previous
         batch.closed = True  # also when cancelled from outside: no pump may start any more
     return results, tuple(waiting) if waiting is not None else ()
 
