@@ -38,6 +38,7 @@ from agentcore.skills import (
     read_skill_file,
     skill_catalogue,
     skill_tools,
+    skills_by_name,
 )
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 
@@ -87,6 +88,19 @@ def skills_dir(tmp_path: Path) -> Path:
 
 
 # -- loading ----------------------------------------------------------------------------------
+
+
+def test_skills_by_name_refuses_what_a_worker_cannot_serve(skills_dir: Path) -> None:
+    from agentcore import ConfigError
+
+    loaded = load_skills(skills_dir)
+    assert list(skills_by_name(loaded)) == ["notes", "pdf"]
+    with pytest.raises(ConfigError, match="registered twice"):
+        skills_by_name([loaded.get("pdf"), loaded.get("pdf")])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="got str"):
+        skills_by_name("pdf")
+    with pytest.raises(ConfigError, match="must hold Skill objects"):
+        skills_by_name(["pdf"])  # type: ignore[list-item]
 
 
 def test_a_folder_of_skills_a_skill_folder_and_a_skill_file_load(skills_dir: Path) -> None:

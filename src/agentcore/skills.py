@@ -22,6 +22,7 @@ from ._skills.loader import SkillFileError as SkillFileError
 from ._skills.loader import SkillProblem as SkillProblem
 from ._skills.loader import SkillSet as SkillSet
 from ._skills.loader import load_skills as load_skills
+from ._skills.loader import skills_by_name as skills_by_name
 from ._skills.tools import MAX_LISTED_FILES as MAX_LISTED_FILES
 from ._skills.tools import MAX_SKILL_READ_BYTES as MAX_SKILL_READ_BYTES
 from ._skills.tools import active_skills as active_skills
@@ -45,4 +46,5 @@ __all__ = [
     "skill_catalogue",
     "skill_content",
     "skill_tools",
+    "skills_by_name",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -412,3 +412,27 @@ def load_skills(*paths: str | os.PathLike[str]) -> SkillSet:
                 )
             by_name[skill.name] = skill
     return SkillSet(tuple(by_name.values()), tuple(problems))
+
+
+def skills_by_name(skills: Iterable[Skill]) -> dict[str, Skill]:
+    """`skills` by name, each registered once: what a durable worker (Temporal, DBOS) serves.
+
+    Raises:
+        ConfigError: `skills` is not a sequence of `Skill` (what `load_skills` returns), or two
+            skills have the same name.
+    """
+    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
+        raise ConfigError(
+            "skills must be what load_skills(...) returns or a sequence of Skill, got "
+            f"{type(skills).__name__}"
+        )
+    found: dict[str, Skill] = {}
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            raise ConfigError(
+                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
+            )
+        if skill.name in found:
+            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
+        found[skill.name] = skill
+    return found

@@ -37,7 +37,7 @@ from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
-from ..skills import Skill, skill_catalogue, skill_tools
+from ..skills import Skill, skill_catalogue, skill_tools, skills_by_name
 from ..tools import AgentTool, AgentToolResult
 from ._names import ABORT_ATTRIBUTE, SKILL_TOOLS
 from ._sdk import dbos
@@ -127,7 +127,7 @@ class Registry:
                 raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
             self.tools[entry.tool.name] = entry
         self.get_api_key = get_api_key
-        self.skills = _registered_skills(skills)
+        self.skills = skills_by_name(skills)
         if self.skills:
             for tool_name in SKILL_TOOLS:
                 if tool_name in self.tools:
@@ -146,25 +146,6 @@ class Registry:
                 f"(registered: {sorted(self.skills) or 'none'})"
             )
         return [self.skills[n] for n in names]
-
-
-def _registered_skills(skills: Iterable[Skill]) -> dict[str, Skill]:
-    """`skills` by name, each a `Skill` registered once."""
-    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
-        raise ConfigError(
-            "skills must be what load_skills(...) returns or a sequence of Skill, got "
-            f"{type(skills).__name__}"
-        )
-    found: dict[str, Skill] = {}
-    for skill in skills:
-        if not isinstance(skill, Skill):
-            raise ConfigError(
-                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
-            )
-        if skill.name in found:
-            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
-        found[skill.name] = skill
-    return found
 
 
 registry = Registry()

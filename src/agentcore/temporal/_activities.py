@@ -33,7 +33,7 @@ from ..durable import result_to_json
 from ..errors import ConfigError
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
-from ..skills import Skill, skill_catalogue, skill_tools
+from ..skills import Skill, skill_catalogue, skill_tools, skills_by_name
 from ..tools import AgentTool, AgentToolResult
 from ._sdk import activity, exceptions
 
@@ -71,25 +71,6 @@ class DurableTool:
             raise ConfigError(
                 f"DurableTool.tool must be an AgentTool (use @tool), got {type(self.tool).__name__}"
             )
-
-
-def _registered_skills(skills: Iterable[Skill]) -> dict[str, Skill]:
-    """`skills` by name, each a `Skill` registered once."""
-    if isinstance(skills, (str, bytes)) or not isinstance(skills, Iterable):
-        raise ConfigError(
-            "skills must be what load_skills(...) returns or a sequence of Skill, got "
-            f"{type(skills).__name__}"
-        )
-    found: dict[str, Skill] = {}
-    for skill in skills:
-        if not isinstance(skill, Skill):
-            raise ConfigError(
-                f"skills must hold Skill objects (from load_skills), got {type(skill).__name__}"
-            )
-        if skill.name in found:
-            raise ConfigError(f"the skill name {skill.name!r} is registered twice")
-        found[skill.name] = skill
-    return found
 
 
 def _error(text: str) -> AgentToolResult:
@@ -164,7 +145,7 @@ class Activities:
                 raise ConfigError(f"the tool name {entry.tool.name!r} is registered twice")
             self.tools[entry.tool.name] = entry
         self.get_api_key = get_api_key
-        self.skills = _registered_skills(skills)
+        self.skills = skills_by_name(skills)
         if self.skills:
             for name in SKILL_TOOLS:
                 if name in self.tools:
