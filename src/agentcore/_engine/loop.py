@@ -46,6 +46,7 @@ an overflow) in `compaction`; fallback models in `llm.fallback`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -277,7 +278,10 @@ class LoopRun:
                 raise group.exceptions[0] from None
             raise
         finally:
-            pipeline.current.reset(token)
+            # (a run closed by the garbage collector, as a durable workflow evicted from a
+            # worker's cache is, ends in another context: nothing to restore there)
+            with contextlib.suppress(ValueError):
+                pipeline.current.reset(token)
         return transcript.new_messages
 
     async def poll(self, hook: Callable[[], Any] | None, name: str) -> list[AgentMessage]:

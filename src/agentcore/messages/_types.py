@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -52,13 +52,16 @@ def message_clock(clock: Callable[[], int]) -> Iterator[None]:
     instead of the system clock.
 
     A durable workflow replays its code and must build the same messages every time: it sets
-    the workflow's deterministic clock here (see `agentcore.temporal`).
+    the workflow's deterministic clock here (see `agentcore.temporal`). A workflow evicted from
+    a worker's cache is closed by the garbage collector, in another context than the one the
+    clock was set in: there is nothing to restore then, and the block ends quietly.
     """
     token = _clock.set(clock)
     try:
         yield
     finally:
-        _clock.reset(token)
+        with suppress(ValueError):  # closed from another context (below)
+            _clock.reset(token)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
