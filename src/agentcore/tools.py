@@ -12,8 +12,6 @@ import enum
 import inspect
 import re
 import reprlib
-import types
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
@@ -21,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 from ._tools import pipeline as _pipeline
 from ._tools.capping import MAX_IMAGE_CHARS, MAX_RESULT_CHARS, capped_content
 from ._tools.search import SEARCH_TOOLS
+from ._tools.signature import INJECTED_NAMES, doc_parts, is_signal, parameter_hints
 from ._tools.validation import ArgumentsValidator, json_schema_of
 from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
@@ -268,35 +267,6 @@ class AgentTool:
 
 # --- @tool -----------------------------------------------------------------------------------
 
-_INJECTED_NAMES = ("on_update", "tool_call_id")
-
-
-def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
-    """The description and the per-argument docs of a Google-style docstring."""
-    doc = inspect.getdoc(fn) or ""
-    description: list[str] = []
-    params: dict[str, str] = {}
-    section = None
-    current = None
-    for line in doc.splitlines():
-        stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Parameters:"):
-            section = "args"
-            continue
-        if stripped.endswith(":") and stripped[:-1] in ("Returns", "Raises", "Yields", "Example"):
-            section = "other"
-            continue
-        if section is None:
-            description.append(line)
-        elif section == "args" and stripped:
-            match = re.match(r"^(\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$", stripped)
-            if match and line.startswith((" ", "\t")) and not line.startswith("        "):
-                current = match.group(1)
-                params[current] = match.group(2)
-            elif current:
-                params[current] += " " + stripped
-    return "\n".join(description).strip(), params
-
 
 def _to_result(value: Any, tool_name: str) -> AgentToolResult:
     """What a `@tool` function returned, as a result (the rule is in `_tools.values`)."""
@@ -321,30 +291,6 @@ def _to_result(value: Any, tool_name: str) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=json_text(data))], details=data)
 
 
-def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The resolved annotations of `fn`'s parameters. The return annotation is never evaluated:
-    it does not matter to the model, and may name a type that cannot be resolved here."""
-    target = inspect.unwrap(fn)
-    annotations = getattr(target, "__annotations__", {})
-    holder = types.SimpleNamespace(
-        __annotations__={k: v for k, v in annotations.items() if k != "return"}
-    )
-    return typing.get_type_hints(
-        holder, globalns=getattr(target, "__globals__", None), include_extras=True
-    )
-
-
-def _is_signal(annotation: Any) -> bool:
-    """`AbortSignal`, also as `AbortSignal | None` or `Annotated[AbortSignal, ...]`."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _is_signal(typing.get_args(annotation)[0])
-    if origin is typing.Union or origin is types.UnionType:
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return len(args) == 1 and _is_signal(args[0])
-    return annotation is AbortSignal
-
-
 def _build_tool(
     fn: Callable[..., Any],
     name: str | None,
@@ -359,18 +305,18 @@ def _build_tool(
 
     tool_name = name or fn.__name__
     try:
-        hints = _parameter_hints(fn)
+        hints = parameter_hints(fn)
     except Exception as exc:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read type hints ({exc})") from exc
-    doc, param_docs = _doc_parts(fn)
+    doc, param_docs = doc_parts(fn)
     fields: dict[str, Any] = {}
     injected: dict[str, str] = {}
     for param in inspect.signature(fn).parameters.values():
         annotation = hints.get(param.name, Any)
-        if _is_signal(annotation) or (param.name == "signal" and annotation in (Any, None)):
+        if is_signal(annotation) or (param.name == "signal" and annotation in (Any, None)):
             injected[param.name] = "signal"
             continue
-        if param.name in _INJECTED_NAMES:
+        if param.name in INJECTED_NAMES:
             injected[param.name] = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
