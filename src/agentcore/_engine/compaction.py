@@ -6,7 +6,8 @@ The order of a request's preparation, with `config.compaction` set:
 
 1. the view: the transcript with its compactions applied (`compacted_view`);
 2. `transform_context` on the view, then `convert_to_llm`;
-3. the estimate of the request (system prompt, tools, converted messages): the usage the last
+3. the estimate of the request (system prompt, with the recalled memories' block when `memory=`
+   is set, tools, converted messages): the usage the last
    answer since the latest compaction reported (its prompt and output tokens), plus four
    characters a token for the messages after it; four characters a token for everything when no
    such answer exists;
@@ -42,6 +43,7 @@ from ..llm.registry import call_stream_fn
 from ..llm.types import Context, Tool
 from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
+from .memory import memory_prompt
 from .request import stream_options
 from .skills import skills_prompt
 
@@ -116,7 +118,7 @@ async def request_messages(
         or run.transcript.compaction_failed
     ):
         return messages
-    tokens = _estimate(inputs, run, messages)
+    tokens = await _estimate(inputs, run, messages)
     if tokens <= policy.threshold * window:
         return messages
     done = await _compact(inputs, run, view, "threshold", tokens)
@@ -140,7 +142,7 @@ async def retry_after_overflow(
     view = compacted_view(run.transcript.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
-    tokens = estimate_context(_system(inputs, run), _tools(run), view)
+    tokens = estimate_context(await _system(inputs, run), _tools(run), view)
     return await _compact(inputs, run, view, "overflow", tokens)
 
 
@@ -148,15 +150,20 @@ def _tools(run: CompactionRun) -> list[Tool]:
     return list(run.transcript.llm_tools)
 
 
-def _system(inputs: RunInputs, run: CompactionRun) -> str:
+async def _system(inputs: RunInputs, run: CompactionRun) -> str:
     """The system prompt the request sends: the transcript's, with the skills' catalogue (and
-    the bodies of active skills a compaction took out of the messages) when there are skills."""
-    if inputs.config.skills:
-        return skills_prompt(inputs.config, run.transcript)
-    return run.transcript.system_prompt
+    the bodies of active skills a compaction took out of the messages) when there are skills,
+    and the block of recalled memories for the latest user message with `memory=` (searched
+    here as the request will; see `memory_prompt`)."""
+    config = inputs.config
+    transcript = run.transcript
+    system = skills_prompt(config, transcript) if config.skills else transcript.system_prompt
+    if config.memory is not None:
+        system = await memory_prompt(config.memory, transcript, system)
+    return system
 
 
-def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]) -> int:
+async def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
     transcript = run.transcript.messages
     last = max(
@@ -175,7 +182,7 @@ def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]
             if prompt:
                 return prompt + usage.output + estimate_tokens(messages[i + 1 :])
             break
-    return estimate_context(_system(inputs, run), _tools(run), messages)
+    return estimate_context(await _system(inputs, run), _tools(run), messages)
 
 
 _NOTHING = Compacted(marker=None)
@@ -268,7 +275,8 @@ async def _compact(
         tokens_before=tokens,
         usage=result.usage,
     )
-    after = estimate_context(_system(inputs, run), _tools(run), compacted_view([*view, marker]))
+    system = await _system(inputs, run)
+    after = estimate_context(system, _tools(run), compacted_view([*view, marker]))
     marker = replace(marker, tokens_after=after)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)
     return Compacted(marker=marker)
