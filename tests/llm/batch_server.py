@@ -1,7 +1,8 @@
-"""A stateful OpenAI Batch API server on 127.0.0.1 for the batch tests: `/v1/files` (multipart
-upload, content download) and `/v1/batches` (create, retrieve, cancel), in the documented wire
-format. Tests move a job through its statuses with `advance` and script its output and error
-files (`outputs`, `errors`: lines keyed by custom id, written in the order given)."""
+"""Stateful batch API servers on 127.0.0.1 for the batch tests (OpenAI, Anthropic, Gemini).
+The OpenAI one: `/v1/files` (multipart upload, content download) and `/v1/batches` (create,
+retrieve, cancel), in the documented wire format. Tests move a job through its statuses with
+`advance` and script its output and error files (`outputs`, `errors`: lines keyed by custom
+id, written in the order given)."""
 
 from __future__ import annotations
 
@@ -232,6 +233,121 @@ class AnthropicBatchServer:
         self.results[batch_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
 
     def __enter__(self) -> AnthropicBatchServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+class GeminiBatchServer:
+    """A stateful Gemini batch-mode server (the Gemini API, `v1beta`): `models/<id>:
+    batchGenerateContent` with inline requests, `batches/<id>` (the long-running operation whose
+    `metadata` holds the job), `batches/<id>:cancel`; `finish` ends a job in a `BATCH_STATE_*`
+    with scripted inline responses (each `{"metadata": {"key": ...}, "response" | "error"}`)."""
+
+    def __init__(self) -> None:
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.submitted: dict[str, dict[str, Any]] = {}
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self._n = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("content-type", "application/json; charset=UTF-8")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _not_found(self) -> None:
+                self._send(
+                    404,
+                    b'{"error": {"code": 404, "message": "Requested entity was not found.", '
+                    b'"status": "NOT_FOUND"}}',
+                )
+
+            def do_GET(self) -> None:
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                server.paths.append(f"GET {self.path}")
+                m = re.fullmatch(r"/v1beta/batches/([^/?:]+)", self.path.split("?")[0])
+                if m and m.group(1) in server.batches:
+                    return self._send(200, json.dumps(server.batches[m.group(1)]).encode())
+                self._not_found()
+
+            def do_POST(self) -> None:
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                server.paths.append(f"POST {self.path}")
+                data = self.rfile.read(int(self.headers.get("content-length", "0")))
+                path = self.path.split("?")[0]
+                m = re.fullmatch(r"/v1beta/models/([^/:]+):batchGenerateContent", path)
+                if m:
+                    server._n += 1
+                    batch_id = f"batch{server._n}"
+                    body = json.loads(data)["batch"]
+                    server.submitted[batch_id] = body
+                    count = len(body["inputConfig"]["requests"]["requests"])
+                    server.batches[batch_id] = {
+                        "name": f"batches/{batch_id}",
+                        "metadata": {
+                            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta."
+                            "GenerateContentBatch",
+                            "name": f"batches/{batch_id}",
+                            "model": f"models/{m.group(1)}",
+                            "displayName": body.get("displayName", ""),
+                            "createTime": "2026-12-07T00:00:00Z",
+                            "updateTime": "2026-12-07T00:00:00Z",
+                            "batchStats": {
+                                "requestCount": str(count),
+                                "pendingRequestCount": str(count),
+                            },
+                            "state": "BATCH_STATE_PENDING",
+                        },
+                    }
+                    return self._send(200, json.dumps(server.batches[batch_id]).encode())
+                m = re.fullmatch(r"/v1beta/batches/([^/:]+):cancel", path)
+                if m and m.group(1) in server.batches:
+                    server.batches[m.group(1)]["metadata"]["state"] = "BATCH_STATE_CANCELLED"
+                    return self._send(200, b"{}")
+                self._not_found()
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the model (the SDK adds `/v1beta`)."""
+        return f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def requests(self, batch_id: str) -> list[dict[str, Any]]:
+        """The inline requests of a batch (`{"request": ..., "metadata": ...}`)."""
+        return list(self.submitted[batch_id.split("/")[-1]]["inputConfig"]["requests"]["requests"])
+
+    def set_state(self, batch_id: str, state: str) -> None:
+        """Move a batch to a `BATCH_STATE_*`."""
+        self.batches[batch_id.split("/")[-1]]["metadata"]["state"] = state
+
+    def finish(self, batch_id: str, state: str, responses: list[dict[str, Any]]) -> None:
+        """End a batch in `state` with these inline responses, in the order given."""
+        batch = self.batches[batch_id.split("/")[-1]]
+        batch["metadata"]["state"] = state
+        batch["metadata"]["endTime"] = "2026-12-07T01:00:00Z"
+        batch["done"] = True
+        output = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta."
+            "GenerateContentBatchOutput",
+            "inlinedResponses": {"inlinedResponses": responses},
+        }
+        batch["metadata"]["output"] = output
+        batch["response"] = output
+
+    def __enter__(self) -> GeminiBatchServer:
         self._thread.start()
         return self
 
