@@ -165,7 +165,7 @@ class RunHandoffs:
         """The setup of the agent `name` (its handoffs' `enabled` checked now)."""
         if name == self.root.name:  # back to the first agent: its handoffs checked again too
             tools = _enabled(self.root_tools)
-            if len(tools) != len(self.root.tools):
+            if list(tools) != list(self.root.tools):
                 self.root = replace(self.root, tools=tools)
             return self.root
         spec = self.agents[name]
