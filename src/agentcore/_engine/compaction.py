@@ -43,9 +43,8 @@ from ..llm.registry import call_stream_fn
 from ..llm.types import Context, Tool
 from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
-from .memory import memory_prompt
+from .memory import recall, request_system_prompt
 from .request import stream_options
-from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from .run_types import CompactionRun, RunInputs
@@ -100,11 +99,12 @@ async def convert_view(
 
 
 async def request_messages(
-    inputs: RunInputs, run: CompactionRun
+    inputs: RunInputs, run: CompactionRun, recalled: str
 ) -> list[Message] | Compacted | None:
     """The messages of the next request; `Compacted` when it would pass the threshold and a
     compaction was tried (the loop keeps its marker, then asks `convert_view` again); None
-    when the abort fired while preparing them."""
+    when the abort fired while preparing them. `recalled`: the request's block of recalled
+    memories (see `memory.recall`), counted in the estimate."""
     policy = inputs.config.compaction
     if policy is None:
         return await _convert(inputs, run.transcript.messages)
@@ -118,10 +118,10 @@ async def request_messages(
         or run.transcript.compaction_failed
     ):
         return messages
-    tokens = await _estimate(inputs, run, messages)
+    tokens = _estimate(inputs, run, messages, recalled)
     if tokens <= policy.threshold * window:
         return messages
-    done = await _compact(inputs, run, view, "threshold", tokens)
+    done = await _compact(inputs, run, view, "threshold", tokens, recalled)
     return replace(done, messages=messages) if done.marker is None else done
 
 
@@ -142,28 +142,19 @@ async def retry_after_overflow(
     view = compacted_view(run.transcript.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
-    tokens = estimate_context(await _system(inputs, run), _tools(run), view)
-    return await _compact(inputs, run, view, "overflow", tokens)
+    recalled = await recall(inputs.config.memory, run.transcript)
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
+    tokens = estimate_context(system, _tools(run), view)
+    return await _compact(inputs, run, view, "overflow", tokens, recalled)
 
 
 def _tools(run: CompactionRun) -> list[Tool]:
     return list(run.transcript.llm_tools)
 
 
-async def _system(inputs: RunInputs, run: CompactionRun) -> str:
-    """The system prompt the request sends: the transcript's, with the skills' catalogue (and
-    the bodies of active skills a compaction took out of the messages) when there are skills,
-    and the block of recalled memories for the latest user message with `memory=` (searched
-    here as the request will; see `memory_prompt`)."""
-    config = inputs.config
-    transcript = run.transcript
-    system = skills_prompt(config, transcript) if config.skills else transcript.system_prompt
-    if config.memory is not None:
-        system = await memory_prompt(config.memory, transcript, system)
-    return system
-
-
-async def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]) -> int:
+def _estimate(
+    inputs: RunInputs, run: CompactionRun, messages: Sequence[Message], recalled: str
+) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
     transcript = run.transcript.messages
     last = max(
@@ -182,7 +173,8 @@ async def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Me
             if prompt:
                 return prompt + usage.output + estimate_tokens(messages[i + 1 :])
             break
-    return estimate_context(await _system(inputs, run), _tools(run), messages)
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
+    return estimate_context(system, _tools(run), messages)
 
 
 _NOTHING = Compacted(marker=None)
@@ -195,8 +187,10 @@ async def _compact(
     view: list[AgentMessage],
     reason: CompactionReason,
     tokens: int,
+    recalled: str,
 ) -> Compacted:
-    """Compact `view` with the run's policy: the marker to add, if any."""
+    """Compact `view` with the run's policy: the marker to add, if any (`recalled`: the
+    request's recalled memories, counted in the marker's `tokens_after`)."""
     policy = inputs.config.compaction
     assert policy is not None
     window = run.model.context_window
@@ -275,7 +269,7 @@ async def _compact(
         tokens_before=tokens,
         usage=result.usage,
     )
-    system = await _system(inputs, run)
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
     after = estimate_context(system, _tools(run), compacted_view([*view, marker]))
     marker = replace(marker, tokens_after=after)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)

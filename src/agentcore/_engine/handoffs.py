@@ -164,9 +164,7 @@ class RunHandoffs:
     def setup(self, name: str) -> Setup:
         """The setup of the agent `name` (its handoffs' `enabled` checked now)."""
         if name == self.root.name:  # back to the first agent: its handoffs checked again too
-            tools = _enabled(self.root_tools)
-            if list(tools) != list(self.root.tools):
-                self.root = replace(self.root, tools=tools)
+            self.root = replace(self.root, tools=_enabled(self.root_tools))
             return self.root
         spec = self.agents[name]
         return Setup(

@@ -234,7 +234,6 @@ class LiveView:
     ) -> None:
         self.screen = screen
         self.speakers = speakers if speakers is not None else Speakers(None)
-        self._speaking = False  # the answer being written has shown its agent
         self._model_ref = model_ref
         self._after = after  # what else to show after an answer (--trace's span tree)
         self._blocks = MarkdownBlocks()
@@ -275,11 +274,7 @@ class LiveView:
 
     def _speaker(self) -> None:
         """Name the agent at the first output of its answer, when it is not the one shown."""
-        if self._speaking:
-            return
-        self._speaking = True
-        line = self.speakers.header()
-        if line is not None:
+        if (line := self.speakers.header()) is not None:
             self.finish()
             self.screen.print(styled(line, "tool"))
 
@@ -306,7 +301,6 @@ class LiveView:
                 self._progress.clear()
             case "message_start" if isinstance(event.message, AssistantMessage):
                 self._writing = False
-                self._speaking = False
             case "message_update":
                 raw = event.assistant_message_event
                 if raw.type == "text_delta":

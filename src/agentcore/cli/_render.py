@@ -199,10 +199,15 @@ class Speakers:
         self.current = first  # who has the conversation
         self._next_agent = next_agent
         self._shown: str | None = None  # whose name was shown last
+        self._asked = False  # the answer being written has had its `header`
         self._callers: list[str] = []  # the agents a returning handoff comes back to
 
     def header(self) -> str | None:
-        """`name:` when an answer starts and its agent is not the one shown last."""
+        """`name:` at the first output of an answer whose agent is not the one shown last
+        (None otherwise, and for the rest of that answer)."""
+        if self._asked:
+            return None
+        self._asked = True
         if self.current is None or self.current == self._shown:
             return None
         self._shown = self.current
@@ -210,7 +215,9 @@ class Speakers:
 
     def switch(self, event: AgentEvent) -> str | None:
         """Follows the run's events; returns the line of a switch (`agent_switch`)."""
-        if event.type == "agent_start" and self._next_agent == "first" and self.first:
+        if event.type == "message_start" and isinstance(event.message, AssistantMessage):
+            self._asked = False  # a new answer: its first output may name its agent
+        elif event.type == "agent_start" and self._next_agent == "first" and self.first:
             self.current = self.first
         elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
             if event.message.agent is not None:
@@ -242,7 +249,6 @@ class Renderer:
         self._out = out
         self._err = styler
         self.speakers = speakers if speakers is not None else Speakers(None)
-        self._speaking = False  # the assistant message being written has shown its agent
         self._text_col = 0  # characters written on the current line of `out` (0: at line start)
         self._thinking = False  # a thinking line is open on stderr
         self._wrote_text = False
@@ -265,11 +271,7 @@ class Renderer:
 
     def _speaker(self) -> None:
         """Name the agent at the first output of its answer, when it is not the one shown."""
-        if self._speaking:
-            return
-        self._speaking = True
-        line = self.speakers.header()
-        if line is not None:
+        if (line := self.speakers.header()) is not None:
             self._end_text_line()
             self._err.write(line + "\n", "tool")
 
@@ -297,8 +299,6 @@ class Renderer:
     def __call__(self, event: AgentEvent) -> None:
         switch = self.speakers.switch(event)
         match event.type:
-            case "message_start" if isinstance(event.message, AssistantMessage):
-                self._speaking = False
             case "agent_switch" if switch is not None:
                 self._end_thinking()
                 self._end_text_line()
