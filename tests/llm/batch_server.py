@@ -10,10 +10,48 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
-class OpenAIBatchServer:
+class _Handler(BaseHTTPRequestHandler):
+    """What every batch server's handler shares: quiet, and a whole JSON reply."""
+
+    content_type = "application/json"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str | None = None) -> None:
+        self.send_response(status)
+        self.send_header("content-type", ctype or self.content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Served:
+    """A server on 127.0.0.1 in a thread, for `with`: `_serve` it in `__init__`."""
+
+    _http: ThreadingHTTPServer
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def _root(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+class OpenAIBatchServer(_Served):
     """The server; `uploaded` holds the JSONL lines of each uploaded input file."""
 
     def __init__(self) -> None:
@@ -23,17 +61,7 @@ class OpenAIBatchServer:
         self._n = 0
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(_Handler):
             def do_GET(self) -> None:
                 server.paths.append(f"GET {self.path}")
                 m = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
@@ -89,8 +117,7 @@ class OpenAIBatchServer:
                     return self._send(200, json.dumps(server.batches[m.group(1)]).encode())
                 self._send(404, b'{"error": {"message": "not found", "code": "not_found"}}')
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._serve(Handler)
 
     def _id(self, kind: str) -> str:
         self._n += 1
@@ -99,7 +126,7 @@ class OpenAIBatchServer:
     @property
     def base_url(self) -> str:
         """The `/v1` URL to give the model."""
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+        return f"{self._root}/v1"
 
     def input_lines(self, batch_id: str) -> list[dict[str, Any]]:
         """The uploaded request lines of a batch."""
@@ -122,16 +149,8 @@ class OpenAIBatchServer:
                 self.files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
                 batch[key] = file_id
 
-    def __enter__(self) -> OpenAIBatchServer:
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-
-class AnthropicBatchServer:
+class AnthropicBatchServer(_Served):
     """A stateful Message Batches server: create, retrieve, cancel, and the results file at
     `results_url`; `finish` ends a batch with scripted result lines."""
 
@@ -143,17 +162,7 @@ class AnthropicBatchServer:
         self._n = 0
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(_Handler):
             def _batch(self, batch_id: str) -> None:
                 self._send(200, json.dumps(server.batches[batch_id]).encode())
 
@@ -205,13 +214,12 @@ class AnthropicBatchServer:
                     404, b'{"type":"error","error":{"type":"not_found_error","message":"nope"}}'
                 )
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def base_url(self) -> str:
         """The URL to give the model (the SDK adds `/v1`)."""
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        return self._root
 
     def finish(self, batch_id: str, lines: list[dict[str, Any]]) -> None:
         """End a batch with these result lines (counted by their result type)."""
@@ -232,16 +240,8 @@ class AnthropicBatchServer:
         batch["results_url"] = f"{self.base_url}/v1/messages/batches/{batch_id}/results"
         self.results[batch_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
 
-    def __enter__(self) -> AnthropicBatchServer:
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-
-class GeminiBatchServer:
+class GeminiBatchServer(_Served):
     """A stateful Gemini batch-mode server (the Gemini API, `v1beta`): `models/<id>:
     batchGenerateContent` with inline requests, `batches/<id>` (the long-running operation whose
     `metadata` holds the job), `batches/<id>:cancel`; `finish` ends a job in a `BATCH_STATE_*`
@@ -255,16 +255,8 @@ class GeminiBatchServer:
         self._n = 0
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("content-type", "application/json; charset=UTF-8")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+        class Handler(_Handler):
+            content_type = "application/json; charset=UTF-8"
 
             def _not_found(self) -> None:
                 self._send(
@@ -317,13 +309,12 @@ class GeminiBatchServer:
                     return self._send(200, b"{}")
                 self._not_found()
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def base_url(self) -> str:
         """The URL to give the model (the SDK adds `/v1beta`)."""
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        return self._root
 
     def requests(self, batch_id: str) -> list[dict[str, Any]]:
         """The inline requests of a batch (`{"request": ..., "metadata": ...}`)."""
@@ -346,11 +337,3 @@ class GeminiBatchServer:
         }
         batch["metadata"]["output"] = output
         batch["response"] = output
-
-    def __enter__(self) -> GeminiBatchServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
