@@ -30,14 +30,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import ConfigError
-from .handoffs import AgentSpec, HandoffTool
-from .llm import Model
+from .handoffs import AgentSpec, HandoffTool, reachable_agents
+from .llm import Model, Tool
 from .tools import AgentTool
 
 __all__ = [
     "AGENTS_STEP",
     "DurableHandoff",
+    "RunAgents",
     "agent_tool",
+    "approval_key",
     "check_run_agent",
     "describe_agents",
     "serve_agents",
@@ -216,6 +218,61 @@ def stand_in_agents(
             for h in a["handoffs"]
         )
     return specs[description["first"]]
+
+
+class RunAgents:
+    """The agents of one durable run, on the workflow's side: built from the recorded
+    description (`describe_agents`), they tell the loop how to start (`first`, `config`) and
+    each model request which agent it belongs to (`agent_of`).
+
+    Args:
+        description: what `describe_agents` returned (recorded with the run).
+        stand_in: `(agent, tool name) -> AgentTool`: the engine's stand-in for a tool of that
+            agent, which runs it on a worker.
+        model: `(model name) -> Model`: the engine's stand-in for a model served by name.
+    """
+
+    def __init__(
+        self,
+        description: Mapping[str, Any],
+        stand_in: Callable[[str, str], AgentTool],
+        model: Callable[[str], Model],
+    ) -> None:
+        self.description = description
+        self._tool_agent: dict[int, str] = {}  # the agent of each stand-in, by its `llm_tool`
+
+        def tagged(agent: str, name: str) -> AgentTool:
+            tool = stand_in(agent, name)
+            self._tool_agent[id(tool.llm_tool)] = agent
+            return tool
+
+        self.first = stand_in_agents(description, tagged, model)
+        for spec in (self.first, *reachable_agents(self.first.handoff_tools()).values()):
+            self._tool_agent.update((id(h.llm_tool), spec.name) for h in spec.handoff_tools())
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """The first agent's tools and handoffs: the run's tools when it starts."""
+        return [*self.first.tools, *self.first.handoff_tools()]
+
+    def config(self) -> dict[str, Any]:
+        """The first agent's `AgentLoopConfig` fields (its name, and its thinking level if
+        it sets one); its model is `first.model` (None: the run's)."""
+        fields: dict[str, Any] = {"agent_name": self.first.name}
+        if self.first.thinking_level is not None:
+            fields["reasoning"] = self.first.thinking_level
+        return fields
+
+    def agent_of(self, tools: Iterable[Tool]) -> str | None:
+        """The agent a model request with these tools belongs to (the loop offers the
+        current agent's tools only), None when it offers none of an agent's."""
+        return next((a for t in tools if (a := self._tool_agent.get(id(t))) is not None), None)
+
+
+def approval_key(agent: str | None, tool: str) -> str:
+    """The key of tool `tool` of agent `agent` in a workflow's record of which tools need
+    approval (agent names hold no ':')."""
+    return tool if agent is None else f"{agent}:{tool}"
 
 
 def check_run_agent(

@@ -54,9 +54,8 @@ from ..durable import (
     messages_to_json,
     result_from_json,
 )
-from ..durable_handoffs import AGENTS_STEP, stand_in_agents
+from ..durable_handoffs import RunAgents, approval_key
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
-from ..handoffs import reachable_agents
 from ..limits import LimitReached
 from ..llm import (
     AssistantMessageEventStream,
@@ -71,6 +70,7 @@ from ..messages import AgentMessage, AssistantMessage, from_json, message_clock,
 from ..skills import active_skills
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from ._activities import MODEL_ACTIVITY, SKILL_TOOLS, TOOL_ACTIVITY
+from ._handoffs import describe_run_agents
 from ._sdk import common, exceptions, workflow
 
 __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]
@@ -161,8 +161,7 @@ class AgentWorkflow:
         self._approval: dict[str, bool] = {}  # which tools need approval (from the workers)
         self._skills: list[str] = []  # the skills the run may use (registered on the workers)
         self._allows: dict[str, list[str]] = {}  # each skill's allowed-tools (from the workers)
-        self._agents: dict[str, Any] | None = None  # the run's agents, described by a worker
-        self._tool_agent: dict[int, str] = {}  # the agent of each stand-in (by its llm_tool)
+        self._agents: RunAgents | None = None  # the run's agents (described by a worker)
         self._models: dict[str, Model] = {}  # the stand-in of each model name
 
     # -- the run ---------------------------------------------------------------------------
@@ -207,17 +206,11 @@ class AgentWorkflow:
         tools = [self._stand_in(tool_name) for tool_name in names]
         system_prompt: str = data["system_prompt"]
         first: dict[str, Any] = {}  # the first agent's config fields (a run started as one)
-        if data.get("agent") is not None:
-            self._agents = state.get("agents") or await self._describe_agents(data["agent"])
-            spec = stand_in_agents(self._agents, self._stand_in_of, self._model)
-            for agent in (spec, *reachable_agents(spec.handoff_tools()).values()):
-                self._tool_agent.update((id(h.llm_tool), agent.name) for h in agent.handoff_tools())
-            system_prompt, tools = spec.system_prompt, [*spec.tools, *spec.handoff_tools()]
-            first["agent_name"] = spec.name
-            if spec.model is not None:
-                model = spec.model
-            if spec.thinking_level is not None:
-                first["reasoning"] = spec.thinking_level
+        if data.get("agent") is not None:  # (durable_handoffs: the loop switches between them)
+            described = state.get("agents") or await describe_run_agents(data["agent"], options)
+            agents = self._agents = RunAgents(described, self._stand_in_of, self._model)
+            system_prompt, tools, first = agents.first.system_prompt, agents.tools, agents.config()
+            model = agents.first.model or model
         signal = self._controller.signal
         prompts = messages_from_json(data["prompts"])
         if self._pending():  # continued as new while calls waited
@@ -312,7 +305,7 @@ class AgentWorkflow:
             "state": {
                 "requires_approval": self._approval,
                 "skills_allow": self._allows,
-                "agents": self._agents,
+                "agents": None if self._agents is None else self._agents.description,
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -454,22 +447,6 @@ class AgentWorkflow:
             )
         return model
 
-    async def _describe_agents(self, agent: str) -> dict[str, Any]:
-        """The run's agents, described by a worker once (the result is in the history)."""
-        options = self._options
-        try:
-            described: dict[str, Any] = await workflow.execute_activity(
-                AGENTS_STEP,
-                {"agent": agent},
-                start_to_close_timeout=timedelta(seconds=options.model_deadline),
-                retry_policy=common.RetryPolicy(maximum_attempts=options.max_retries + 1),
-            )
-        except exceptions.ActivityError as exc:
-            raise exceptions.ApplicationError(
-                f"the run's agents could not be described: {_cause(exc)}", non_retryable=True
-            ) from None
-        return described
-
     def _stream_fn(self) -> Any:
         def stream_fn(
             model: Model, context: Context, options: SimpleStreamOptions
@@ -487,9 +464,7 @@ class AgentWorkflow:
         options = self._options
         partial = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         yield StartEvent(partial=partial)
-        agent = next(
-            (a for t in context.tools if (a := self._tool_agent.get(id(t))) is not None), None
-        )
+        agent = None if self._agents is None else self._agents.agent_of(context.tools)
         payload = {
             "model": model.id,
             "agent": agent,
@@ -523,8 +498,9 @@ class AgentWorkflow:
                 answer = from_json(data["message"])
                 assert isinstance(answer, AssistantMessage)
                 message = answer
-                prefix = "" if agent is None else f"{agent}:"  # (names hold no ':')
-                self._approval.update({prefix + k: v for k, v in data["requires_approval"].items()})
+                self._approval.update(
+                    {approval_key(agent, k): v for k, v in data["requires_approval"].items()}
+                )
                 self._allows.update(data.get("skills_allow", {}))
         except exceptions.ActivityError as exc:
             message = replace(
@@ -543,17 +519,15 @@ class AgentWorkflow:
             yield DoneEvent(reason=message.stop_reason, message=message)
 
     def _stand_in_of(self, agent: str, name: str) -> AgentTool:
-        """The stand-in of the tool `name` the agent `agent` holds (`stand_in_agents`)."""
-        tool = self._stand_in(name, agent)
-        self._tool_agent[id(tool.llm_tool)] = agent
-        return tool
+        """The stand-in of the tool `name` the agent `agent` holds (`RunAgents`)."""
+        return self._stand_in(name, agent)
 
     def _stand_in(self, name: str, agent: str | None = None) -> AgentTool:
         """The workflow's side of a tool registered on the workers under `name` (the tool of
         `agent`, in a run started as an agent): it accepts any arguments object (the worker
         validates them against the real schema) and runs there."""
 
-        key = name if agent is None else f"{agent}:{name}"  # in `_approval`
+        key = approval_key(agent, name)  # in `_approval`
 
         async def execute(
             call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
