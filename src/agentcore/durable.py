@@ -11,7 +11,7 @@ watchers in these forms.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from .agent import QueueMode
 from .config import AgentLoopConfig
@@ -267,6 +267,9 @@ class RunOptions:
         history_limit: continue as new once the workflow's history holds this many events,
             at the end of a turn whose tool results need an answer (None: when the server
             suggests it, past its own limits).
+        max_handoffs: as in `AgentLoopConfig` (a run started as an agent: `start_run(agent=)`).
+        next_agent: as in `AgentLoopConfig`: who answers new prompts after an earlier handoff
+            of the transcript the run continues.
     """
 
     reasoning: ThinkingLevel = "off"
@@ -287,6 +290,8 @@ class RunOptions:
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     history_limit: int | None = None
+    max_handoffs: int | None = None
+    next_agent: Literal["last", "first"] = "last"
 
     def __post_init__(self) -> None:
         # The loop's own checks, with a stand-in model: one place for the rules.
@@ -323,6 +328,8 @@ class RunOptions:
             "max_turns": self.max_turns,
             "usage_limits": self.usage_limits,
             "max_retries": self.max_retries,
+            "max_handoffs": self.max_handoffs,
+            "next_agent": self.next_agent,
         }
         values.update(overrides)
         return AgentLoopConfig(**values)

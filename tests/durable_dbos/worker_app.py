@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from dbos import DBOS
 
-from agentcore import AgentTool, AssistantMessage, tool
+from agentcore import AgentSpec, AgentTool, AssistantMessage, tool
 from agentcore.approvals import InputRequired, input_answer
 from agentcore.dbos import DurableTool
 from agentcore.llm import Model
@@ -239,8 +239,59 @@ def _skills_folder() -> Path:
     return root / "skills"
 
 
+def _triage(call: FauxCall) -> AssistantMessage:
+    """The first agent: hands every conversation to billing (and answers if it gets it back)."""
+    if any(m.role == "assistant" for m in call.context.messages):
+        return faux_text("triage answers")
+    return faux_tool_call("transfer_to_billing", {}, id="h1")
+
+
+def _billing(call: FauxCall) -> AssistantMessage:
+    """The handoff target, on a model of its own: its first request is marked in
+    `stream-billing` and held at the run's gate (the test kills the worker meanwhile), then
+    records a note with its own tool; then it answers with the system prompt and the tools of
+    its request, to show they were billing's."""
+    if not any(m.role == "tool_result" and m.tool_call_id == "b1" for m in call.context.messages):
+        _append("stream-billing", f"{_run_id()} {os.getpid()}")
+        _wait_for_gate(_run_id())
+        return faux_tool_call("record", {"note": "refund"}, id="b1")
+    names = sorted(t.name for t in call.context.tools)
+    return faux_text(f"[{call.context.system_prompt}] done with {names}")
+
+
+class _Agent(FauxProvider):
+    """A faux provider answering every request with a function of it."""
+
+    def __init__(self, name: str, answer: Any) -> None:
+        super().__init__(provider=f"faux-{name}")
+        self._answer = answer
+
+    @property
+    def pending(self) -> int:
+        return 1
+
+    def stream(self, model, context, options=None):  # type: ignore[no-untyped-def]
+        self.set_responses([self._answer])
+        return super().stream(model, context, options)
+
+
+_providers["triage"] = _Agent("triage", _triage)  # type: ignore[assignment]
+_providers["billing"] = _Agent("billing", _billing)  # type: ignore[assignment]
 skills = load_skills(_skills_folder())
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
+billing = AgentSpec(
+    name="billing",
+    description="Refunds and payments.",
+    system_prompt="You are billing.",
+    model=models["billing"],
+    tools=[record],
+)
+triage = AgentSpec(
+    name="triage", system_prompt="You are triage.", model=models["triage"], handoffs=[billing]
+)
+billing.handoffs.append(triage)
+agents: list[AgentSpec] = [triage]
+"""The agents the workers serve (billing is reached through triage's handoff)."""
 tools: list[AgentTool | DurableTool] = [
     add,
     record,

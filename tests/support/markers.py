@@ -115,6 +115,7 @@ SLOW = [
     "tests/temporal/test_package.py",
     # DBOS worker processes started, killed with SIGKILL and started again
     "tests/durable_dbos/test_dbos_runs.py",
+    "tests/durable_dbos/test_dbos_handoffs.py",
     "tests/test_support.py::test_fast_leaves_out_the_listed_and_the_server_tests",
     "tests/test_support.py::test_tests_sharing_a_fixture_run_on_one_worker",
 ]

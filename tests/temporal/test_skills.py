@@ -328,5 +328,5 @@ def test_a_worker_module_may_serve_only_skills(
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    models, tools, skills = _load([module])
-    assert models == {} and tools == [] and [s.name for s in skills] == ["forms"]
+    models, tools, skills, agents = _load([module])
+    assert models == {} and tools == [] and agents == [] and [s.name for s in skills] == ["forms"]

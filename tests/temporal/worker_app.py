@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 from temporalio import activity
 
-from agentcore import AgentMessage, AgentTool, AssistantMessage, tool
+from agentcore import AgentMessage, AgentSpec, AgentTool, AssistantMessage, tool
 from agentcore.approvals import InputRequired, input_answer
 from agentcore.llm import Model
 from agentcore.messages import ToolCall
@@ -235,9 +235,65 @@ def explode_sync(note: str) -> str:
     raise ValueError(f"the disk is full ({note})")
 
 
+def _triage(call: FauxCall) -> AssistantMessage:
+    """The first agent: hands every conversation to billing (and answers if it gets it back)."""
+    if any(m.role == "assistant" for m in call.context.messages):
+        return faux_text("triage answers")
+    return faux_tool_call("transfer_to_billing", {}, id="h1")
+
+
+def _billing(call: FauxCall) -> AssistantMessage:
+    """The handoff target, on a model of its own: "refund" runs `slow` (killed mid-call by the
+    test), "pay" runs `pay` (waits for approval); then it answers with the system prompt and
+    the tools of the request, to show they were billing's."""
+    messages = call.context.messages
+    prompt = next(m for m in messages if m.role == "user").content
+    if not any(m.role == "assistant" for m in messages):  # its first turn (triage's is text)
+        if prompt == "refund":
+            return faux_tool_call("slow", {"note": "refund", "seconds": 3}, id="b1")
+        return faux_tool_call("pay", {"amount": 7}, id="b1")
+    names = sorted(t.name for t in call.context.tools)
+    return faux_text(f"[{call.context.system_prompt}] done with {names}")
+
+
+class _Agent(FauxProvider):
+    """A faux provider answering every request with a function of it."""
+
+    def __init__(self, name: str, answer: object) -> None:
+        super().__init__(provider=f"faux-{name}")
+        self._answer = answer
+
+    @property
+    def pending(self) -> int:
+        return 1
+
+    def stream(self, model, context, options=None):  # type: ignore[no-untyped-def]
+        self.set_responses([self._answer])  # type: ignore[list-item]
+        return super().stream(model, context, options)
+
+
 _providers = {name: scripted_provider(name) for name in [*SCRIPTS, *SLOW_MODELS]}
+_providers["triage"] = _Agent("triage", _triage)
+_providers["billing"] = _Agent("billing", _billing)
 
 models: dict[str, Model] = {name: p.model for name, p in _providers.items()}
+
+billing = AgentSpec(
+    name="billing",
+    description="Refunds and payments.",
+    system_prompt="You are billing.",
+    model=models["billing"],
+    tools=[slow, pay],
+)
+triage = AgentSpec(
+    name="triage",
+    system_prompt="You are triage.",
+    model=models["triage"],
+    handoffs=[billing],
+)
+billing.handoffs.append(triage)
+agents: list[AgentSpec] = [triage]
+"""The agents the workers serve (billing is reached through triage's handoff)."""
 tools: list[AgentTool | DurableTool] = [
     add,
     record,
@@ -250,4 +306,4 @@ tools: list[AgentTool | DurableTool] = [
 ]
 local_tools: list[AgentTool] = [add, record, slow, charge, pay, ask_size, explode, explode_sync]
 
-__all__ = ["AgentMessage", "local_tools", "models", "scripted_provider", "tools"]
+__all__ = ["AgentMessage", "agents", "local_tools", "models", "scripted_provider", "tools"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..approvals import ApprovalRequest
 from ..durable import RunOptions, event_from_json, messages_from_json, messages_to_json
+from ..durable_handoffs import check_run_agent
 from ..errors import ConfigError
 from ..events import AgentEvent
 from ..limits import LimitReached
@@ -185,6 +186,7 @@ async def start_run(
     messages: Sequence[AgentMessage] = (),
     options: RunOptions | None = None,
     queue: str = DEFAULT_QUEUE,
+    agent: str | None = None,
 ) -> DurableRun:
     """Start a durable agent run: enqueue its workflow on `queue`, which the workers serving
     `model` and `tools` take runs from; returns its handle.
@@ -205,6 +207,11 @@ async def start_run(
             `heartbeat_timeout`, `model_deadline`, `tool_deadline` and `history_limit` are
             not used).
         queue: the queue the workers serve.
+        agent: start the run as this agent, registered on the workers with
+            `launch_worker(agents=[...])`: its system prompt, tools, model (if it names one) and
+            handoffs are the first agent's, and the run may hand the conversation to the agents
+            they reach (see docs/handoffs.md). `system_prompt`, `tools` and `skills` stay empty
+            then; `model` serves the agents that name none.
 
     Raises:
         ConfigError: bad arguments (named), or nothing to run.
@@ -230,10 +237,11 @@ async def start_run(
             f"tools {clash!r} are the skills' own: a run with skills gets them without naming "
             "them in tools"
         )
+    check_run_agent(agent, system_prompt, tools, skills)
     options = RunOptions() if options is None else options
     if not isinstance(options, RunOptions):
         raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
-    data = {
+    data: dict[str, Any] = {
         "v": 1,
         "model": model,
         "tools": list(tools),
@@ -244,6 +252,8 @@ async def start_run(
         "options": options.to_json(),
         "started_at": int(time.time() * 1000),
     }
+    if agent is not None:
+        data["agent"] = agent
     enqueue: Any = {"queue_name": queue, "workflow_name": WORKFLOW_NAME, "workflow_id": id}
     await client.enqueue_async(enqueue, data)
     return DurableRun(client, id)

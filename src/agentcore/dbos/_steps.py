@@ -16,6 +16,10 @@ catalogue of the skills a run names after its system prompt, and `activate_skill
 `read_skill_file` run as tool steps over the worker's files, through the in-process code
 (`agentcore.skills.skill_tools`, `skill_catalogue`). The workflow sends names, and which skills
 its transcript has activated; it never reads a file.
+
+Agents are registered too (`Registry(agents=[AgentSpec, ...])`): the `agentcore.agents` step
+describes a run's agents once, when it starts, and every model request and tool call of such a
+run names its agent, whose own tools answer (`agentcore.durable_handoffs`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ import anyio.to_thread
 from ..abort import AbortController
 from ..approvals import InputAnswer, InputRequired, answering_inputs
 from ..durable import result_to_json
+from ..durable_handoffs import AGENTS_STEP, agent_tool, describe_agents, serve_agents
 from ..errors import ConfigError
+from ..handoffs import AgentSpec
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
 from ..skills import Skill, skill_catalogue, skill_tools, skills_by_name
@@ -48,6 +54,7 @@ __all__ = [
     "NOT_RETRIED",
     "DurableTool",
     "Registry",
+    "agents_step",
     "model_step",
     "registry",
     "started_step",
@@ -104,6 +111,8 @@ class Registry:
         tools: the tools (`AgentTool`, or `DurableTool` to say whether a call may run again).
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
         skills: the Agent Skills (`load_skills(...)`), by the names runs use.
+        agents: the agents (and every agent their handoffs reach), by the names runs use
+            (`start_run(agent=...)`).
     """
 
     def __init__(
@@ -112,6 +121,7 @@ class Registry:
         tools: Sequence[AgentTool | DurableTool] = (),
         get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
         skills: Iterable[Skill] = (),
+        agents: Iterable[AgentSpec] = (),
     ) -> None:
         self.models: dict[str, Model] = {}
         for name, model in (models or {}).items():
@@ -135,6 +145,19 @@ class Registry:
                         f"the tool name {tool_name!r} is the skills' own: a worker that serves "
                         "skills cannot register a tool of that name"
                     )
+        self.agents = serve_agents(agents, self.models)
+
+    def tool(self, name: str, agent: str | None) -> DurableTool | str | None:
+        """The tool `name` a run's call means: the registered one, or in a run started as an
+        agent the tool of that agent (the entry registered for that very tool, for its retry
+        policy); None when there is none of that name, the error text for an unknown agent."""
+        if agent is None:
+            return self.tools.get(name)
+        found = agent_tool(self.agents, agent, name)
+        if found is None or isinstance(found, str):
+            return found
+        entry = self.tools.get(name)
+        return entry if entry is not None and entry.tool is found else DurableTool(found)
 
     def run_skills(self, names: Sequence[str]) -> list[Skill] | str:
         """The registered skills a run named, in its order, or the error text naming those
@@ -233,7 +256,9 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
             tools.append(skill_tool.llm_tool)
             approval[tool_name] = False
             continue
-        entry = registry.tools.get(tool_name)
+        entry = registry.tool(tool_name, payload.get("agent"))
+        if isinstance(entry, str):
+            return {"error": entry}
         if entry is None:
             return {
                 "error": f"no tool named {tool_name!r} is registered on this worker "
@@ -281,6 +306,16 @@ async def model_step(payload: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+@dbos.DBOS.step(name=AGENTS_STEP, retries_allowed=False)
+async def agents_step(agent: str) -> dict[str, Any]:
+    """Describe a run's first agent and every agent it can reach, for the workflow
+    (`agentcore.durable_handoffs.describe_agents`), or `{"error": ...}` naming what is wrong."""
+    try:
+        return describe_agents(registry.agents, agent, registry.models)
+    except ConfigError as exc:
+        return {"error": str(exc)}
+
+
 @dbos.DBOS.step(name="agentcore.tool_started", retries_allowed=False)
 async def started_step(call_id: str) -> str:
     """Checkpoint that tool call `call_id` is about to run; a token of this process."""
@@ -297,7 +332,10 @@ async def tool_step(payload: dict[str, Any], token: str) -> dict[str, Any]:
     `AbortSignal` fires and it is cancelled); either way the call ends with the in-process
     loop's aborted result and `"aborted"` set."""
     name = payload["tool"]
-    entry = registry.tools.get(name)
+    found = registry.tool(name, payload.get("agent"))
+    if isinstance(found, str):
+        return {**result_to_json(_error(found)), "at": _now_ms()}
+    entry = found
     names = payload.get("skills") or ()
     if name in SKILL_TOOLS and names:
         skills = registry.run_skills(names)

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
+from ..handoffs import AgentSpec
 from ..llm import Model
 from ..skills import Skill
 from ..tools import AgentTool
@@ -41,6 +42,7 @@ def launch_worker(
     tools: Sequence[AgentTool | DurableTool] = (),
     get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
     skills: Iterable[Skill] = (),
+    agents: Iterable[AgentSpec] = (),
     queue: str = DEFAULT_QUEUE,
     concurrency: int | None = None,
     executor_id: str | None = None,
@@ -60,6 +62,9 @@ def launch_worker(
         skills: the Agent Skills served (`agentcore.skills.load_skills(...)`), by their names
             (`start_run(skills=[...])`); their files are read on this worker, with the
             in-process path checks.
+        agents: the agents served (`AgentSpec`, and every agent their handoffs reach), by
+            their names (`start_run(agent=...)`); their tools and handoff tools run on this
+            worker. An agent's model must be one of `models`.
         queue: the queue runs are started on (`start_run(queue=...)`).
         concurrency: runs this worker executes at once at most (None: no bound).
         executor_id: this worker's identity: a worker started again with the id of one that
@@ -69,14 +74,15 @@ def launch_worker(
         config: more `DBOSConfig` fields.
 
     Raises:
-        ConfigError: a model or tool of the wrong type, a tool name used twice, or a database
-            URL that is neither SQLite nor PostgreSQL.
+        ConfigError: a model or tool of the wrong type, a tool name used twice, an agent a
+            durable run cannot serve (see `agentcore.durable_handoffs`), or a database URL that
+            is neither SQLite nor PostgreSQL.
     """
     if not isinstance(database_url, str) or not database_url.startswith(("sqlite:", "postgres")):
         raise ConfigError(
             f"database_url must be sqlite:///PATH or postgresql://..., got {database_url!r}"
         )
-    use(Registry(models, tools, get_api_key, skills))
+    use(Registry(models, tools, get_api_key, skills, agents))
     settings: Any = {"name": name, "system_database_url": database_url, **config}
     if executor_id is not None:
         settings["executor_id"] = executor_id
@@ -88,25 +94,25 @@ def launch_worker(
 
 def _load(
     names: Sequence[str],
-) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill]]:
+) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill], list[AgentSpec]]:
     models: dict[str, Model] = {}
     tools: list[AgentTool | DurableTool] = []
     skills: list[Skill] = []
+    agents: list[AgentSpec] = []
     for module_name in names:
         module = importlib.import_module(module_name)
-        found_models = getattr(module, "models", None)
-        found_tools = getattr(module, "tools", None)
-        found_skills = getattr(module, "skills", None)
-        if found_models is None and found_tools is None and found_skills is None:
+        found = {k: getattr(module, k, None) for k in ("models", "tools", "skills", "agents")}
+        if all(v is None for v in found.values()):
             raise ConfigError(
                 f"module {module_name!r} defines neither `models` (a dict of name: Model) nor "
                 "`tools` (a list of AgentTool or DurableTool) nor `skills` (what load_skills "
-                "returns)"
+                "returns) nor `agents` (a list of AgentSpec)"
             )
-        models.update(found_models or {})
-        tools.extend(found_tools or ())
-        skills.extend(found_skills or ())
-    return models, tools, skills
+        models.update(found["models"] or {})
+        tools.extend(found["tools"] or ())
+        skills.extend(found["skills"] or ())
+        agents.extend(found["agents"] or ())
+    return models, tools, skills, agents
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--module",
         action="append",
         required=True,
-        help="a module defining `models` and/or `tools` to serve (repeatable)",
+        help="a module defining `models`, `tools`, `skills` and/or `agents` to serve (repeatable)",
     )
     run.add_argument("--queue", default=DEFAULT_QUEUE, help=f"the queue [{DEFAULT_QUEUE}]")
     run.add_argument(
@@ -138,12 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--concurrency", type=int, default=None, help="runs at once at most")
     args = parser.parse_args(argv)
     try:
-        models, tools, skills = _load(args.module)
+        models, tools, skills, agents = _load(args.module)
         launch_worker(
             database_url=args.database_url,
             models=models,
             tools=tools,
             skills=skills,
+            agents=agents,
             queue=args.queue,
             concurrency=args.concurrency,
             executor_id=args.executor_id,
@@ -154,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(
         f"agentcore dbos worker: queue {args.queue!r}, models {sorted(models)}, tools "
-        f"{sorted(t.tool.name if isinstance(t, DurableTool) else t.name for t in tools)}",
+        f"{sorted(t.tool.name if isinstance(t, DurableTool) else t.name for t in tools)}, "
+        f"agents {sorted(a.name for a in agents)}",
         flush=True,
     )
     stop = threading.Event()

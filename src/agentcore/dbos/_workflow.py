@@ -22,6 +22,11 @@ finds it returns its result cut off and marked, and the workflow aborts its loop
 every tool call still gets its one result and the run completes. The workflow learns of an abort
 only from checkpointed step results (and the decision wait's messages), never from a read of its
 own, so a recovery makes the same decisions.
+
+A run started as an agent (`start_run(agent=...)`) describes its agents in its first step
+(`agentcore.agents`); a recovery gets the checkpointed description back, and the loop reads who
+has the conversation from the transcript, so the run goes on in the right agent
+(`agentcore.durable_handoffs`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from ..durable import (
     messages_to_json,
     result_from_json,
 )
+from ..durable_handoffs import RunAgents, approval_key
+from ..errors import ConfigError
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..llm import (
     AssistantMessageEventStream,
@@ -62,7 +69,7 @@ from ._names import (
     WORKFLOW_NAME,
 )
 from ._sdk import dbos
-from ._steps import model_step, started_step, tool_step
+from ._steps import agents_step, model_step, started_step, tool_step
 
 __all__ = ["agent_run"]
 
@@ -88,6 +95,7 @@ class _Run:
         self.waiting = False
         self.limit: dict[str, Any] | None = None
         self.controller = AbortController()
+        self.agents: RunAgents | None = None  # a run started as an agent: its agents
 
     def now(self) -> int:
         return self.clock
@@ -124,6 +132,7 @@ class _Run:
                 limit=event.limit,
                 pending_approvals=(),
                 guardrail=event.guardrail,
+                last_agent=event.last_agent,
             )
             self.limit = event_to_json(event)["limit"]
         self.buffer.append(event_to_json(event))
@@ -164,23 +173,25 @@ class _Run:
 
     # -- the steps ---------------------------------------------------------------------
 
-    def stream_fn(self, name: str) -> Any:
+    def stream_fn(self) -> Any:
         def stream_fn(
             model: Model, context: Context, options: SimpleStreamOptions
         ) -> AssistantMessageEventStream:
-            return AssistantMessageEventStream(self.answer(name, model, context, options.signal))
+            return AssistantMessageEventStream(self.answer(model, context, options.signal))
 
         return stream_fn
 
-    async def answer(
-        self, name: str, model: Model, context: Context, signal: AbortSignal | None
-    ) -> Any:
+    async def answer(self, model: Model, context: Context, signal: AbortSignal | None) -> Any:
+        """One model request as a step; the model is a stand-in whose id is the name the
+        workers serve it under (the current agent's, in a run started as an agent)."""
         options = self.options
         partial = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         yield StartEvent(partial=partial)
         await self.flush()
+        agent = None if self.agents is None else self.agents.agent_of(context.tools)
         payload = {
-            "model": name,
+            "model": model.id,
+            "agent": agent,
             "system_prompt": context.system_prompt,
             "messages": [to_json(m) for m in context.messages],
             "tools": [t.name for t in context.tools],
@@ -209,7 +220,9 @@ class _Run:
             answer = from_json(data["message"])
             assert isinstance(answer, AssistantMessage)
             message = answer
-            self.approval.update(data["requires_approval"])
+            self.approval.update(
+                {approval_key(agent, k): v for k, v in data["requires_approval"].items()}
+            )
             self.allows.update(data.get("skills_allow", {}))
             self.saw(data["at"])
         if message.stop_reason == "error" or message.stop_reason == "aborted":
@@ -217,7 +230,10 @@ class _Run:
         else:
             yield DoneEvent(reason=message.stop_reason, message=message)
 
-    def stand_in(self, name: str) -> AgentTool:
+    def stand_in(self, name: str, agent: str | None = None) -> AgentTool:
+        """The workflow's side of tool `name` (of agent `agent`, in a run started as one)."""
+        key = approval_key(agent, name)
+
         async def execute(
             call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
         ) -> AgentToolResult:
@@ -227,6 +243,8 @@ class _Run:
                 "arguments": args,
                 "timeout": self.options.tool_timeout,
             }
+            if agent is not None:
+                payload["agent"] = agent
             if name in SKILL_TOOLS and self.skills:
                 # the worker reads the skill's files; the workflow says which are active
                 payload["skills"] = self.skills
@@ -255,7 +273,7 @@ class _Run:
             parameters={"type": "object"},
             execute=execute,
             requires_approval=lambda _args: (
-                self.approval.get(name, False) and not self.preapproved(name)
+                self.approval.get(key, False) and not self.preapproved(name)
             ),
         )
 
@@ -274,21 +292,33 @@ async def agent_run(data: dict[str, Any]) -> dict[str, Any]:
     `{"messages", "limit"}` as JSON."""
     run = _Run(data)
     with message_clock(run.now):
-        name = data["model"]
-        model = Model(id=name, name=name, api="dbos", provider="dbos")
+        model = _model(data["model"])
         names = list(data["tools"]) + (list(SKILL_TOOLS) if run.skills else [])
         tools = [run.stand_in(tool_name) for tool_name in names]
+        system_prompt: str = data["system_prompt"]
+        first: dict[str, Any] = {}  # the first agent's config fields (a run started as one)
+        if data.get("agent") is not None:  # (durable_handoffs: the loop switches between them)
+            described = await agents_step(data["agent"])
+            if "error" in described:
+                raise ConfigError(f"the run's agents could not be described: {described['error']}")
+            run.agents = RunAgents(described, lambda a, t: run.stand_in(t, a), _model)
+            system_prompt, tools = run.agents.first.system_prompt, run.agents.tools
+            first = run.agents.config()
+            model = run.agents.first.model or model
         prompts = messages_from_json(data["prompts"])
         if pending_approvals(run.transcript):
             await run.wait_for_decisions()
         while True:
             config = run.options.loop_config(
-                model, tool_execution=ToolExecutionMode.SEQUENTIAL, max_turns=_turns_left(run)
+                model,
+                tool_execution=ToolExecutionMode.SEQUENTIAL,
+                max_turns=_turns_left(run),
+                **first,
             )
             context = AgentContext(
-                system_prompt=data["system_prompt"], messages=list(run.transcript), tools=tools
+                system_prompt=system_prompt, messages=list(run.transcript), tools=tools
             )
-            stream_fn = run.stream_fn(name)
+            stream_fn = run.stream_fn()
             signal = run.controller.signal
             if prompts:
                 await run_agent_loop(prompts, context, config, run.emit, signal, stream_fn)
@@ -300,6 +330,11 @@ async def agent_run(data: dict[str, Any]) -> dict[str, Any]:
             prompts = []
         await run.flush()
     return {"messages": messages_to_json(run.transcript[run.new_from :]), "limit": run.limit}
+
+
+def _model(name: str) -> Model:
+    """The workflow's stand-in for the model the workers serve under `name`."""
+    return Model(id=name, name=name, api="dbos", provider="dbos")
 
 
 def _turns_left(run: _Run) -> int | None:

@@ -14,6 +14,10 @@ use, the model activity puts their catalogue in the request's system prompt, and
 and `read_skill_file` run as tool activities over the worker's files, through the same code as an
 in-process run (`agentcore.skills.skill_tools`, `skill_catalogue`). The
 workflow sends names, and which skills its transcript has activated; it never reads a file.
+
+Agents are registered too (`agents=[AgentSpec, ...]`): the `agentcore.agents` activity describes
+a run's agents once, when it starts, and every model request and tool call of such a run names
+its agent, whose own tools answer (`agentcore.durable_handoffs`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ import anyio.to_thread
 from ..abort import AbortController
 from ..approvals import InputAnswer, InputRequired, answering_inputs
 from ..durable import result_to_json
+from ..durable_handoffs import AGENTS_STEP, agent_tool, describe_agents, serve_agents
 from ..errors import ConfigError
+from ..handoffs import AgentSpec
 from ..llm import Context, Model, SimpleStreamOptions, stream_simple
 from ..messages import AssistantMessage, Message, TextContent, from_json, to_json
 from ..skills import Skill, skill_catalogue, skill_tools, skills_by_name
@@ -122,6 +128,8 @@ class Activities:
         get_api_key: resolves a provider's key on the worker, `(provider) -> str | None`.
         skills: the Agent Skills this worker serves (`load_skills(...)`, or a sequence of
             `Skill`), by the names runs use (`start_run(skills=[...])`).
+        agents: the agents this worker serves (and every agent their handoffs reach), by the
+            names runs use (`start_run(agent=...)`).
     """
 
     def __init__(
@@ -130,6 +138,7 @@ class Activities:
         tools: Sequence[AgentTool | DurableTool],
         get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
         skills: Iterable[Skill] = (),
+        agents: Iterable[AgentSpec] = (),
     ) -> None:
         self.models: dict[str, Model] = {}
         for name, model in models.items():
@@ -153,6 +162,19 @@ class Activities:
                         f"the tool name {name!r} is the skills' own: a worker that serves "
                         "skills cannot register a tool of that name"
                     )
+        self.agents = serve_agents(agents, self.models)
+
+    def _agent_tool(self, agent: str, name: str) -> DurableTool | None:
+        """The tool `name` of the agent `agent` (the entry registered for that very tool, for
+        its retry policy), or None when the agent holds no tool of that name. An agent not
+        served here fails the activity for good."""
+        found = agent_tool(self.agents, agent, name)
+        if isinstance(found, str):
+            raise exceptions.ApplicationError(found, type="UnknownAgent", non_retryable=True)
+        if found is None:
+            return None
+        entry = self.tools.get(name)
+        return entry if entry is not None and entry.tool is found else DurableTool(found)
 
     def _run_skills(self, names: Sequence[str]) -> list[Skill]:
         """The registered skills a run named, in its order (an unknown name fails the
@@ -181,7 +203,20 @@ class Activities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for `temporalio.worker.Worker(activities=...)`."""
-        return [self.model, self.tool]
+        return [self.model, self.tool, self.describe_agents]
+
+    # -- the agents of a run -------------------------------------------------------------
+
+    @activity.defn(name=AGENTS_STEP)
+    async def describe_agents(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The run's first agent and every agent it can reach, described for the workflow
+        (`agentcore.durable_handoffs.describe_agents`; an unknown agent fails it for good)."""
+        try:
+            return describe_agents(self.agents, payload["agent"], self.models)
+        except ConfigError as exc:
+            raise exceptions.ApplicationError(
+                str(exc), type="UnknownAgent", non_retryable=True
+            ) from None
 
     # -- the model request ---------------------------------------------------------------
 
@@ -204,13 +239,17 @@ class Activities:
         approval: dict[str, bool] = {}
         skills = self._run_skills(payload.get("skills") or ())
         own = {t.name: t for t in skill_tools(skills)} if skills else {}
+        agent = payload.get("agent")
         for tool_name in payload["tools"]:
             skill_tool = own.get(tool_name)
             if skill_tool is not None:
                 tools.append(skill_tool.llm_tool)
                 approval[tool_name] = False
                 continue
-            entry = self.tools.get(tool_name)
+            if agent is not None:  # (a run with handoffs) a tool the current agent holds
+                entry = self._agent_tool(agent, tool_name)
+            else:
+                entry = self.tools.get(tool_name)
             if entry is None:
                 raise exceptions.ApplicationError(
                     f"no tool named {tool_name!r} is registered on this worker "
@@ -272,7 +311,17 @@ class Activities:
             skill_tool = self._skill_tool(name, payload)
         except exceptions.ApplicationError as exc:
             return result_to_json(_error(str(exc.message)))
-        entry = self.tools.get(name) if skill_tool is None else DurableTool(skill_tool)
+        agent = payload.get("agent")
+        entry: DurableTool | None
+        if skill_tool is not None:
+            entry = DurableTool(skill_tool)
+        elif agent is not None:  # (a run with handoffs) the tool of the agent that called it
+            try:
+                entry = self._agent_tool(agent, name)
+            except exceptions.ApplicationError as exc:
+                return result_to_json(_error(str(exc.message)))
+        else:
+            entry = self.tools.get(name)
         updates: list[AgentToolResult] = []
         result: AgentToolResult | InputRequired
         if entry is None:

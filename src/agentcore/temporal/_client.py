@@ -10,6 +10,7 @@ import anyio
 
 from ..approvals import ApprovalRequest
 from ..durable import RunOptions, event_from_json, messages_from_json, messages_to_json
+from ..durable_handoffs import check_run_agent
 from ..errors import ConfigError, OutputValidationError
 from ..events import AgentEvent
 from ..limits import LimitReached
@@ -219,6 +220,7 @@ async def start_run(
     system_prompt: str = "",
     messages: Sequence[AgentMessage] = (),
     options: RunOptions | None = None,
+    agent: str | None = None,
     **start_options: Any,
 ) -> DurableRun:
     """Start a durable agent run as a workflow; returns its handle.
@@ -237,6 +239,11 @@ async def start_run(
         system_prompt: the system prompt.
         messages: the transcript so far.
         options: the run's options (`RunOptions`).
+        agent: start the run as this agent, registered on the workers with
+            `create_worker(agents=[...])`: its system prompt, tools, model (if it names one) and
+            handoffs are the first agent's, and the run may hand the conversation to the agents
+            they reach (see docs/handoffs.md). `system_prompt`, `tools` and `skills` stay empty
+            then; `model` serves the agents that name none.
         start_options: more `Client.start_workflow` options (`execution_timeout`, ...).
 
     Raises:
@@ -263,10 +270,11 @@ async def start_run(
             f"tools {clash!r} are the skills' own: a run with skills gets them without naming "
             "them in tools"
         )
+    check_run_agent(agent, system_prompt, tools, skills)
     options = RunOptions() if options is None else options
     if not isinstance(options, RunOptions):
         raise ConfigError(f"options must be a RunOptions, got {type(options).__name__}")
-    data = {
+    data: dict[str, Any] = {
         "v": 1,
         "model": model,
         "tools": list(tools),
@@ -276,6 +284,8 @@ async def start_run(
         "prompts": messages_to_json(new),
         "options": options.to_json(),
     }
+    if agent is not None:
+        data["agent"] = agent
     await client.start_workflow(WORKFLOW_NAME, data, id=id, task_queue=task_queue, **start_options)
     return DurableRun(client, id)
 

@@ -6,8 +6,8 @@ agentcore and the libraries it uses passed through (they are deterministic as th
 and importing them once per worker instead of once per workflow keeps workflows cheap).
 
 `python -m agentcore.temporal worker --module mypkg.agents ...` runs one worker from the command
-line; the module names what it serves in `models` (a dict), `tools` (a list) and `skills`
-(what `load_skills` returns). It connects to
+line; the module names what it serves in `models` (a dict), `tools` (a list), `skills`
+(what `load_skills` returns) and `agents` (a list of `AgentSpec`). It connects to
 `--address`, else `$AGENTCORE_TEMPORAL_ADDRESS` (as examples/durable_agent.py), else
 `$TEMPORAL_ADDRESS` (the Temporal CLI's variable), else 127.0.0.1:17233, where
 `scripts/temporal start` serves; a server it cannot reach is one line saying what to do.
@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from ..errors import ConfigError
+from ..handoffs import AgentSpec
 from ..llm import Model
 from ..skills import Skill
 from ..tools import AgentTool
@@ -104,6 +105,7 @@ def create_worker(
     tools: Sequence[AgentTool | DurableTool] = (),
     get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None,
     skills: Iterable[Skill] = (),
+    agents: Iterable[AgentSpec] = (),
     **options: Any,
 ) -> temporal_worker.Worker:
     """A worker that runs agent workflows and serves these models and tools on `task_queue`.
@@ -125,15 +127,19 @@ def create_worker(
             (`start_run(skills=[...])`). Their files are read on this worker, when a run's
             model activates one or reads one of its files; the paths the model gives are
             checked as in-process (inside the skill's folder after resolving symlinks).
+        agents: the agents served (`AgentSpec`, and every agent their handoffs reach), by their
+            names (`start_run(agent=...)`); their tools and handoff tools run on this worker.
+            An agent's model must be one of `models`.
         options: more `temporalio.worker.Worker` options (`max_concurrent_activities`, ...).
 
     Raises:
         ConfigError: a model, tool or skill of the wrong type, a tool or skill name used
-            twice, or a tool named as the skills' own (`activate_skill`, `read_skill_file`).
+            twice, or a tool named as the skills' own (`activate_skill`, `read_skill_file`);
+            an agent a durable run cannot serve (see `agentcore.durable_handoffs`).
     """
     if not isinstance(task_queue, str) or not task_queue:
         raise ConfigError(f"task_queue must be a non-empty string, got {task_queue!r}")
-    activities = Activities(models or {}, tools, get_api_key, skills)
+    activities = Activities(models or {}, tools, get_api_key, skills, agents)
     options.setdefault("workflow_runner", workflow_runner())
     return temporal_worker.Worker(
         client,
@@ -146,28 +152,29 @@ def create_worker(
 
 def _load(
     names: Sequence[str],
-) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill]]:
+) -> tuple[dict[str, Model], list[AgentTool | DurableTool], list[Skill], list[AgentSpec]]:
     models: dict[str, Model] = {}
     tools: list[AgentTool | DurableTool] = []
     skills: list[Skill] = []
+    agents: list[AgentSpec] = []
     for name in names:
         module = importlib.import_module(name)
-        found_models = getattr(module, "models", None)
-        found_tools = getattr(module, "tools", None)
-        found_skills = getattr(module, "skills", None)
-        if found_models is None and found_tools is None and found_skills is None:
+        found = {k: getattr(module, k, None) for k in ("models", "tools", "skills", "agents")}
+        if all(v is None for v in found.values()):
             raise ConfigError(
                 f"module {name!r} defines neither `models` (a dict of name: Model) nor `tools` "
-                "(a list of AgentTool or DurableTool) nor `skills` (what load_skills returns)"
+                "(a list of AgentTool or DurableTool) nor `skills` (what load_skills returns) "
+                "nor `agents` (a list of AgentSpec)"
             )
-        models.update(found_models or {})
-        tools.extend(found_tools or ())
-        skills.extend(found_skills or ())
-    return models, tools, skills
+        models.update(found["models"] or {})
+        tools.extend(found["tools"] or ())
+        skills.extend(found["skills"] or ())
+        agents.extend(found["agents"] or ())
+    return models, tools, skills, agents
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    models, tools, skills = _load(args.module)
+    models, tools, skills, agents = _load(args.module)
     client = await _connect(args.address, args.namespace)
     worker = create_worker(
         client,
@@ -175,6 +182,7 @@ async def _serve(args: argparse.Namespace) -> None:
         models=models,
         tools=tools,
         skills=skills,
+        agents=agents,
         max_concurrent_activities=args.max_activities,
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=args.sticky_timeout),
     )
@@ -196,7 +204,7 @@ async def _serve(args: argparse.Namespace) -> None:
         print(
             f"agentcore worker: task queue {args.task_queue!r} on {args.address}, "
             f"models {sorted(models)}, tools {sorted(_tool_names(tools))}, "
-            f"skills {sorted(s.name for s in skills)}",
+            f"skills {sorted(s.name for s in skills)}, agents {sorted(a.name for a in agents)}",
             flush=True,
         )
         await worker.run()
@@ -217,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--module",
         action="append",
         required=True,
-        help="a module defining `models`, `tools` and/or `skills` to serve (repeatable)",
+        help="a module defining `models`, `tools`, `skills` and/or `agents` to serve (repeatable)",
     )
     run.add_argument("--task-queue", default="agentcore", help="the task queue [agentcore]")
     run.add_argument(

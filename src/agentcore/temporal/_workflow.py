@@ -54,6 +54,7 @@ from ..durable import (
     messages_to_json,
     result_from_json,
 )
+from ..durable_handoffs import RunAgents, approval_key
 from ..events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from ..limits import LimitReached
 from ..llm import (
@@ -69,6 +70,7 @@ from ..messages import AgentMessage, AssistantMessage, from_json, message_clock,
 from ..skills import active_skills
 from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from ._activities import MODEL_ACTIVITY, SKILL_TOOLS, TOOL_ACTIVITY
+from ._handoffs import describe_run_agents
 from ._sdk import common, exceptions, workflow
 
 __all__ = ["AgentWorkflow", "WORKFLOW_NAME"]
@@ -159,6 +161,8 @@ class AgentWorkflow:
         self._approval: dict[str, bool] = {}  # which tools need approval (from the workers)
         self._skills: list[str] = []  # the skills the run may use (registered on the workers)
         self._allows: dict[str, list[str]] = {}  # each skill's allowed-tools (from the workers)
+        self._agents: RunAgents | None = None  # the run's agents (described by a worker)
+        self._models: dict[str, Model] = {}  # the stand-in of each model name
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -194,13 +198,19 @@ class AgentWorkflow:
         self._previous_run = state.get("previous_run")
         for kind in ("steering", "follow_up"):
             self._queues[kind].extendleft(reversed(messages_from_json(state.get(kind, []))))
-        name = data["model"]
-        model = Model(id=name, name=name, api="temporal", provider="temporal")
+        model = self._model(data["model"])
         self._approval = dict(state.get("requires_approval", {}))
         self._allows = dict(state.get("skills_allow", {}))
         self._skills = list(data.get("skills") or ())
         names = list(data["tools"]) + (list(SKILL_TOOLS) if self._skills else [])
         tools = [self._stand_in(tool_name) for tool_name in names]
+        system_prompt: str = data["system_prompt"]
+        first: dict[str, Any] = {}  # the first agent's config fields (a run started as one)
+        if data.get("agent") is not None:  # (durable_handoffs: the loop switches between them)
+            described = state.get("agents") or await describe_run_agents(data["agent"], options)
+            agents = self._agents = RunAgents(described, self._stand_in_of, self._model)
+            system_prompt, tools, first = agents.first.system_prompt, agents.tools, agents.config()
+            model = agents.first.model or model
         signal = self._controller.signal
         prompts = messages_from_json(data["prompts"])
         if self._pending():  # continued as new while calls waited
@@ -213,11 +223,12 @@ class AgentWorkflow:
                 get_steering_messages=lambda: self._take("steering"),
                 get_follow_up_messages=lambda: self._take("follow_up"),
                 should_stop_after_turn=self._past_history_limit,
+                **first,
             )
             context = AgentContext(
-                system_prompt=data["system_prompt"], messages=list(self._transcript), tools=tools
+                system_prompt=system_prompt, messages=list(self._transcript), tools=tools
             )
-            stream_fn = self._stream_fn(name)
+            stream_fn = self._stream_fn()
             if prompts:
                 await run_agent_loop(prompts, context, config, self._emit, signal, stream_fn)
             else:
@@ -294,6 +305,7 @@ class AgentWorkflow:
             "state": {
                 "requires_approval": self._approval,
                 "skills_allow": self._allows,
+                "agents": None if self._agents is None else self._agents.description,
                 "new_from": self._new_from,
                 "events": self._offset + len(self._events),
                 "started": self._started,
@@ -348,6 +360,7 @@ class AgentWorkflow:
                 messages=list(self._transcript[self._new_from :]),
                 limit=self._limit,
                 pending_approvals=event.pending_approvals,
+                last_agent=event.last_agent,
             )
             self._done = True
         self._events.append(event)
@@ -425,23 +438,36 @@ class AgentWorkflow:
 
     # -- the steps as activities -----------------------------------------------------------
 
-    def _stream_fn(self, name: str) -> Any:
+    def _model(self, name: str) -> Model:
+        """The workflow's stand-in for the model the workers serve under `name`."""
+        model = self._models.get(name)
+        if model is None:
+            model = self._models[name] = Model(
+                id=name, name=name, api="temporal", provider="temporal"
+            )
+        return model
+
+    def _stream_fn(self) -> Any:
         def stream_fn(
             model: Model, context: Context, options: SimpleStreamOptions
         ) -> AssistantMessageEventStream:
-            return AssistantMessageEventStream(self._answer(name, model, context, options.signal))
+            return AssistantMessageEventStream(self._answer(model, context, options.signal))
 
         return stream_fn
 
     async def _answer(
-        self, name: str, model: Model, context: Context, signal: AbortSignal | None
+        self, model: Model, context: Context, signal: AbortSignal | None
     ) -> AsyncIterator[Any]:
-        """One model request as an activity: `start` now, the final message when it is done."""
+        """One model request as an activity: `start` now, the final message when it is done.
+        The model is the stand-in of the current agent's (its id the name the workers serve it
+        under); in a run with handoffs the request names the agent whose tools it offers."""
         options = self._options
         partial = AssistantMessage(api=model.api, provider=model.provider, model=model.id)
         yield StartEvent(partial=partial)
+        agent = None if self._agents is None else self._agents.agent_of(context.tools)
         payload = {
-            "model": name,
+            "model": model.id,
+            "agent": agent,
             "system_prompt": context.system_prompt,
             "messages": [to_json(m) for m in context.messages],
             "tools": [t.name for t in context.tools],
@@ -472,7 +498,9 @@ class AgentWorkflow:
                 answer = from_json(data["message"])
                 assert isinstance(answer, AssistantMessage)
                 message = answer
-                self._approval.update(data["requires_approval"])
+                self._approval.update(
+                    {approval_key(agent, k): v for k, v in data["requires_approval"].items()}
+                )
                 self._allows.update(data.get("skills_allow", {}))
         except exceptions.ActivityError as exc:
             message = replace(
@@ -490,9 +518,16 @@ class AgentWorkflow:
         else:
             yield DoneEvent(reason=message.stop_reason, message=message)
 
-    def _stand_in(self, name: str) -> AgentTool:
-        """The workflow's side of a tool registered on the workers under `name`: it accepts any
-        arguments object (the worker validates them against the real schema) and runs there."""
+    def _stand_in_of(self, agent: str, name: str) -> AgentTool:
+        """The stand-in of the tool `name` the agent `agent` holds (`RunAgents`)."""
+        return self._stand_in(name, agent)
+
+    def _stand_in(self, name: str, agent: str | None = None) -> AgentTool:
+        """The workflow's side of a tool registered on the workers under `name` (the tool of
+        `agent`, in a run started as an agent): it accepts any arguments object (the worker
+        validates them against the real schema) and runs there."""
+
+        key = approval_key(agent, name)  # in `_approval`
 
         async def execute(
             call_id: str, args: Any, signal: AbortSignal, on_update: ToolUpdateCallback
@@ -505,6 +540,8 @@ class AgentWorkflow:
                 "timeout": options.tool_timeout,
                 "heartbeat_timeout": options.heartbeat_timeout,
             }
+            if agent is not None:
+                payload["agent"] = agent
             if name in SKILL_TOOLS and self._skills:
                 # the worker reads the skill's files; the workflow only says which skills are
                 # active already (from its transcript: deterministic on replay)
@@ -545,7 +582,7 @@ class AgentWorkflow:
             execute=execute,
             # read per call: the workers tell with every answer which tools need approval
             requires_approval=lambda _args: (
-                self._approval.get(name, False) and not self._preapproved(name)
+                self._approval.get(key, False) and not self._preapproved(name)
             ),
         )
 
