@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import anyio
 
 from ._agent import approvals
+from ._agent.extraction import Extractions
 from ._agent.options import OPTIONS, AgentOptions, agent_options, option_property
 from ._agent.queue_writes import QueueWrites
 from ._agent.queues import poll_follow_up, poll_steering
@@ -118,6 +119,7 @@ class Agent:
         self._listeners: list[Subscription] = []
         self._active: ActiveRun | None = None
         self._run_lock = threading.Lock()
+        self._extractions = Extractions()
         self._binding: SessionBinding | None = None
         self._state = AgentState()
         self._writes = QueueWrites(self._state, self._queues)
@@ -392,10 +394,12 @@ class Agent:
             run.controller.abort(reason)
 
     async def wait_for_idle(self) -> None:
-        """Wait until the active run (and its listeners) has finished; returns at once if idle."""
+        """Wait until the active run (and its listeners) has finished, and the memory
+        extractions after runs (`Memory(extract=...)`); returns at once if idle."""
         run = self._active
         if run is not None:
             await run.done.wait()
+        await self._extractions.wait()
 
     def reset(self) -> None:
         """Clear the transcript, streaming state, error, limit and both queues (the system prompt,
@@ -480,7 +484,14 @@ class Agent:
             if not run.done.is_set():  # not settled yet (a settle that raised has settled)
                 await self._settle(run, failed=True)
             raise
-        return list(run.added)
+        added = list(run.added)
+        memory = config.memory
+        if memory is not None and memory.extract and not run.controller.signal.aborted:
+            # After `agent_end`, with the agent idle: the run's answer is not delayed.
+            await self._extractions.after_run(
+                config, self.stream_fn, state.messages, added, self._listeners
+            )
+        return added
 
     async def _settle(self, run: ActiveRun, failed: bool) -> bool:
         """End a run: queues restored, session in step, state idle (also when cancelled).
