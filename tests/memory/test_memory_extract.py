@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import anyio
 import pytest
 
-from agentcore import Agent, tool
+from agentcore import Agent, Compaction, CompactionSummary, DropOldest, tool
 from agentcore.errors import UsageError
 from agentcore.events import AgentEvent, MemoryUpdateEvent
 from agentcore.memory import (
@@ -217,3 +218,49 @@ async def test_a_tool_result_saying_remember_is_refused_or_traced_to_it(
         assert (record.session_id, record.message_ids) == ("monday", ("#2",))
         cited = agent.state.messages[int(record.message_ids[0][1:])]
         assert isinstance(cited, ToolResultMessage) and cited.tool_call_id == "t1"
+
+
+async def test_after_compaction_the_extractor_reads_what_each_compaction_replaced(
+    store: BackedMemoryStore,
+) -> None:
+    @tool
+    def read_page(n: int) -> str:
+        """Read page n of the manual."""
+        return f"page {n}: " + "lorem ipsum " * 200  # about 600 tokens
+
+    main = FauxProvider(
+        [faux_text("Hello.")]
+        + [faux_tool_call("read_page", {"n": n}) for n in range(1, 9)]
+        + [faux_text("Done.")],
+        context_window=4_000,
+    )
+    exam = {"text": "Studies for the Z-80 exam", "kind": "fact", "source": ["#0"]}
+    cheap = FauxProvider([answer(exam)])
+    agent, events = agent_with(store, cheap, main, after="compaction")
+    agent.state.tools = [read_page]
+    agent.compaction = Compaction(strategy=DropOldest(), keep_recent_turns=1)
+    await agent.prompt("Hi again.")  # a run that compacts nothing extracts nothing
+    assert cheap.calls == [] and updates(events) == []
+    agent.reset()
+    await agent.prompt("I study for the Z-80 exam: read the manual, page by page.")
+    transcript = agent.state.messages
+    markers = [i for i, m in enumerate(transcript) if isinstance(m, CompactionSummary)]
+    assert markers  # the run compacted
+    (request,) = cheap.calls  # one extraction after the run, for all its compactions
+    (prompt,) = request.context.messages
+    assert isinstance(prompt.content, str)
+    shown = [int(i) for i in re.findall(r'<message id="#(\d+)"', prompt.content)]
+    # what the last compaction stopped sending: everything before its kept messages
+    last = transcript[markers[-1]]
+    assert isinstance(last, CompactionSummary)
+    kept_from = markers[-1] - last.kept_messages
+    expected = [i for i in range(kept_from) if getattr(transcript[i], "role", "") != "compaction"]
+    assert shown == expected and shown[0] == 0
+    assert "Done." not in prompt.content  # the answer after the compactions is not read
+    (update,) = updates(events)
+    (record,) = update.records
+    assert (record.text, record.message_ids, record.session_id) == (
+        exam["text"],
+        ("#0",),
+        "monday",
+    )

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from .._compaction.protocol import CompactionSummary
+from .._compaction.view import compacted_view
 from .._engine.request import stream_options
 from ..abort import AbortController
 from ..errors import UsageError
@@ -39,9 +41,35 @@ if TYPE_CHECKING:
     from ..llm.registry import StreamFn
     from ..memory.inject import Memory
 
-__all__ = ["Extractions"]
+__all__ = ["Extractions", "compacted"]
 
 _log = logging.getLogger("agentcore")
+
+
+def compacted(
+    transcript: Sequence[AgentMessage], added: Sequence[AgentMessage], where: dict[int, int]
+) -> list[AgentMessage]:
+    """The transcript's messages the compactions among `added` replaced (`where`: each
+    message's index by `id`), oldest first: for each marker, the older part of the view it was
+    made from (what `compacted_view` stops sending). Messages that are not the transcript's
+    own (an earlier summary, a cut tool result) are left out."""
+    out: dict[int, AgentMessage] = {}
+    for marker in added:
+        index = where.get(id(marker))
+        if not isinstance(marker, CompactionSummary) or index is None:
+            continue
+        view = compacted_view(transcript[:index])
+        if (
+            marker.reason == "overflow"
+            and view
+            and isinstance(view[-1], AssistantMessage)
+            and view[-1].stop_reason == "error"
+        ):
+            view.pop()  # the answer that overflowed: never sent again, not compacted either
+        for m in view[: len(view) - min(marker.kept_messages, len(view))]:
+            if id(m) in where:
+                out.setdefault(where[id(m)], m)
+    return [out[i] for i in sorted(out)]
 
 
 class Extractions:
@@ -94,10 +122,14 @@ class Extractions:
         indices, the ids a memory cites): in the task group when it is open (this returns at
         once), else now. Never raises."""
         memory = config.memory
-        if memory is None or memory.extractor is None or not added:
+        extractor = memory.extractor if memory is not None else None
+        if memory is None or extractor is None or not added:
             return
         where = {id(m): i for i, m in enumerate(transcript)}
-        messages = [(where[id(m)], m) for m in added if id(m) in where]
+        read = added if extractor.after == "run" else compacted(transcript, added, where)
+        messages = [(where[id(m)], m) for m in read if id(m) in where]
+        if not messages:
+            return
         done = anyio.Event()
         self._pending.add(done)
         group = self._group

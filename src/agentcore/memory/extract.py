@@ -18,7 +18,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..llm.model import Model
 from ..llm.types import Context
@@ -84,6 +84,11 @@ class Extractor:
             `"tool_result"`). A proposal citing any other message is refused. Only `"user"` by
             default: adding `"tool_result"` lets a tool result or a fetched page write memories.
         max_message_chars: each message is shown to the extractor up to this many characters.
+        after: what the extractor reads, and when: `"run"` (the default), after each run, the
+            messages the run added; `"compaction"`, after a run that compacted its context,
+            the messages each compaction replaced (summarised, cut or dropped: what the model
+            is no longer sent), so a long conversation pays for extraction only when it is
+            compacted.
 
     Raises:
         TypeError, ValueError: a value of the wrong type or out of range.
@@ -94,10 +99,15 @@ class Extractor:
     max_memories: int = 10
     grounded_in: Collection[str] = ("user",)
     max_message_chars: int = 2000
+    after: Literal["run", "compaction"] = "run"
 
     def __post_init__(self) -> None:
         if self.model is not None and not isinstance(self.model, Model):
             raise TypeError(f"Extractor.model must be a Model or None, got {self.model!r:.80}")
+        if self.after not in ("run", "compaction"):
+            raise ValueError(
+                f"Extractor.after must be 'run' or 'compaction', got {self.after!r:.80}"
+            )
         for name, low, high in (
             ("max_tokens", 16, 100_000),
             ("max_memories", 1, 100),
