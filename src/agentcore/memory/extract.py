@@ -41,7 +41,6 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "Proposal",
-    "extract_memories",
     "extraction_context",
     "parse_proposals",
 ]
@@ -272,7 +271,8 @@ async def extract_memories(
     provenance). Returns the event saying what happened, or None when there was nothing to
     read or nothing was proposed. Never raises for a bad answer, a failed request or a failed
     store: the event's `error` says so (records written before a store failure are in the
-    event, so they can be undone)."""
+    event, so they can be undone). Not public API: the Agent's extractions
+    (`_agent/extraction.py`) call it."""
     from ..events import MemoryUpdateEvent
 
     context = extraction_context(messages, kinds, extractor.max_message_chars)
