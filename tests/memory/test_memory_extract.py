@@ -269,3 +269,44 @@ async def test_after_compaction_the_extractor_reads_what_each_compaction_replace
         ("#0",),
         "monday",
     )
+
+
+async def test_the_next_prompt_runs_while_an_extraction_is_held_back() -> None:
+    store = InMemoryMemoryStore()
+    gate = anyio.Event()
+
+    async def held_back(call: FauxCall) -> AssistantMessage:
+        await gate.wait()
+        return answer(FRENCH)
+
+    cheap = FauxProvider([held_back, answer()], model_id="cheap")
+    main = FauxProvider([faux_text("D'accord."), faux_text("Bonjour.")])
+    agent, events = agent_with(store, cheap, main)
+    with anyio.fail_after(10):  # a guard against a hang, not a timed assertion
+        async with agent:
+            await agent.prompt("Please answer in French from now on.")
+            second = await agent.prompt("Hello!")  # not held up by the first extraction
+            assert second[-1].text == "Bonjour."  # type: ignore[union-attr]
+            assert updates(events) == []
+            gate.set()
+        # leaving the block waited for both extractions (the second proposed nothing)
+    (update,) = updates(events)
+    assert [r.text for r in update.records] == [FRENCH["text"]]
+    assert len(cheap.calls) == 2
+
+
+async def test_an_aborted_run_is_not_extracted_and_bad_settings_are_named() -> None:
+    store = InMemoryMemoryStore()
+    cheap = FauxProvider([answer(FRENCH)])
+    main = FauxProvider([faux_text("a long answer " * 50)], tokens_per_second=2000)
+    agent, events = agent_with(store, cheap, main)
+    agent.subscribe(lambda event: agent.abort() if event.type == "message_update" else None)
+    await agent.prompt("Please answer in French from now on.")
+    assert agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
+    assert cheap.calls == [] and updates(events) == []
+    with pytest.raises(ValueError, match="Extractor.after must be 'run' or 'compaction'"):
+        Extractor(after="turn")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Extractor.grounded_in must be a non-empty collection"):
+        Extractor(grounded_in=("system",))
+    with pytest.raises(TypeError, match="Memory.extract must be True, False or an Extractor"):
+        Memory(store, ALICE, extract="yes")  # type: ignore[arg-type]
