@@ -304,9 +304,9 @@ async def test_an_aborted_run_is_not_extracted_and_bad_settings_are_named() -> N
     await agent.prompt("Please answer in French from now on.")
     assert agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
     assert cheap.calls == [] and updates(events) == []
-    with pytest.raises(ValueError, match="Extractor.after must be 'run' or 'compaction'"):
+    with pytest.raises(ValueError, match=r"Extractor\.after must be 'run' or 'compaction'"):
         Extractor(after="turn")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="Extractor.grounded_in must be a non-empty collection"):
+    with pytest.raises(ValueError, match=r"Extractor\.grounded_in must be a non-empty collection"):
         Extractor(grounded_in=("system",))
-    with pytest.raises(TypeError, match="Memory.extract must be True, False or an Extractor"):
+    with pytest.raises(TypeError, match=r"Memory\.extract must be True, False or an Extractor"):
         Memory(store, ALICE, extract="yes")  # type: ignore[arg-type]
