@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import typing
 from typing import Any
 
 import pytest
@@ -153,3 +154,57 @@ def test_answers_share_one_frozen_zero_usage() -> None:
         first.usage.input = 1  # type: ignore[misc]
     own = Usage(input=3)
     assert AssistantMessage(usage=own).usage is own and second.usage.input == 0
+
+
+def _memory_update() -> Any:
+    from agentcore.events import MemoryUpdateEvent
+    from agentcore.memory import MemoryRecord, MemoryScope
+
+    record = MemoryRecord(
+        id="mem_1",
+        text="Prefers French",
+        kind="preference",
+        scope=MemoryScope(user="alice", keys={"tenant": "acme"}),
+        session_id="s-1",
+        message_ids=("#0",),
+        origin="extractor",
+        created_at=10,
+        updated_at=11,
+    )
+    return MemoryUpdateEvent(
+        extraction_id="ext_1",
+        session_id="s-1",
+        model="faux/cheap",
+        records=(record,),
+        rejected=("memory 2 cites #2 (tool_result)",),
+        error=None,
+    )
+
+
+def test_memory_update_is_a_frozen_keyword_only_event_every_mapping_carries() -> None:
+    from agentcore import AgentEvent, MemoryUpdateEvent
+    from agentcore.cli._json import event_to_json as json_line
+    from agentcore.durable import event_from_json, event_to_json
+
+    update = _memory_update()
+    assert MemoryUpdateEvent in typing.get_args(AgentEvent)
+    assert type(update).__match_args__ == ()
+    assert public_fields(update) == [
+        "extraction_id",
+        "session_id",
+        "model",
+        "records",
+        "rejected",
+        "error",
+        "type",
+    ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        update.error = "x"
+    assert pickle.loads(pickle.dumps(update)) == update
+    assert dataclasses.asdict(update)["records"][0]["scope"]["keys"] == {"tenant": "acme"}
+    # the durable codec (watchers of a durable run) and `agentcore run --json`
+    assert event_from_json(event_to_json(update)) == update
+    line = json_line(update)
+    assert line["type"] == "memory_update" and line["extraction_id"] == "ext_1"
+    assert line["records"] == [update.records[0].to_dict()]
+    assert line["rejected"] == list(update.rejected) and line["error"] is None

@@ -76,6 +76,7 @@ if _typing.TYPE_CHECKING:
     from .events import AgentEventSink as AgentEventSink
     from .events import AgentStartEvent as AgentStartEvent
     from .events import AgentSwitchEvent as AgentSwitchEvent
+    from .events import MemoryUpdateEvent as MemoryUpdateEvent
     from .events import MessageEndEvent as MessageEndEvent
     from .events import MessageStartEvent as MessageStartEvent
     from .events import MessageUpdateEvent as MessageUpdateEvent
@@ -205,6 +206,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "AgentEventSink",
         "AgentStartEvent",
         "AgentSwitchEvent",
+        "MemoryUpdateEvent",
         "MessageEndEvent",
         "MessageStartEvent",
         "MessageUpdateEvent",
@@ -316,6 +318,7 @@ __all__ = [
     "LimitKind",
     "LimitReached",
     "Listener",
+    "MemoryUpdateEvent",
     "Message",
     "MessageEndEvent",
     "MessageFormatError",

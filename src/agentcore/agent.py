@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Unpack
 import anyio
 
 from ._agent import approvals
+from ._agent.extraction import Extractions
 from ._agent.options import OPTIONS, AgentOptions, agent_options, option_property
 from ._agent.queue_writes import QueueWrites
-from ._agent.queues import poll_follow_up, poll_steering
+from ._agent.queues import poll_follow_up, poll_steering, take_queued
 from ._agent.run import (
     BUSY_CONTINUE,
     BUSY_PROMPT,
@@ -49,12 +50,13 @@ from ._agent.state import (
     QueueMode,
     Queues,
     check_queue_mode,
+    run_context,
     state_fields,
 )
 from ._engine.entry import run_agent_loop, run_agent_loop_continue
 from .abort import AbortSignal
 from .approvals import NEW_MESSAGE_REASON, ApprovalDecision, ApprovalRequest
-from .config import AgentContext, AgentLoopConfig
+from .config import AgentLoopConfig
 from .errors import AgentBusyError, ConfigError, MessageFormatError
 from .events import AgentEvent, MessageEndEvent
 from .llm.registry import StreamFn
@@ -118,6 +120,7 @@ class Agent:
         self._listeners: list[Subscription] = []
         self._active: ActiveRun | None = None
         self._run_lock = threading.Lock()
+        self._extractions = Extractions()
         self._binding: SessionBinding | None = None
         self._state = AgentState()
         self._writes = QueueWrites(self._state, self._queues)
@@ -392,10 +395,12 @@ class Agent:
             run.controller.abort(reason)
 
     async def wait_for_idle(self) -> None:
-        """Wait until the active run (and its listeners) has finished; returns at once if idle."""
+        """Wait until the active run (and its listeners) has finished, and the memory
+        extractions after runs (`Memory(extract=...)`); returns at once if idle."""
         run = self._active
         if run is not None:
             await run.done.wait()
+        await self._extractions.wait()
 
     def reset(self) -> None:
         """Clear the transcript, streaming state, error, limit and both queues (the system prompt,
@@ -420,11 +425,7 @@ class Agent:
         """One run. With `from_queues` (a continue on an assistant tail), the prompts are the
         queued messages, taken only once this run is the active one."""
         state = self._state
-        context = AgentContext(
-            system_prompt=state.system_prompt,
-            messages=list(state.messages),
-            tools=list(state.tools),
-        )
+        context = run_context(state)
         config = self._loop_config()
         run = ActiveRun()
         with self._run_lock:
@@ -432,10 +433,7 @@ class Agent:
                 raise AgentBusyError(BUSY_CONTINUE if prompts is None else BUSY_PROMPT)
             self._active = run
         if from_queues:
-            prompts = self._queues.take("steering")
-            run.skip_steering_poll = bool(prompts)  # the next one waits for the next turn
-            if not prompts:
-                prompts = self._queues.take("follow_up")
+            prompts = take_queued(self._queues, run)
             if not prompts:
                 with self._run_lock:
                     self._active = None
@@ -466,21 +464,19 @@ class Agent:
                     break
                 # Queued after the loop's last poll (while `agent_end` was delivered, say): the
                 # next loop runs it now, in order, instead of leaving it for the next prompt.
-                prompts = self._queues.take("steering")
-                run.skip_steering_poll = bool(prompts)
-                if not prompts:
-                    prompts = self._queues.take("follow_up")
-                context = AgentContext(
-                    system_prompt=state.system_prompt,
-                    messages=list(state.messages),
-                    tools=list(state.tools),
-                )
+                prompts = take_queued(self._queues, run)
+                context = run_context(state)
                 config = self._loop_config()
         except BaseException:
             if not run.done.is_set():  # not settled yet (a settle that raised has settled)
                 await self._settle(run, failed=True)
             raise
-        return list(run.added)
+        added = list(run.added)
+        if not run.controller.signal.aborted:  # `Memory(extract=...)`: see _agent/extraction.py
+            await self._extractions.after_run(
+                config, self.stream_fn, state.messages, added, self._listeners
+            )
+        return added
 
     async def _settle(self, run: ActiveRun, failed: bool) -> bool:
         """End a run: queues restored, session in step, state idle (also when cancelled).
@@ -553,6 +549,16 @@ class Agent:
         failure = failure or failed
         if failure is not None:
             raise failure
+
+    async def __aenter__(self) -> Agent:
+        """`async with agent:` gives the Agent a task group for the work after its runs (memory
+        extractions, docs/memory.md): `prompt()` then returns without waiting for them. Leaving
+        the block waits for them. Raises `UsageError` when the Agent is open already."""
+        await self._extractions.open()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._extractions.close(*exc_info)
 
     # -- the synchronous facade ----------------------------------------------------------------
 

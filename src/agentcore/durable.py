@@ -21,6 +21,7 @@ from .events import (
     AgentEvent,
     AgentStartEvent,
     AgentSwitchEvent,
+    MemoryUpdateEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -32,6 +33,7 @@ from .events import (
 from .guardrails import GuardrailTrip
 from .limits import LimitReached, UsageLimits
 from .llm import Model, ThinkingLevel
+from .memory import MemoryRecord
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage, from_json, to_json
 from .tools import AgentToolResult, ToolExecutionMode
 
@@ -152,6 +154,16 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                 "tool_call_id": event.tool_call_id,
                 "returns": event.returns,
             }
+        case MemoryUpdateEvent():  # an Agent's, after a run: sent to watchers in this form
+            return {
+                "type": event.type,
+                "extraction_id": event.extraction_id,
+                "session_id": event.session_id,
+                "model": event.model,
+                "records": [r.to_dict() for r in event.records],
+                "rejected": list(event.rejected),
+                "error": event.error,
+            }
         case TurnEndEvent():
             return {
                 "type": event.type,
@@ -210,6 +222,15 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             to_agent=data["to_agent"],
             tool_call_id=data["tool_call_id"],
             returns=bool(data.get("returns")),
+        )
+    if kind == "memory_update":
+        return MemoryUpdateEvent(
+            extraction_id=data["extraction_id"],
+            session_id=data.get("session_id"),
+            model=data["model"],
+            records=tuple(MemoryRecord.from_dict(r) for r in data.get("records", ())),
+            rejected=tuple(data.get("rejected", ())),
+            error=data.get("error"),
         )
     if kind == "turn_end":
         message = from_json(data["message"])

@@ -17,6 +17,7 @@ from .llm.events import AssistantMessageEvent, lazy_snapshot
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
 
 if TYPE_CHECKING:
+    from .memory._records import MemoryRecord
     from .tools import AgentToolResult
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "AgentEventSink",
     "AgentStartEvent",
     "AgentSwitchEvent",
+    "MemoryUpdateEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -198,6 +200,25 @@ class AgentSwitchEvent:
     type: Literal["agent_switch"] = "agent_switch"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryUpdateEvent:
+    """The memory extractor wrote memories (`Memory(extract=...)`, see docs/memory.md). An
+    Agent sends it to its listeners after the `agent_end` of the run it read, outside of any
+    run's sequence (the loop never emits it). `records` are the memories written (undo them
+    with `Memory.undo(event)`), `rejected` says which proposals were refused and why (not
+    grounded in a user message, already remembered), `error` why the extraction wrote nothing
+    more (a bad answer, a failed request or store), else None. `extraction_id` names this
+    extraction; `model` is the extractor's `provider/id`."""
+
+    extraction_id: str
+    session_id: str | None
+    model: str
+    records: tuple[MemoryRecord, ...] = ()
+    rejected: tuple[str, ...] = ()
+    error: str | None = None
+    type: Literal["memory_update"] = "memory_update"
+
+
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | TurnStartEvent
@@ -210,6 +231,7 @@ AgentEvent: TypeAlias = (
     | TurnEndEvent
     | AgentSwitchEvent
     | AgentEndEvent
+    | MemoryUpdateEvent
 )
 """Any event of a run; match on `type` (or the class) to tell them apart."""
 

@@ -21,6 +21,7 @@ from agentcore.testing import FauxProvider, faux_text
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # writes `rm -rf ~` to the clipboard
 TITLE = "\x1b]0;pwned\x07"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the styles a live view adds
 
 
 def test_visible_escapes_controls_and_keeps_text() -> None:
@@ -136,3 +137,38 @@ def test_the_approval_line_says_how_much_of_long_arguments_it_cuts() -> None:
     line = describe(ApprovalRequest(tool_call_id="c", tool_name="write", arguments=arguments))
     cut = len(json.dumps(arguments)) - 2000
     assert line.endswith(f"… ({cut} more characters not shown)")
+
+
+def test_a_memory_update_is_one_dim_line_per_record_controls_visible() -> None:
+    from agentcore.cli._live import LiveView, Screen
+    from agentcore.events import MemoryUpdateEvent
+    from agentcore.memory import MemoryRecord, MemoryScope
+
+    record = MemoryRecord(
+        id="mem_1",
+        text=f"Prefers\nFrench {OSC52}",
+        kind="preference",
+        scope=MemoryScope(user="alice"),
+        created_at=1,
+        updated_at=1,
+    )
+    update = MemoryUpdateEvent(
+        extraction_id="ext_1", session_id=None, model="faux/cheap", records=(record,)
+    )
+    failed = MemoryUpdateEvent(
+        extraction_id="ext_2", session_id=None, model="faux/cheap", error="the answer is not JSON"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    renderer = Renderer(out, make_styler(err))
+    renderer(update)
+    renderer(failed)
+    screen_out = io.StringIO()
+    live = LiveView(Screen(screen_out, lambda: None), lambda: "faux/cheap")
+    live(update)
+    live(failed)
+    for shown in (err.getvalue(), ANSI.sub("", screen_out.getvalue())):
+        lines = shown.splitlines()
+        assert lines[0].startswith("remembered: Prefers French \\x1b]52;c;")  # one line
+        assert lines[1] == "memory extraction failed: the answer is not JSON"
+        assert not RAW.search(shown.replace("\n", "")) and len(lines) == 2
+    assert out.getvalue() == ""  # stdout holds the answer only

@@ -6,12 +6,8 @@ run at once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import anyio
 import pytest
-from tests.support.postgres import drop_schema, postgres_url, schema_for
 
 from agentcore import Agent, AgentLoopConfig, tool
 from agentcore.errors import ConfigError
@@ -21,7 +17,6 @@ from agentcore.memory import (
     InMemoryMemoryStore,
     Memory,
     MemoryScope,
-    SqliteMemoryStore,
     recalled_block,
 )
 from agentcore.messages import ToolResultMessage
@@ -31,25 +26,6 @@ pytestmark = pytest.mark.anyio
 
 ALICE = MemoryScope(user="alice")
 BOB = MemoryScope(user="bob")
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.external)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackedMemoryStore]:
-    made: BackedMemoryStore
-    if request.param == "memory":
-        made = InMemoryMemoryStore()
-    elif request.param == "sqlite":
-        made = SqliteMemoryStore(tmp_path / "m.db")
-    else:
-        from agentcore.memory import PostgresMemoryStore
-
-        made = PostgresMemoryStore(postgres_url(), schema=schema_for(tmp_path))
-    try:
-        yield made
-    finally:
-        made.close()
-        if request.param == "postgres":
-            drop_schema(postgres_url(), schema_for(tmp_path))
 
 
 async def test_the_recalled_block_is_injected_labelled_and_not_kept(

@@ -23,6 +23,7 @@ from agentcore.events import (
     AgentEndEvent,
     AgentStartEvent,
     AgentSwitchEvent,
+    MemoryUpdateEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -32,6 +33,7 @@ from agentcore.events import (
     TurnStartEvent,
 )
 from agentcore.limits import LimitReached, UsageLimits
+from agentcore.memory import MemoryRecord, MemoryScope
 from agentcore.messages import (
     AssistantMessage,
     TextContent,
@@ -135,6 +137,27 @@ def _result() -> AgentToolResult:
         AgentEndEvent(
             messages=[AssistantMessage(content=[], agent="billing", timestamp=9)],
             last_agent="billing",
+        ),
+        # memory: an extraction's writes, refusals and error (an Agent's, after a run)
+        MemoryUpdateEvent(
+            extraction_id="ext_1",
+            session_id="s-1",
+            model="openai/gpt-4o-mini",
+            records=(
+                MemoryRecord(
+                    id="mem_1",
+                    text="Prefers French",
+                    kind="preference",
+                    scope=MemoryScope(user="alice", agent="support", keys={"tenant": "acme"}),
+                    session_id="s-1",
+                    message_ids=("#0",),
+                    origin="extractor",
+                    created_at=10,
+                    updated_at=11,
+                ),
+            ),
+            rejected=("memory 2 cites #2 (tool_result)",),
+            error="storing the memories failed: boom",
         ),
     ],
     ids=lambda e: e.type,

@@ -219,3 +219,30 @@ def test_a_handoff_is_a_step_of_its_own_between_two_turns() -> None:
         "toolCallId": "h1",
         "returns": False,
     }
+
+
+def test_a_memory_update_after_the_run_is_a_custom_event() -> None:
+    import json
+
+    from agentcore.memory import Extractor, InMemoryMemoryStore, Memory, MemoryScope
+
+    proposal = {"text": "Prefers French", "kind": "preference", "source": ["#0"]}
+    cheap = FauxProvider([faux_text(json.dumps({"memories": [proposal]}))])
+    faux = FauxProvider([faux_text("D'accord.")])
+    alice = MemoryScope(user="alice")
+    memory = Memory(InMemoryMemoryStore(), alice, extract=Extractor(cheap.model))
+    agent = Agent(initial_state={"model": faux.model}, memory=memory)
+    translator = AgUiTranslator(thread_id="t")
+    out: list[Any] = []
+    agent.subscribe(lambda event: out.extend(translator.translate(event)))
+    translator.begin(0, run_id="r1")
+    anyio.run(agent.prompt, "Answer in French from now on.")
+    for event in out:
+        EVENT.validate_json(event.model_dump_json(by_alias=True))
+    types = [getattr(e, "name", None) or e.type.value for e in out]
+    assert types[-2:] == ["RUN_FINISHED", "agentcore.memory_update"]  # after the run
+    value = out[-1].value
+    assert value["extractionId"].startswith("ext_") and value["error"] is None
+    (record,) = value["records"]
+    assert record["text"] == "Prefers French" and record["message_ids"] == ["#0"]
+    assert record["origin"] == "extractor" and value["rejected"] == []

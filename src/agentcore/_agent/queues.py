@@ -11,7 +11,7 @@ from ..messages import AgentMessage
 from .run import ActiveRun
 from .state import Queues
 
-__all__ = ["poll_follow_up", "poll_steering"]
+__all__ = ["poll_follow_up", "poll_steering", "take_queued"]
 
 
 def poll_steering(queues: Queues, run: ActiveRun | None) -> list[AgentMessage]:
@@ -33,3 +33,11 @@ def poll_follow_up(queues: Queues, run: ActiveRun | None) -> list[AgentMessage]:
     taken = queues.take("follow_up")
     run.closing = not taken
     return taken
+
+
+def take_queued(queues: Queues, run: ActiveRun) -> list[AgentMessage]:
+    """The prompts of a run started from the queues: the steering queue first (then the run's
+    first steering poll waits for the next turn), else the follow-up queue."""
+    prompts = queues.take("steering")
+    run.skip_steering_poll = bool(prompts)
+    return prompts or queues.take("follow_up")

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, get_args
 
 from .._engine.usage import add_usage
 from ..approvals import ApprovalRequest, pending_approvals
+from ..config import AgentContext
 from ..errors import ConfigError
 from ..events import (
     AgentEndEvent,
@@ -35,7 +36,15 @@ from ..llm.types import ThinkingLevel
 from ..messages import AgentMessage, Usage
 from ..tools import AgentTool
 
-__all__ = ["RESET", "UNKNOWN_MODEL", "AgentState", "Decided", "QueueMode", "Reset"]
+__all__ = [
+    "RESET",
+    "UNKNOWN_MODEL",
+    "AgentState",
+    "Decided",
+    "QueueMode",
+    "Reset",
+    "run_context",
+]
 
 
 class Reset:
@@ -413,3 +422,10 @@ class Queues:
                 return False
             end()
             return True
+
+
+def run_context(state: AgentState) -> AgentContext:
+    """The context a run starts from: the state's system prompt, transcript and tools (copies)."""
+    return AgentContext(
+        system_prompt=state.system_prompt, messages=list(state.messages), tools=list(state.tools)
+    )

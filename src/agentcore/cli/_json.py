@@ -121,6 +121,15 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                 tool_call_id=event.tool_call_id,
                 returns=event.returns,
             )
+        case "memory_update":  # after the run's agent_end (Memory(extract=...))
+            out.update(
+                extraction_id=event.extraction_id,
+                session_id=event.session_id,
+                model=event.model,
+                records=[r.to_dict() for r in event.records],
+                rejected=list(event.rejected),
+                error=event.error,
+            )
         case "turn_end":
             out["message"] = _message(event.message)
             out["tool_results"] = [_message(m) for m in event.tool_results]

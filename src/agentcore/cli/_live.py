@@ -23,7 +23,7 @@ from typing import Any
 from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
-from ._render import Speakers, _result_text, call_text, result_text
+from ._render import Speakers, _result_text, call_text, memory_lines, result_text
 from ._safe import visible
 
 __all__ = [
@@ -293,6 +293,10 @@ class LiveView:
             case "agent_switch" if switch is not None:
                 self.finish()
                 self.screen.print(styled(switch, "dim"))
+            case "memory_update":  # after the run (Memory(extract=...))
+                self.finish()
+                for line in memory_lines(event):
+                    self.screen.print(styled(line, "dim"))
             case "agent_start":
                 self.running = True
             case "agent_end":

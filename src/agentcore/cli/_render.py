@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol, TextIO
 
-from ..events import AgentEvent
+from ..events import AgentEvent, MemoryUpdateEvent
 from ..messages import AgentMessage, AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
 from ._safe import json_text, split_surrogate, visible
@@ -27,6 +27,7 @@ __all__ = [
     "call_text",
     "last_speaker",
     "make_styler",
+    "memory_lines",
     "result_text",
 ]
 
@@ -161,6 +162,15 @@ def call_text(name: str, args: Any, parent: str | None) -> str:
     if len(lines) > _CODE_LINES:
         body.append(f"  │ … ({plural(len(lines) - _CODE_LINES, 'more line')})")
     return "\n".join([head, *body])
+
+
+def memory_lines(event: MemoryUpdateEvent) -> list[str]:
+    """The dim lines of a `memory_update` event: `remembered: <text>` per record written (one
+    line each, cut at the line limit), and the extraction's error if it had one."""
+    lines = [f"remembered: {' '.join(visible(r.text).split())}" for r in event.records]
+    if event.error is not None:
+        lines.append(f"memory extraction failed: {' '.join(visible(event.error).split())}")
+    return [_clip(line, _LINE_LIMIT) for line in lines]
 
 
 def result_text(name: str, result: AgentToolResult, is_error: bool, parent: str | None) -> str:
@@ -303,6 +313,10 @@ class Renderer:
                 self._end_thinking()
                 self._end_text_line()
                 self._err.write(switch + "\n", "dim")
+            case "memory_update":  # after the run (Memory(extract=...))
+                self.finish()
+                for line in memory_lines(event):
+                    self._err.write(line + "\n", "dim")
             case "message_update":
                 raw = event.assistant_message_event
                 if raw.type == "text_delta":

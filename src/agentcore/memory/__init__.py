@@ -3,7 +3,8 @@
 A `MemoryStore` holds `MemoryRecord`s (text, kind, scope, provenance, times, expiry); every call
 names a `MemoryScope` and sees only that scope's records. Stores: `InMemoryMemoryStore` (tests),
 `SqliteMemoryStore` (FTS5, standard library), `PostgresMemoryStore` (text search; the
-`postgres` extra, imported when used).
+`postgres` extra, imported when used). `Extractor` (`Memory(extract=...)`) stores what a
+model finds worth remembering after each run, grounded in the user's own messages.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ from ._records import (
     query_terms,
 )
 from ._store import KEEP, BackedMemoryStore, InMemoryMemoryStore, MemoryStore
+from .extract import (
+    EXTRACT_SYSTEM_PROMPT,
+    ExtractionError,
+    Extractor,
+    Proposal,
+    extraction_context,
+    parse_proposals,
+)
 from .inject import RECALLED_NOTICE, Memory, recalled_block
 from .tools import (
     MAX_RECALL_CHARS,
@@ -61,7 +70,10 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BackedMemoryStore",
+    "EXTRACT_SYSTEM_PROMPT",
     "EmbedFn",
+    "ExtractionError",
+    "Extractor",
     "InMemoryMemoryStore",
     "KEEP",
     "MAX_MEMORY_CHARS",
@@ -76,11 +88,14 @@ __all__ = [
     "MemoryStoreError",
     "POSTGRES_MEMORY_VERSION",
     "PostgresMemoryStore",
+    "Proposal",
     "RECALLED_NOTICE",
     "RECALL_MEMORY",
     "REMEMBER",
     "SQLITE_MEMORY_VERSION",
     "SqliteMemoryStore",
+    "extraction_context",
+    "parse_proposals",
     "query_terms",
     "recall_memory_tool",
     "recalled_block",

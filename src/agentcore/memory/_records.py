@@ -160,6 +160,31 @@ class MemoryRecord:
             "expires_at": self.expires_at,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
+        """The record of a `to_dict` form (an event sent as JSON, say).
+
+        Raises:
+            ValueError: `data` is not such a form (what is missing or wrong is named).
+        """
+        try:
+            parts = dict(data["scope"])
+            scope = MemoryScope(user=parts.pop("user"), agent=parts.pop("agent"), keys=parts)
+            return cls(
+                id=str(data["id"]),
+                text=str(data["text"]),
+                kind=str(data["kind"]),
+                scope=scope,
+                session_id=data["session_id"],
+                message_ids=tuple(data["message_ids"]),
+                origin=str(data["origin"]),
+                created_at=int(data["created_at"]),
+                updated_at=int(data["updated_at"]),
+                expires_at=data["expires_at"],
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a memory record's dict ({exc!r}): {data!r:.120}") from None
+
 
 def new_id() -> str:
     """A fresh memory id."""

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._records import MemoryRecord, MemoryScope, check_scope
+from .extract import Extractor
 from .tools import _DEFAULT_KINDS, iso_date, recall_memory_tool, remember_tool
 
 if TYPE_CHECKING:
+    from ..events import MemoryUpdateEvent
     from ..tools import AgentTool
     from ._store import MemoryStore
 
@@ -77,7 +79,11 @@ class Memory:
         inject: whether recalled memories are injected before each request.
         inject_limit: the most records searched for the injection.
         inject_tokens: the token budget of the injected block (whole records only).
-        kinds: the kinds the `remember` tool offers.
+        kinds: the kinds the `remember` tool and the extractor offer.
+        extract: after each run, an extractor model reads the messages the run added and
+            stores the memories grounded in the user's messages (`True`: `Extractor()`, the
+            run's model; an `Extractor` to choose a cheap one). Each extraction that wrote or
+            refused something is a `memory_update` event; `undo` removes what it wrote.
 
     Raises:
         TypeError, ValueError: a value of the wrong type or out of range.
@@ -90,6 +96,7 @@ class Memory:
     inject_limit: int = 5
     inject_tokens: int = 500
     kinds: Sequence[str] = _DEFAULT_KINDS
+    extract: bool | Extractor = False
 
     def __post_init__(self) -> None:
         from ._store import MemoryStore
@@ -109,6 +116,34 @@ class Memory:
         if isinstance(self.kinds, str) or not isinstance(self.kinds, Collection):
             raise TypeError("Memory.kinds must be a sequence of kind names")
         object.__setattr__(self, "kinds", tuple(self.kinds))
+        if not isinstance(self.extract, (bool, Extractor)):
+            raise TypeError(
+                f"Memory.extract must be True, False or an Extractor, got {self.extract!r:.80}"
+            )
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """The extractor run after each run, or None (`extract=False`)."""
+        if isinstance(self.extract, Extractor):
+            return self.extract
+        return Extractor() if self.extract else None
+
+    async def undo(self, update: MemoryUpdateEvent | Iterable[str]) -> int:
+        """Delete what one extraction wrote (a `memory_update` event, or record ids) from this
+        memory's scope; returns how many records were deleted (ones already deleted, or of
+        another scope, are not counted)."""
+        from ..events import MemoryUpdateEvent
+
+        if isinstance(update, MemoryUpdateEvent):
+            ids = [r.id for r in update.records]
+        elif isinstance(update, str):
+            raise TypeError("Memory.undo takes a memory_update event or a list of record ids")
+        else:
+            ids = list(update)
+        deleted = 0
+        for record_id in ids:
+            deleted += await self.store.delete(record_id, scope=self.scope)
+        return deleted
 
     def run_tools(self, session_id: str | None) -> list[AgentTool]:
         """The tools of one run (none when `tools` is False): `recall_memory`, and `remember`

@@ -21,6 +21,9 @@
   `<call id>.result`: no transcript message holds it). The CUSTOM events follow as for any call.
 - `agent_end`: `CUSTOM agentcore.run_usage`, then `RUN_FINISHED` (outcome `success`,
   `cancelled` when aborted, `interrupt` with pending approvals) or `RUN_ERROR`.
+- `memory_update` (an Agent's memory extractor, after the run's `agent_end`): `CUSTOM
+  agentcore.memory_update` (`extractionId`, `sessionId`, `model`, `records` as
+  `MemoryRecord.to_dict`, `rejected`, `error`), outside any run's `RUN_STARTED`/`RUN_FINISHED`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ..events import (
     AgentEvent,
     AgentStartEvent,
     AgentSwitchEvent,
+    MemoryUpdateEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -192,6 +196,18 @@ class AgUiTranslator:
                 ]
             case AgentEndEvent():
                 return self._agent_end(event)
+            case MemoryUpdateEvent():
+                return [
+                    self._custom(
+                        event.type,
+                        extractionId=event.extraction_id,
+                        sessionId=event.session_id,
+                        model=event.model,
+                        records=[r.to_dict() for r in event.records],
+                        rejected=list(event.rejected),
+                        error=event.error,
+                    )
+                ]
         return []
 
     def _nested_start(self, event: ToolExecutionStartEvent, parent: str) -> list[ag_ui.BaseEvent]:
