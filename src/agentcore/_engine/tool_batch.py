@@ -154,6 +154,7 @@ class ToolBatch:
                     args=call.arguments,
                     partial_result=partial,
                     parent_tool_call_id=item.parent,
+                    caller=call.caller,
                     agent=self.run.transcript.agent,
                 )
             )
@@ -177,6 +178,7 @@ class ToolBatch:
             tool_name=call.name,
             args=call.arguments,
             parent_tool_call_id=item.parent,
+            caller=call.caller,
             agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
@@ -397,6 +399,7 @@ class ToolBatch:
             result=result,
             is_error=result.is_error,
             parent_tool_call_id=item.parent,
+            caller=call.caller,
             agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:

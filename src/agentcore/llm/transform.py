@@ -173,7 +173,12 @@ def _convert_assistant(
                 new_id = normalize(call.id) if normalize is not None else call.id
                 if new_id != call.id:
                     id_map[call.id] = new_id
-                if new_id != call.id or call.thought_signature is not None:
+                # a signature, and the caller (a code run of that provider), mean nothing to others
+                if (
+                    new_id != call.id
+                    or call.thought_signature is not None
+                    or call.caller is not None
+                ):
                     call = ToolCall(id=new_id, name=call.name, arguments=call.arguments)
                     changed = True
             content.append(call)
