@@ -199,7 +199,7 @@ class ToolBatch:
         if tool is None:
             deferred = run.transcript.deferred
             if deferred is not None and call.name in deferred:  # not found by a search yet
-                return Immediate(error_result(not_loaded(call.name)))
+                return Immediate(error_result(not_loaded(call.name, run.transcript.native_search)))
             return Immediate(error_result(f"Tool {call.name} not found"))
         handoffs = self.services.handoffs
         if handoffs is not None and isinstance(tool, HandoffTool):

@@ -54,12 +54,17 @@ class Tool:
     `allowed_callers` says who may call it (`AgentTool`'s argument of that name): adapters whose
     API runs code for the model mark the tool for it and turn the code execution on; the others
     offer the tool as an ordinary one.
+
+    `deferred` marks a tool the provider's own tool search finds (Anthropic's `defer_loading`):
+    the loop sends such tools only to a model whose `Model.tool_search` is true; an adapter
+    without native tool search sends every tool it is given as it is.
     """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     allowed_callers: tuple[ToolCallerKind, ...] = ("direct",)
+    deferred: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,5 @@
-"""Anthropic's programmatic tool calling (hosted code execution), for the `anthropic-messages`
-adapter.
+"""Anthropic's server-side blocks, for the `anthropic-messages` adapter: programmatic tool
+calling (hosted code execution) and the tool search over deferred tools.
 
 A tool with `"hosted_code"` in its `allowed_callers` is sent with
 `allowed_callers: ["code_execution_20260120", ...]`, and the request then carries the code
@@ -8,15 +8,21 @@ then write Python that Anthropic runs in a container; each call that code makes 
 tools comes back as a `tool_use` block with a `caller` naming the code run (the id of its
 `server_tool_use` block), which becomes the `ToolCall.caller`.
 
-The code execution's own blocks (`server_tool_use` of `code_execution` and its sub-tools, and
-their `*_tool_result` blocks) are not tool calls of ours, but the API needs them again in the
-transcript: each is kept, whole, as an empty `TextContent` whose `text_signature` holds it
-(`{"v": 1, "anthropic_block": {...}}`), replayed only to the same model (the cross-provider
-transform drops signatures for others). The container the code runs in is reported once per
-answer (`message_start` / `message_delta`); it is kept the same way, as an empty text block at the
-end of the answer (`{"v": 1, "anthropic_container": "<id>"}`), and sent as the request's
-`container` while the last answer has calls from code waiting for their results (the API refuses
-the continuation without it).
+A tool marked `deferred` (`Tool.deferred`: the loop marks them only for a model whose
+`Model.tool_search` is true) is sent with `defer_loading: true`, and the request then carries
+the server's BM25 tool search tool (`tool_search_tool_bm25_20251119`). The model searches with it
+inside its answer; the `tool_search_tool_result` names the tools found (`tool_reference`s).
+
+The server's own blocks (`server_tool_use` of the code execution, its sub-tools and the tool
+search, and their `*_tool_result` blocks) are not tool calls of ours, but the API needs them again
+in the transcript: each is kept, whole, as an empty `TextContent` whose `text_signature` holds it
+(`agentcore.llm.server_side`: `{"v": 1, "anthropic_block": {...}}`, with `"loads"` naming the
+tools a search found, which the loop then loads), replayed only to the same model (the
+cross-provider transform drops such blocks for others). The container the code runs in is
+reported once per answer (`message_start` / `message_delta`); it is kept the same way, as an
+empty text block at the end of the answer (`{"v": 1, "anthropic_container": "<id>"}`), and sent
+as the request's `container` while the last answer has calls from code waiting for their results
+(the API refuses the continuation without it).
 
 The rules for answering a call from code (platform.claude.com, "Programmatic tool calling",
 message formatting restrictions): the user message holds only `tool_result` blocks, and the
@@ -25,21 +31,23 @@ content of each result answering a call from code is text only: images are left 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...messages import AssistantMessage, Message, TextContent, ToolCall, ToolCaller
+from ..server_side import encode_record, read_record
 from ..types import Tool
 
 __all__ = [
     "CODE_EXECUTION",
     "KEPT_BLOCKS",
     "TEXT_ONLY_NOTE",
+    "TOOL_SEARCH_TOOL",
     "callers_of",
     "container_block",
     "decode_block",
     "encode_block",
+    "found_tools",
     "hosted_codes",
     "keeps",
     "pending_container",
@@ -50,19 +58,25 @@ __all__ = [
 CODE_EXECUTION = "code_execution_20260120"
 """The code execution tool version that programmatic tool calling needs (or a later one)."""
 
+TOOL_SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+"""The server's tool search tool, sent with the deferred tools (natural-language queries, as the
+loop's own `search_tools` takes)."""
+
 KEPT_BLOCKS = frozenset(
     {
         "code_execution_tool_result",
         "bash_code_execution_tool_result",
         "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
     }
 )
-"""The server result blocks of the code execution, kept for replay."""
+"""The server result blocks of the code execution and the tool search, kept for replay."""
 
 TEXT_ONLY_NOTE = "(an image was left out: code running on the provider receives text only)"
 """Said in place of the images of a result answering a call from code."""
 
 _CODE_TOOLS = frozenset({"code_execution", "bash_code_execution", "text_editor_code_execution"})
+_SEARCH = "tool_search_tool"  # the server tool search's names: tool_search_tool_bm25, _regex
 _BLOCK = "anthropic_block"
 _CONTAINER = "anthropic_container"
 
@@ -70,34 +84,39 @@ _CONTAINER = "anthropic_container"
 def keeps(block_type: Any, name: Any) -> bool:
     """Whether a content block of this type (and server tool name) is kept for replay."""
     if block_type == "server_tool_use":
-        return name in _CODE_TOOLS
+        return name in _CODE_TOOLS or (isinstance(name, str) and name.startswith(_SEARCH))
     return block_type in KEPT_BLOCKS
 
 
+def found_tools(block: dict[str, Any]) -> list[str]:
+    """The tools a `tool_search_tool_result` block names (its `tool_reference`s); none for an
+    error result or another block."""
+    content = block.get("content") if block.get("type") == "tool_search_tool_result" else None
+    if not isinstance(content, dict) or content.get("type") != "tool_search_tool_search_result":
+        return []
+    references = content.get("tool_references")
+    return [
+        r["tool_name"]
+        for r in (references if isinstance(references, list) else [])
+        if isinstance(r, dict) and r.get("type") == "tool_reference"
+        if isinstance(r.get("tool_name"), str)
+    ]
+
+
 def encode_block(block: dict[str, Any]) -> str:
-    """The `text_signature` that keeps a code-execution block."""
-    return json.dumps({"v": 1, _BLOCK: block}, ensure_ascii=False, separators=(",", ":"))
+    """The `text_signature` that keeps a server block (with the tools a search found)."""
+    return encode_record(_BLOCK, block, found_tools(block))
 
 
 def container_block(container_id: str) -> str:
     """The `text_signature` that keeps the answer's container id."""
-    return json.dumps({"v": 1, _CONTAINER: container_id}, separators=(",", ":"))
-
-
-def _decode(signature: str | None) -> dict[str, Any] | None:
-    if not signature or not signature.startswith('{"v":1,"anthropic_'):
-        return None
-    try:
-        data = json.loads(signature)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    return encode_record(_CONTAINER, container_id)
 
 
 def decode_block(block: TextContent) -> tuple[dict[str, Any] | None, bool]:
-    """`(kept block or None, whether the text block only carries hosted-code data)`."""
-    data = _decode(block.text_signature)
-    if data is None or block.text:
+    """`(kept block or None, whether the text block only carries a server-side record)`."""
+    data = read_record(block)
+    if data is None:
         return None, False
     kept = data.get(_BLOCK)
     return (kept if isinstance(kept, dict) else None), True
@@ -105,8 +124,8 @@ def decode_block(block: TextContent) -> tuple[dict[str, Any] | None, bool]:
 
 def _container(message: AssistantMessage) -> str | None:
     for block in reversed(message.content):
-        if isinstance(block, TextContent) and not block.text:
-            data = _decode(block.text_signature)
+        if isinstance(block, TextContent):
+            data = read_record(block)
             if data is not None and isinstance(data.get(_CONTAINER), str):
                 return str(data[_CONTAINER])
     return None
@@ -163,10 +182,11 @@ def callers_of(messages: Iterable[Message]) -> dict[str, ToolCaller]:
 
 
 def tools_payload(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    """The request's `tools`: each tool, with `allowed_callers` when code may call it, and the
-    code execution tool after them when any may."""
+    """The request's `tools`: each tool, with `allowed_callers` when code may call it and
+    `defer_loading` when it is deferred; the code execution tool after them when any may be
+    called from code, the tool search tool when any is deferred."""
     out: list[dict[str, Any]] = []
-    hosted = False
+    hosted = deferred = False
     for tool in tools:
         entry: dict[str, Any] = {
             "name": tool.name,
@@ -178,7 +198,12 @@ def tools_payload(tools: Sequence[Tool]) -> list[dict[str, Any]]:
             entry["allowed_callers"] = [
                 "direct" if c == "direct" else CODE_EXECUTION for c in tool.allowed_callers
             ]
+        if tool.deferred:
+            deferred = True
+            entry["defer_loading"] = True
         out.append(entry)
     if hosted:
         out.append({"type": CODE_EXECUTION, "name": "code_execution"})
+    if deferred:
+        out.append(dict(TOOL_SEARCH_TOOL))
     return out

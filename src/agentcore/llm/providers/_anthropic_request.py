@@ -8,6 +8,10 @@ The body is plain JSON (so `on_payload` can see and replace all of it):
 * prompt caching follows `cache_retention`: `short` marks the system prompt and the last user
   message as ephemeral cache breakpoints, `long` asks api.anthropic.com for a one-hour TTL,
   `none` sends no markers;
+* the server's own blocks (hosted code execution, tool search), kept whole by the adapter in
+  signature-only text blocks (`_anthropic_hosted`), are replayed as they came; tools go with
+  `allowed_callers` (callable from code) and `defer_loading` (deferred), with the code execution
+  and tool search tools they need;
 * a thinking level becomes adaptive thinking with an effort (Claude Opus/Sonnet 4.6 and later)
   or a token budget (older thinking models), which also asks for interleaved thinking.
 """
