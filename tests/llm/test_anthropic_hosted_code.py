@@ -315,3 +315,45 @@ def test_allowed_callers_must_be_known() -> None:
             tool(allowed_callers=wrong)(_plain)
     assert get_weather.llm_tool.allowed_callers == ("hosted_code",)
     assert echo.allowed_callers == ("direct",)
+
+
+async def test_a_call_from_code_waits_for_approval_and_resumes_in_its_container(
+    replay_server: ReplayServer,
+) -> None:
+    from agentcore import Agent
+
+    sent: list[str] = []
+
+    @tool(requires_approval=True, allowed_callers=("hosted_code",))
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        sent.append(str(amount))
+        return f"paid {amount}"
+
+    replay_server.enqueue(
+        answer(
+            server_use(RUN, "code_execution", {"code": "await pay(amount=5)"}),
+            call("toolu_p", "pay", {"amount": 5}, caller=RUN),
+            stop="tool_use",
+            container=CONTAINER,
+        ),
+        answer(whole(RESULT), text("Paid."), stop="end_turn"),
+    )
+    agent = Agent(
+        initial_state={"model": model(replay_server), "tools": [pay]},
+        get_api_key=lambda provider: "k",
+    )
+    await agent.prompt("Pay 5.")
+    (request,) = agent.state.pending_approvals
+    assert request.tool_name == "pay" and sent == []  # the pipeline's approval, as for any call
+    agent.approve(request.tool_call_id)
+    await agent.continue_()
+    assert sent == ["5"]
+    second = replay_server.requests[1].json
+    assert second["container"] == CONTAINER  # the code run still waits for this result
+    last = second["messages"][-1]
+    assert last["role"] == "user"
+    assert [(b["type"], b["tool_use_id"], b["content"]) for b in last["content"]] == [
+        ("tool_result", "toolu_p", "paid 5")
+    ]
+    assert agent.state.messages[-1].text == "Paid."

@@ -274,3 +274,53 @@ def test_a_deferred_tool_brings_the_search_tool() -> None:
         },
         BM25,
     ]
+
+
+async def test_a_search_naming_a_tool_the_run_lacks_adds_nothing(
+    replay_server: ReplayServer,
+) -> None:
+    replay_server.enqueue(
+        answer(
+            *search("delete everything", "rm_rf", "echo"),
+            call("toolu_1", "rm_rf", {}),
+            stop="tool_use",
+        ),
+        answer(text("No."), stop="end_turn"),
+    )
+    made, _ = agent(replay_server)
+    await made.prompt("Clean up.")
+    result = next(m for m in made.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and result.content[0].text == "Tool rm_rf not found"  # type: ignore[union-attr]
+    assert list(sent_tools(replay_server, 1)) == [
+        "echo",
+        "get_weather",
+        "send_email",
+        "tool_search_tool_bm25",
+    ]
+
+
+def test_records_are_read_only_from_signature_only_blocks() -> None:
+    from agentcore.llm.server_side import encode_record, read_record
+
+    record = encode_record("anthropic_block", {"type": "x"}, ["a", "b"])
+    assert read_record(TextContent(text="", text_signature=record)) == {
+        "v": 1,
+        "anthropic_block": {"type": "x"},
+        "loads": ["a", "b"],
+    }
+    for block in (
+        TextContent(text="hi", text_signature=record),  # a text of the model: never a record
+        TextContent(text="", text_signature='{"v":1,'),  # not JSON
+        TextContent(text="", text_signature="msg_123"),  # another adapter's signature
+        TextContent(text=""),
+    ):
+        assert read_record(block) is None
+    odd = encode_record("k", 1, ["a"]).replace('["a"]', '["a", 3, "a", null]')
+    message = AssistantMessage(
+        content=[
+            TextContent(text="", text_signature=odd),
+            TextContent(text="", text_signature=encode_record("k", 2, ["b", "a"])),
+            TextContent(text="", text_signature='{"v":1,"loads":"abc"}'),
+        ]
+    )
+    assert found_tool_names(message) == ["a", "b"]
