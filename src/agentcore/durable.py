@@ -34,7 +34,14 @@ from .guardrails import GuardrailTrip
 from .limits import LimitReached, UsageLimits
 from .llm import Model, ThinkingLevel
 from .memory import MemoryRecord
-from .messages import AgentMessage, AssistantMessage, ToolResultMessage, from_json, to_json
+from .messages import (
+    AgentMessage,
+    AssistantMessage,
+    ToolCaller,
+    ToolResultMessage,
+    from_json,
+    to_json,
+)
 from .tools import AgentToolResult, ToolExecutionMode
 
 __all__ = [
@@ -107,6 +114,18 @@ def _named(data: dict[str, Any], agent: str | None) -> dict[str, Any]:
     return data
 
 
+def _caller_json(caller: ToolCaller | None) -> dict[str, Any]:
+    if caller is None:
+        return {}
+    return {"caller": {"kind": caller.kind, "id": caller.id, "code": caller.code}}
+
+
+def _caller_from_json(data: Any) -> ToolCaller | None:
+    if data is None:
+        return None
+    return ToolCaller(kind=data["kind"], id=data["id"], code=data.get("code"))
+
+
 def event_to_json(event: AgentEvent) -> dict[str, Any]:
     """An agent event as JSON (`message_update` events are never produced by a durable run)."""
     match event:
@@ -121,6 +140,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                     "tool_call_id": event.tool_call_id,
                     "tool_name": event.tool_name,
                     "args": event.args,
+                    **_caller_json(event.caller),
                 },
                 event.agent,
             )
@@ -132,6 +152,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                     "tool_name": event.tool_name,
                     "args": event.args,
                     "partial_result": result_to_json(event.partial_result),
+                    **_caller_json(event.caller),
                 },
                 event.agent,
             )
@@ -143,6 +164,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
                     "tool_name": event.tool_name,
                     "result": result_to_json(event.result),
                     "is_error": event.is_error,
+                    **_caller_json(event.caller),
                 },
                 event.agent,
             )
@@ -198,6 +220,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             tool_call_id=data["tool_call_id"],
             tool_name=data["tool_name"],
             args=data["args"],
+            caller=_caller_from_json(data.get("caller")),
             agent=data.get("agent"),
         )
     if kind == "tool_execution_update":
@@ -206,6 +229,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             tool_name=data["tool_name"],
             args=data["args"],
             partial_result=result_from_json(data["partial_result"]),
+            caller=_caller_from_json(data.get("caller")),
             agent=data.get("agent"),
         )
     if kind == "tool_execution_end":
@@ -214,6 +238,7 @@ def event_from_json(data: dict[str, Any]) -> AgentEvent:
             tool_name=data["tool_name"],
             result=result_from_json(data["result"]),
             is_error=data["is_error"],
+            caller=_caller_from_json(data.get("caller")),
             agent=data.get("agent"),
         )
     if kind == "agent_switch":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from .guardrails._trip import GuardrailTrip
 from .limits import LimitReached
 from .llm.events import AssistantMessageEvent, lazy_snapshot
-from .messages import AgentMessage, AssistantMessage, ToolResultMessage
+from .messages import AgentMessage, AssistantMessage, ToolCaller, ToolResultMessage
 
 if TYPE_CHECKING:
     from .memory._records import MemoryRecord
@@ -127,6 +127,7 @@ class ToolExecutionStartEvent:
     tool_name: str
     args: dict[str, Any]
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    caller: ToolCaller | None = None  # the provider's code run that made the call (hosted code)
     agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_start"] = "tool_execution_start"
 
@@ -140,6 +141,7 @@ class ToolExecutionUpdateEvent:
     args: dict[str, Any]
     partial_result: AgentToolResult
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    caller: ToolCaller | None = None  # the provider's code run that made the call (hosted code)
     agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_update"] = "tool_execution_update"
 
@@ -153,6 +155,7 @@ class ToolExecutionEndEvent:
     result: AgentToolResult
     is_error: bool
     parent_tool_call_id: str | None = None  # the call whose code made this call (code mode)
+    caller: ToolCaller | None = None  # the provider's code run that made the call (hosted code)
     agent: str | None = None  # the agent whose call it is, in a run with handoffs
     type: Literal["tool_execution_end"] = "tool_execution_end"
 

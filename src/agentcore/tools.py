@@ -12,7 +12,7 @@ import enum
 import inspect
 import re
 import reprlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
@@ -24,7 +24,7 @@ from ._tools.validation import ArgumentsValidator, json_schema_of
 from ._tools.values import NotJsonError, json_text, to_json_value
 from .abort import AbortSignal
 from .errors import ToolDefinitionError
-from .llm.types import Tool
+from .llm.types import Tool, ToolCallerKind
 from .messages import ImageContent, TextContent, ToolResultContent, Usage
 
 if TYPE_CHECKING:
@@ -172,6 +172,10 @@ class AgentTool:
             (see docs/approvals.md).
         deferred: True to keep the tool out of the model's requests until the model finds it
             with the run's `search_tools` tool (see "Tool search" in docs/tools.md).
+        allowed_callers: who may call the tool: `"direct"` (the model, the default) and/or
+            `"hosted_code"` (code the provider runs for the model, on an API that has it:
+            Anthropic's programmatic tool calling; elsewhere the tool stays an ordinary one).
+            See "Hosted code execution" in docs/code-mode.md.
 
     Raises:
         ToolDefinitionError: an invalid name, schema or execute function.
@@ -190,6 +194,7 @@ class AgentTool:
         timeout: float | None = None,
         requires_approval: bool | Callable[[Any], bool] = False,
         deferred: bool = False,
+        allowed_callers: Sequence[ToolCallerKind] = ("direct",),
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolDefinitionError(
@@ -223,6 +228,7 @@ class AgentTool:
             )
         if deferred is not True and deferred is not False:
             raise ToolDefinitionError(f"tool {name!r}: deferred must be True or False")
+        callers = _callers(name, allowed_callers)
         self.name = name
         self.deferred = deferred
         self.requires_approval = requires_approval
@@ -238,8 +244,12 @@ class AgentTool:
             getattr(target, "__call__", None)  # noqa: B004
         )
         self.validator = ArgumentsValidator(name, parameters)
+        self.allowed_callers = callers
         self.llm_tool = Tool(
-            name=name, description=description, parameters=json_schema_of(parameters)
+            name=name,
+            description=description,
+            parameters=json_schema_of(parameters),
+            allowed_callers=callers,
         )
 
     def execute(
@@ -263,6 +273,23 @@ class AgentTool:
 
     def __repr__(self) -> str:
         return f"AgentTool(name={self.name!r})"
+
+
+def _callers(name: str, value: Any) -> tuple[ToolCallerKind, ...]:
+    """`allowed_callers` checked: a non-empty sequence of distinct `direct` / `hosted_code`."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ToolDefinitionError(
+            f"tool {name!r}: allowed_callers must be a sequence of 'direct' and/or "
+            f"'hosted_code', got {value!r}"
+        )
+    callers = tuple(value)
+    wrong = [c for c in callers if c not in ("direct", "hosted_code")]
+    if not callers or wrong or len(set(callers)) != len(callers):
+        raise ToolDefinitionError(
+            f"tool {name!r}: allowed_callers must name 'direct' and/or 'hosted_code', each "
+            f"once, got {list(callers)!r}"
+        )
+    return callers
 
 
 # --- @tool -----------------------------------------------------------------------------------
@@ -300,6 +327,7 @@ def _build_tool(
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
     deferred: bool = False,
+    allowed_callers: Sequence[ToolCallerKind] = ("direct",),
 ) -> AgentTool:
     import pydantic
 
@@ -369,6 +397,7 @@ def _build_tool(
             timeout=timeout,
             requires_approval=requires_approval,
             deferred=deferred,
+            allowed_callers=allowed_callers,
         )
 
     def execute_sync(
@@ -386,6 +415,7 @@ def _build_tool(
         timeout=timeout,
         requires_approval=requires_approval,
         deferred=deferred,
+        allowed_callers=allowed_callers,
     )
 
 
@@ -401,6 +431,7 @@ def tool(
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
     deferred: bool = False,
+    allowed_callers: Sequence[ToolCallerKind] = ("direct",),
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -413,6 +444,7 @@ def tool(
     timeout: float | None = None,
     requires_approval: bool | Callable[[Any], bool] = False,
     deferred: bool = False,
+    allowed_callers: Sequence[ToolCallerKind] = ("direct",),
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an `AgentTool` from a typed function, with or without arguments.
 
@@ -426,7 +458,8 @@ def tool(
     with the JSON value as `details`. A value that cannot be JSON (bytes, NaN, a cycle, an
     unknown object) gives an error result naming its type and path, never a repr.
     `requires_approval` makes calls wait for a decision, `deferred` keeps the tool out of the
-    requests until a search finds it (see `AgentTool`).
+    requests until a search finds it, `allowed_callers` lets code the provider runs call it
+    (see `AgentTool`).
 
     ```python
     @tool
@@ -437,12 +470,28 @@ def tool(
     """
     if fn is not None:
         return _build_tool(
-            fn, name, description, label, execution_mode, timeout, requires_approval, deferred
+            fn,
+            name,
+            description,
+            label,
+            execution_mode,
+            timeout,
+            requires_approval,
+            deferred,
+            allowed_callers,
         )
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
         return _build_tool(
-            f, name, description, label, execution_mode, timeout, requires_approval, deferred
+            f,
+            name,
+            description,
+            label,
+            execution_mode,
+            timeout,
+            requires_approval,
+            deferred,
+            allowed_callers,
         )
 
     return decorate

@@ -154,6 +154,7 @@ class ToolBatch:
                     args=call.arguments,
                     partial_result=partial,
                     parent_tool_call_id=item.parent,
+                    caller=call.caller,
                     agent=self.run.transcript.agent,
                 )
             )
@@ -177,6 +178,7 @@ class ToolBatch:
             tool_name=call.name,
             args=call.arguments,
             parent_tool_call_id=item.parent,
+            caller=call.caller,
             agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:
@@ -197,7 +199,7 @@ class ToolBatch:
         if tool is None:
             deferred = run.transcript.deferred
             if deferred is not None and call.name in deferred:  # not found by a search yet
-                return Immediate(error_result(not_loaded(call.name)))
+                return Immediate(error_result(not_loaded(call.name, run.transcript.native_search)))
             return Immediate(error_result(f"Tool {call.name} not found"))
         handoffs = self.services.handoffs
         if handoffs is not None and isinstance(tool, HandoffTool):
@@ -397,6 +399,7 @@ class ToolBatch:
             result=result,
             is_error=result.is_error,
             parent_tool_call_id=item.parent,
+            caller=call.caller,
             agent=self.run.transcript.agent,
         )
         if (pending := self.services.emitter.send(event)) is not None:

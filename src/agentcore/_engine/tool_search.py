@@ -26,10 +26,12 @@ from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback
 __all__ = ["not_loaded", "search_tools_tool"]
 
 
-def not_loaded(name: str) -> str:
-    """The error text of a call of a deferred tool no search has returned yet."""
+def not_loaded(name: str, native: bool = False) -> str:
+    """The error text of a call of a deferred tool no search has returned yet (`native`: the
+    model searches with its provider's own tool search, `Model.tool_search`)."""
+    search = "your tool search" if native else SEARCH_TOOLS
     return (
-        f"Tool {name} is not loaded yet: call {SEARCH_TOOLS} first with words describing "
+        f"Tool {name} is not loaded yet: call {search} first with words describing "
         "what you need; the tools it returns can be called after that"
     )
 

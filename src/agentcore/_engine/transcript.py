@@ -23,6 +23,7 @@ from .._tools.search import SEARCH_TOOLS
 from ..config import AgentContext
 from ..errors import ConfigError
 from ..events import MessageEndEvent, MessageStartEvent, TurnEndEvent, TurnStartEvent
+from ..llm.server_side import found_tool_names
 from ..messages import AssistantMessage, ToolResultMessage
 from .request import LlmTranscript
 from .tool_search import search_tools_tool
@@ -58,6 +59,16 @@ class _Compacted(Protocol):
     def failed(self) -> bool: ...
 
 
+def _found_names(message: object) -> list[str] | None:
+    """The tools a message says were found: a result's `added_tool_names`, or the tools the
+    provider's own tool search found in an answer (`llm.server_side.found_tool_names`)."""
+    if isinstance(message, ToolResultMessage):
+        return message.added_tool_names
+    if isinstance(message, AssistantMessage):
+        return found_tool_names(message) or None
+    return None
+
+
 class Phase(enum.Enum):
     """Where the run is, for its failure path: which events it must close."""
 
@@ -73,10 +84,12 @@ class Transcript:
         "agent",
         "compaction_failed",
         "deferred",
+        "deferred_llm",
         "emitter",
         "llm",
         "llm_tools",
         "messages",
+        "native_search",
         "new_messages",
         "partial_event",
         "phase",
@@ -97,6 +110,9 @@ class Transcript:
         self.llm_tools: list[Tool] = [t.llm_tool for t in self.tools]
         # the deferred tools (name -> tool) of a context that has any, else None (`defer`)
         self.deferred: dict[str, AgentTool] | None = None
+        # the deferred tools as a model with native tool search gets them (marked deferred)
+        self.deferred_llm: list[Tool] = []
+        self.native_search = False  # the last request went to a model that searches itself
         if any(t.deferred for t in self.tools):
             self.defer()
         self.llm = LlmTranscript()  # the default conversion, kept as the transcript grows
@@ -150,12 +166,8 @@ class Transcript:
                 await pending
         self.messages.append(message)
         self.new_messages.append(message)
-        if (
-            self.deferred is not None
-            and isinstance(message, ToolResultMessage)
-            and message.added_tool_names
-        ):
-            self.found(message.added_tool_names)
+        if self.deferred is not None and (names := _found_names(message)):
+            self.found(names)
         if self.phase is Phase.STREAMING:
             self.phase, self.partial_event = Phase.IN_TURN, None
         if (pending := emitter.send(MessageEndEvent(message=message))) is not None:
@@ -216,14 +228,27 @@ class Transcript:
                 "deferred tools offers; rename it"
             )
         self.deferred = deferred
+        self.deferred_llm = [replace(t.llm_tool, deferred=True) for t in deferred.values()]
         search = search_tools_tool(deferred)
         self.tools_by_name = {t.name: t for t in self.tools if not t.deferred}
         self.tools_by_name[SEARCH_TOOLS] = search
         self.llm_tools = [t.llm_tool for t in self.tools if not t.deferred]
         self.llm_tools.append(search.llm_tool)
         for message in self.messages:
-            if isinstance(message, ToolResultMessage) and message.added_tool_names:
-                self.found(message.added_tool_names)
+            if names := _found_names(message):
+                self.found(names)
+
+    def request_tools(self, native: bool) -> list[Tool]:
+        """The tools of the next request: `llm_tools`, or for a model that searches tools itself
+        (`native`, `Model.tool_search`) those without `search_tools`, and the deferred tools not
+        found yet marked deferred (the provider's search finds them; found ones are sent as
+        every other tool)."""
+        self.native_search = native
+        if not native or self.deferred is None:
+            return list(self.llm_tools)
+        tools = [t for t in self.llm_tools if t.name != SEARCH_TOOLS]
+        tools.extend(t for t in self.deferred_llm if t.name not in self.tools_by_name)
+        return tools
 
     def found(self, names: list[str]) -> None:
         """Deferred tools a result named in `added_tool_names` join the run (from this point

@@ -97,7 +97,7 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
     context = Context(
         system_prompt=request_system_prompt(config, transcript, recalled),
         messages=llm_messages,  # the request's own list
-        tools=list(transcript.llm_tools),
+        tools=transcript.request_tools(run.model.tool_search is True),
     )
     options = run.options
     model = run.model

@@ -26,6 +26,7 @@ from ..messages import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    ToolCaller,
     Usage,
     now_ms,
 )
@@ -63,6 +64,7 @@ class _Block:
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     invalid: str | None = None
+    caller: ToolCaller | None = None
     parsed_size: int = 0
     joined: str = ""
     joined_count: int = 0
@@ -91,6 +93,7 @@ class _Block:
             arguments=self.arguments if arguments is None else arguments,
             thought_signature=self.signature,
             invalid_arguments=self.invalid if arguments is None else None,
+            caller=self.caller,
         )
 
     def finish_arguments(self) -> None:
@@ -296,14 +299,26 @@ class MessageBuilder:
         )
 
     def toolcall_start(
-        self, *, id: str, name: str, thought_signature: str | None = None
+        self,
+        *,
+        id: str,
+        name: str,
+        thought_signature: str | None = None,
+        caller: ToolCaller | None = None,
     ) -> ToolCallStartEvent:
-        """Open a tool-call block with its id and name; its arguments start as `{}`.
+        """Open a tool-call block with its id and name; its arguments start as `{}`. `caller`:
+        the provider's code run that made the call (hosted code execution), if any.
 
         An id already used by another call of this message gets a suffix (`call_1` becomes
         `call_1_2`): every call must get its own result, so ids must be unique.
         """
-        block = _Block("tool_call", id=self._unique_id(id), name=name, signature=thought_signature)
+        block = _Block(
+            "tool_call",
+            id=self._unique_id(id),
+            name=name,
+            signature=thought_signature,
+            caller=caller,
+        )
         index = self._open_block(block)
         return ToolCallStartEvent(content_index=index, partial=_Snapshot(self))
 

@@ -240,6 +240,10 @@ class Model:
             id rule of `agentcore.llm.thinking.supports_xhigh`.
         structured_output: the API can constrain the answer to a JSON schema natively; None
             means not known.
+        tool_search: the provider searches deferred tools itself (Anthropic's tool search
+            tool with `defer_loading`): a run's deferred tools are sent marked as deferred, with
+            the provider's search tool instead of the loop's `search_tools` (see "Tool search"
+            in docs/tools.md); None or False: the loop's own `search_tools`.
     """
 
     id: str
@@ -261,6 +265,7 @@ class Model:
     thinking_control: ThinkingControl | None = None
     supports_xhigh: bool | None = None
     structured_output: bool | None = None
+    tool_search: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.name:

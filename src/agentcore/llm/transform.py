@@ -5,6 +5,9 @@ one model (or saved and loaded, or assembled by hand) can be sent to any other:
 
 * thinking from another model becomes a plain text block (no tags: models imitate them); redacted
   thinking and signatures only make sense to the model that made them and are dropped for others;
+* an empty text block that only carries a signature is a provider's record of a block it ran on
+  its side (Anthropic's code execution and tool search: `server_tool_use` and its result, kept
+  whole in `text_signature` by the adapter) and goes to the same model only;
 * errored and aborted assistant turns are not replayed (they are incomplete), and neither are the
   tool results answering their calls;
 * a tool call without a result gets a synthetic error result, so every call is answered;
@@ -164,8 +167,10 @@ def _convert_assistant(
         elif isinstance(block, TextContent):
             if same or block.text_signature is None:
                 content.append(block)
-            else:
+            elif block.text:
                 content.append(TextContent(text=block.text))
+                changed = True
+            else:  # only a provider's own record (a server-side block it ran): not for others
                 changed = True
         else:
             call = block
@@ -173,7 +178,12 @@ def _convert_assistant(
                 new_id = normalize(call.id) if normalize is not None else call.id
                 if new_id != call.id:
                     id_map[call.id] = new_id
-                if new_id != call.id or call.thought_signature is not None:
+                # a signature, and the caller (a code run of that provider), mean nothing to others
+                if (
+                    new_id != call.id
+                    or call.thought_signature is not None
+                    or call.caller is not None
+                ):
                     call = ToolCall(id=new_id, name=call.name, arguments=call.arguments)
                     changed = True
             content.append(call)

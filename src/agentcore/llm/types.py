@@ -25,6 +25,7 @@ __all__ = [
     "THINKING_LEVELS",
     "ThinkingLevel",
     "Tool",
+    "ToolCallerKind",
     "Transport",
 ]
 
@@ -41,13 +42,29 @@ Transport: TypeAlias = Literal["sse", "websocket", "auto"]
 """How a response streams, for providers that offer a choice."""
 
 
+ToolCallerKind: TypeAlias = Literal["direct", "hosted_code"]
+"""Who may call a tool: the model itself (`direct`), or code the provider runs for the model
+(`hosted_code`: Anthropic's programmatic tool calling; see docs/code-mode.md)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tool:
-    """A tool as the model sees it: a name, a description and a JSON Schema for its arguments."""
+    """A tool as the model sees it: a name, a description and a JSON Schema for its arguments.
+
+    `allowed_callers` says who may call it (`AgentTool`'s argument of that name): adapters whose
+    API runs code for the model mark the tool for it and turn the code execution on; the others
+    offer the tool as an ordinary one.
+
+    `deferred` marks a tool the provider's own tool search finds (Anthropic's `defer_loading`):
+    the loop sends such tools only to a model whose `Model.tool_search` is true; an adapter
+    without native tool search sends every tool it is given as it is.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
+    allowed_callers: tuple[ToolCallerKind, ...] = ("direct",)
+    deferred: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

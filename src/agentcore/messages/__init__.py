@@ -26,6 +26,7 @@ from ._types import StopReason as StopReason
 from ._types import TextContent as TextContent
 from ._types import ThinkingContent as ThinkingContent
 from ._types import ToolCall as ToolCall
+from ._types import ToolCaller as ToolCaller
 from ._types import ToolResultContent as ToolResultContent
 from ._types import ToolResultMessage as ToolResultMessage
 from ._types import Usage as Usage
@@ -46,6 +47,7 @@ __all__ = [
     "TextContent",
     "ThinkingContent",
     "ToolCall",
+    "ToolCaller",
     "ToolResultContent",
     "ToolResultMessage",
     "Usage",

@@ -20,6 +20,7 @@ from ._types import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    ToolCaller,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -101,11 +102,12 @@ _EXPECTED: dict[str, str] = {
     "usage": "an object (Usage)",
     "opt_usage": "an object (Usage) or null",
     "cost": "an object (Cost)",
+    "opt_caller": "an object (ToolCaller) or null",
     "user_content": "a string or a list of text/image blocks",
     "assistant_content": "a list of text/thinking/tool_call blocks",
     "result_content": "a list of text/image blocks",
 }
-_NULLABLE = frozenset({"opt_str", "names", "opt_usage", "json"})
+_NULLABLE = frozenset({"opt_str", "names", "opt_usage", "opt_caller", "json"})
 _CONTENT_BLOCKS: dict[str, tuple[str, ...]] = {
     "user_content": ("text", "image"),
     "assistant_content": ("text", "thinking", "tool_call"),
@@ -127,7 +129,9 @@ _SPECS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {
         ("arguments", "object", False),
         ("thought_signature", "opt_str", False),
         ("invalid_arguments", "opt_str", False),
+        ("caller", "opt_caller", False),
     ),
+    ToolCaller: (("kind", "str", True), ("id", "str", True), ("code", "opt_str", False)),
     Cost: tuple((name, "num", False) for name in ("input", "output", "cache_read", "cache_write")),
     Usage: (
         *((name, "int", False) for name in ("input", "output", "cache_read", "cache_write")),
@@ -161,6 +165,12 @@ _KINDS: dict[type[Any], dict[str, str]] = {
     cls: {name: kind for name, kind, _ in spec} for cls, spec in _SPECS.items()
 }
 _DERIVED: dict[type[Any], str] = {Cost: "total", Usage: "total_tokens"}
+_RECORDS: dict[str, type[Any]] = {
+    "cost": Cost,
+    "usage": Usage,
+    "opt_usage": Usage,
+    "opt_caller": ToolCaller,
+}
 
 
 def _is_int(value: Any) -> bool:
@@ -307,7 +317,7 @@ class _Encoder:
             if not isinstance(value, list):
                 self.exact = False
             return list(value)
-        cls = Cost if kind == "cost" else Usage
+        cls = _RECORDS[kind]
         if not isinstance(value, cls):
             raise _wrong(path, kind, value)
         return self.record(value, path, None)
@@ -417,11 +427,11 @@ def _decode_field(kind: str, value: Any, path: str) -> Any:
         if value is not None:
             _check_names(value, path)
         return value
-    if value is None and kind == "opt_usage":
+    if value is None and kind in ("opt_usage", "opt_caller"):
         return None
     if not isinstance(value, Mapping):
         raise _wrong(path, kind, value)
-    return _decode_record(Cost if kind == "cost" else Usage, value, path)
+    return _decode_record(_RECORDS[kind], value, path)
 
 
 def _decode_record(cls: type[Any], data: Mapping[str, Any], path: str) -> Any:

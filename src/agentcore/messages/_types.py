@@ -22,6 +22,7 @@ __all__ = [
     "TextContent",
     "ThinkingContent",
     "ToolCall",
+    "ToolCaller",
     "ToolResultContent",
     "ToolResultMessage",
     "Usage",
@@ -93,12 +94,37 @@ class ImageContent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCaller:
+    """Who made a tool call when it was not the model itself: code the provider runs for it.
+
+    With the providers' hosted code execution (Anthropic's programmatic tool calling; see
+    docs/code-mode.md), the model writes code that the provider runs, and each call that code
+    makes of one of your tools comes back as a `ToolCall` whose `caller` is this.
+
+    Attributes:
+        kind: the provider's name for the caller, as it sent it (Anthropic:
+            `code_execution_20260120`).
+        id: the id of the provider's code run that made the call (Anthropic: the `tool_id`, the
+            id of its `server_tool_use` block); the calls of one run share it.
+        code: the code that run executes, when the transcript holds it (for UIs to show), else
+            None.
+    """
+
+    kind: str
+    id: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """A tool call requested by the model; `arguments` is the parsed JSON object.
 
     `invalid_arguments` holds the text the model sent when it was not one complete JSON object
     (cut off, trailing garbage, two objects, not an object): `arguments` is then `{}` and the call
     is never executed; it gets an error result quoting the parser's reason instead.
+
+    `caller` is None for a call the model made itself, and a `ToolCaller` for one made by code
+    the provider runs (hosted code execution): the call is run and answered as any other.
     """
 
     id: str
@@ -106,6 +132,7 @@ class ToolCall:
     arguments: dict[str, Any] = field(default_factory=dict)
     thought_signature: str | None = None
     invalid_arguments: str | None = None
+    caller: ToolCaller | None = None
     type: Literal["tool_call"] = "tool_call"
 
 

@@ -48,7 +48,14 @@ from ..events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from ..messages import AgentMessage, AssistantMessage, TextContent, ThinkingContent, ToolCall
+from ..messages import (
+    AgentMessage,
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolCaller,
+)
 from ..messages import Usage as Usage
 from ._convert import (
     assistant_metadata,
@@ -155,6 +162,7 @@ class AgUiTranslator:
                         toolCallId=event.tool_call_id,
                         toolName=event.tool_name,
                         **_parent(parent),
+                        **_caller(event.caller),
                     )
                 )
                 return out
@@ -167,6 +175,7 @@ class AgUiTranslator:
                         text=block_text(partial.content),
                         details=_jsonable(partial.details),
                         **_parent(event.parent_tool_call_id),
+                        **_caller(event.caller),
                     )
                 ]
             case ToolExecutionEndEvent(parent_tool_call_id=parent):
@@ -176,6 +185,7 @@ class AgUiTranslator:
                         toolCallId=event.tool_call_id,
                         isError=event.is_error,
                         **_parent(parent),
+                        **_caller(event.caller),
                     )
                 ]
                 if parent is not None:
@@ -426,6 +436,14 @@ class AgUiTranslator:
 def _parent(parent: str | None) -> dict[str, str]:
     """`parentToolCallId` for the CUSTOM value of a call a snippet made; nothing otherwise."""
     return {} if parent is None else {"parentToolCallId": parent}
+
+
+def _caller(caller: ToolCaller | None) -> dict[str, Any]:
+    """`caller` for the CUSTOM value of a call made by code the provider runs (hosted code
+    execution): its kind, the code run's id and its code when known; nothing otherwise."""
+    if caller is None:
+        return {}
+    return {"caller": {"kind": caller.kind, "id": caller.id, "code": caller.code}}
 
 
 def _args_json(args: Any) -> str:

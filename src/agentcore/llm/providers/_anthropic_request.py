@@ -8,6 +8,10 @@ The body is plain JSON (so `on_payload` can see and replace all of it):
 * prompt caching follows `cache_retention`: `short` marks the system prompt and the last user
   message as ephemeral cache breakpoints, `long` asks api.anthropic.com for a one-hour TTL,
   `none` sends no markers;
+* the server's own blocks (hosted code execution, tool search), kept whole by the adapter in
+  signature-only text blocks (`_anthropic_hosted`), are replayed as they came; tools go with
+  `allowed_callers` (callable from code) and `defer_loading` (deferred), with the code execution
+  and tool search tools they need;
 * a thinking level becomes adaptive thinking with an effort (Claude Opus/Sonnet 4.6 and later)
   or a token budget (older thinking models), which also asks for interleaved thinking.
 """
@@ -34,6 +38,13 @@ from ..model import Model
 from ..thinking import adjust_max_tokens_for_thinking, supports_xhigh
 from ..transform import normalize_id_alnum, sanitize_surrogates, transform_messages
 from ..types import Context, SimpleStreamOptions, StreamOptions, ThinkingLevel
+from ._anthropic_hosted import (
+    TEXT_ONLY_NOTE,
+    callers_of,
+    decode_block,
+    pending_container,
+    tools_payload,
+)
 
 __all__ = [
     "AnthropicOptions",
@@ -139,9 +150,11 @@ def _user_content(
     return blocks
 
 
-def _tool_result(message: ToolResultMessage, images: bool) -> dict[str, Any]:
+def _tool_result(message: ToolResultMessage, images: bool, from_code: bool) -> dict[str, Any]:
+    """A `tool_result` block; one answering a call from hosted code is text only (the API
+    refuses anything else there), its images replaced by a note."""
     content: str | list[dict[str, Any]]
-    if images and any(isinstance(b, ImageContent) for b in message.content):
+    if images and not from_code and any(isinstance(b, ImageContent) for b in message.content):
         content = [
             {"type": "text", "text": sanitize_surrogates(b.text)}
             if isinstance(b, TextContent)
@@ -152,9 +165,10 @@ def _tool_result(message: ToolResultMessage, images: bool) -> dict[str, Any]:
         if not any(b["type"] == "text" for b in content):
             content.insert(0, {"type": "text", "text": "(see attached image)"})
     else:
-        content = sanitize_surrogates(
-            "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-        )
+        texts = [b.text for b in message.content if isinstance(b, TextContent)]
+        if from_code and any(isinstance(b, ImageContent) for b in message.content):
+            texts.append(TEXT_ONLY_NOTE)
+        content = sanitize_surrogates("\n".join(texts))
     return {
         "type": "tool_result",
         "tool_use_id": message.tool_call_id,
@@ -167,7 +181,10 @@ def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
-            if block.text.strip():
+            kept, hosted = decode_block(block)
+            if kept is not None:  # a block of the code execution, replayed as it came
+                blocks.append(kept)
+            elif block.text.strip() and not hosted:
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
         elif isinstance(block, ThinkingContent):
             signature = block.thinking_signature
@@ -185,9 +202,15 @@ def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
             elif block.thinking.strip():  # unsigned (e.g. cut off): the API would reject it
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
         elif isinstance(block, ToolCall):
-            blocks.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
-            )
+            use: dict[str, Any] = {
+                "type": "tool_use",
+                "id": block.id,
+                "name": block.name,
+                "input": block.arguments,
+            }
+            if block.caller is not None:  # a call made by code the provider runs
+                use["caller"] = {"type": block.caller.kind, "tool_id": block.caller.id}
+            blocks.append(use)
     return blocks
 
 
@@ -197,15 +220,20 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
     Consecutive tool results become one user message of `tool_result` blocks; empty text is
     dropped (the API rejects it), and so are images for models that do not take them.
     """
+    return _convert(transform_messages(messages, model, normalize_id_alnum), model)
+
+
+def _convert(transformed: list[Message], model: Model) -> list[dict[str, Any]]:
     images = "image" in model.input
     params: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None  # the tool_result blocks of the last message
-    for message in transform_messages(messages, model, normalize_id_alnum):
+    from_code = callers_of(transformed)
+    for message in transformed:
         if isinstance(message, ToolResultMessage):
             if results is None:
                 results = []
                 params.append({"role": "user", "content": results})
-            results.append(_tool_result(message, images))
+            results.append(_tool_result(message, images, message.tool_call_id in from_code))
             continue
         results = None
         if isinstance(message, UserMessage):
@@ -236,7 +264,8 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     """The JSON body of a streaming Messages request (before `on_payload`)."""
     extra = options if isinstance(options, AnthropicOptions) else AnthropicOptions()
     cache = _cache_control(model, options.cache_retention)
-    messages = convert_messages(context.messages, model)
+    transformed = transform_messages(context.messages, model, normalize_id_alnum)
+    messages = _convert(transformed, model)
     payload: dict[str, Any] = {
         "model": model.id,
         "max_tokens": options.max_tokens or model.max_tokens,
@@ -254,14 +283,10 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     if cache is not None and messages and messages[-1]["role"] == "user":
         messages[-1]["content"][-1]["cache_control"] = cache
     if context.tools:
-        payload["tools"] = [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": {"type": "object", **tool.parameters},
-            }
-            for tool in context.tools
-        ]
+        payload["tools"] = tools_payload(context.tools)
+    container = pending_container(transformed)
+    if container is not None:  # calls from code wait for their results in this container
+        payload["container"] = container
     thinking = extra.thinking
     if thinking == "enabled" and (
         not extra.thinking_budget or _tool_loop_without_thinking(messages)

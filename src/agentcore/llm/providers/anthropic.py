@@ -32,6 +32,7 @@ from .._driver import AnswerFailed, Wire, open_driven
 from .._env import resolve_api_key
 from .._failures import truncated_text
 from .._http import ssl_context
+from .._partial_json import parse_complete_json
 from .._pool import close_unshared
 from .._request import OpenedStream, Request, open_event_stream, release
 from .._retry import RetryInfo
@@ -49,6 +50,7 @@ from ..model import Model, VertexAI
 from ..registry import ApiProvider
 from ..stream import AssistantMessageEventStream
 from ..types import Context, SimpleStreamOptions, StreamOptions
+from ._anthropic_hosted import container_block, encode_block, hosted_codes, keeps, tool_caller
 from ._anthropic_request import (
     AnthropicOptions,
     build_payload,
@@ -117,9 +119,14 @@ def _classify(sdk: Any, exc: BaseException) -> RetryInfo | None:
 class _Translator:
     """Turns Anthropic stream events into builder calls, remembering which API block is which."""
 
-    def __init__(self, model: Model, builder: MessageBuilder) -> None:
+    def __init__(
+        self, model: Model, builder: MessageBuilder, codes: dict[str, str] | None = None
+    ) -> None:
         self.model = model
         self.builder = builder
+        self.codes = codes if codes is not None else {}  # hosted code runs' code, by id
+        self.kept: dict[int, tuple[dict[str, Any], list[str]]] = {}  # code-execution blocks
+        self.container: str | None = None
         self.blocks: dict[int, int] = {}  # API content index -> our content index
         self.signatures: dict[int, str] = {}
         self.inputs: dict[int, Any] = {}  # tool_use input given whole at block start
@@ -162,12 +169,14 @@ class _Translator:
                 return []
             return self._delta(index, get_field(event, "delta"))
         if kind == "message_start":
-            self._usage(get_field(get_field(event, "message"), "usage"))
+            message = get_field(event, "message")
+            self._usage(get_field(message, "usage"))
+            self._container(get_field(message, "container"))
         elif kind == "message_delta":
-            self.stop_reason = (
-                get_field(get_field(event, "delta"), "stop_reason") or self.stop_reason
-            )
+            delta = get_field(event, "delta")
+            self.stop_reason = get_field(delta, "stop_reason") or self.stop_reason
             self._usage(get_field(event, "usage"))
+            self._container(get_field(delta, "container"))
         elif kind == "message_stop":
             self.finished = True
         elif kind == "content_block_start":
@@ -176,6 +185,8 @@ class _Translator:
             index = self.blocks.get(get_field(event, "index"))
             if index is None or not b.is_open(index):
                 return []
+            if index in self.kept:
+                return [self._kept_end(index)]
             if b.kind(index) == "text":
                 return [b.text_end(index)]
             if b.kind(index) == "thinking":
@@ -184,6 +195,33 @@ class _Translator:
             whole = None if index in self.streamed or not isinstance(given, dict) else given
             return [b.toolcall_end(index, arguments=whole)]
         return []  # ping, and event types added after this adapter was written
+
+    def _container(self, container: Any) -> None:
+        """The container the code runs in (hosted code execution), reported by the message."""
+        found = get_field(container, "id") if container is not None else None
+        if isinstance(found, str) and found:
+            self.container = found
+
+    def _kept_end(self, index: int) -> AssistantMessageEvent:
+        """Close a kept code-execution block: its JSON, whole, as the text block's signature."""
+        block, fragments = self.kept.pop(index)
+        if fragments:
+            block["input"] = parse_complete_json("".join(fragments)) or {}
+        if block.get("type") == "server_tool_use":
+            given = block.get("input")
+            code = given.get("code") if isinstance(given, dict) else None
+            if isinstance(code, str) and isinstance(block.get("id"), str):
+                self.codes[block["id"]] = code
+        return self.builder.text_end(index, signature=encode_block(block))
+
+    def container_events(self) -> list[AssistantMessageEvent]:
+        """The answer's container id, kept as an empty text block at its end (see
+        `_anthropic_hosted`)."""
+        if self.container is None:
+            return []
+        b = self.builder
+        start = b.text_start()
+        return [start, b.text_end(start.content_index, signature=container_block(self.container))]
 
     def _start(self, api_index: Any, block: Any) -> list[AssistantMessageEvent]:
         b = self.builder
@@ -207,13 +245,20 @@ class _Translator:
             events.append(redacted)
         elif kind == "tool_use":
             call = b.toolcall_start(
-                id=get_field(block, "id") or "", name=get_field(block, "name") or ""
+                id=get_field(block, "id") or "",
+                name=get_field(block, "name") or "",
+                caller=tool_caller(get_field(block, "caller"), self.codes),
             )
             index = call.content_index
             self.inputs[index] = get_field(block, "input")
             events.append(call)
+        elif keeps(kind, get_field(block, "name")) and isinstance(block, Mapping):
+            # the code execution's own blocks: not ours, but the API needs them again
+            index = (start := b.text_start()).content_index
+            self.kept[index] = (dict(block), [])
+            events.append(start)
         else:
-            return []  # server tools, citations and the like are not part of our protocol
+            return []  # other server tools, citations and the like are not part of our protocol
         self.blocks[api_index] = index
         return events
 
@@ -231,6 +276,8 @@ class _Translator:
                 get_field(delta, "signature") or ""
             )
             b.thinking_signature(index, self.signatures[index])
+        elif kind == "input_json_delta" and index in self.kept:
+            self.kept[index][1].append(get_field(delta, "partial_json") or "")
         elif kind == "input_json_delta" and b.kind(index) == "tool_call":
             fragment = get_field(delta, "partial_json")
             if fragment:
@@ -268,7 +315,7 @@ class _Wire(Wire):
         self.sdk = sdk
         self.api_key = api_key
         self.vertex = vertex
-        self.translator = _Translator(request.model, self.builder)
+        self.translator = _Translator(request.model, self.builder, hosted_codes(context.messages))
         self.client: Any = None
         self.shared = False  # whether the client\'s HTTP client is the loop\'s (`shared_http`)
         self.payload: Any = None
@@ -330,6 +377,7 @@ class _Wire(Wire):
         if not self.finished:
             raise AnswerFailed(_TRUNCATED)
         events = builder.close_open_blocks()
+        events.extend(self.translator.container_events())
         reason = self.translator.stop_reason
         mapped = _STOP_REASONS.get(reason or "end_turn")
         if mapped is not None:
