@@ -80,6 +80,7 @@ SLOW = [
     "tests/cli/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
     "tests/cli/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
     "tests/cli/test_cli_tty.py",
+    "tests/cli/test_cli_memory.py::test_memory_list_in_a_terminal_shows_escapes_and_obeys_none",
     "tests/test_examples.py::test_coding_helper_asks_at_the_terminal",
     "tests/test_examples.py::test_coding_helper_example_approves_the_fix_and_denies_the_test_change",
     "tests/test_examples.py::test_mcp_agent_example",
