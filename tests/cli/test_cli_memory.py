@@ -11,15 +11,18 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import pytest
 
 from agentcore.cli import main
+from agentcore.cli._memory import open_memory
 from agentcore.cli._store import default_sessions_dir, open_store, sessions_directory
 from agentcore.llm import register_model
-from agentcore.memory import MemoryScope, SqliteMemoryStore
+from agentcore.memory import MemoryScope, PostgresMemoryStore, SqliteMemoryStore
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
+from support.postgres import drop_schema, postgres_url, schema_for
 
 
 @dataclass
@@ -222,3 +225,21 @@ def test_memory_list_in_a_terminal_shows_escapes_and_obeys_none() -> None:
     shown = "\n".join(line.rstrip() for line in screen.display)
     assert "Call me Root\\x1b]0;pwned\\x07\\x1b[2K gone" in shown  # \\r: a space
     assert screen.title == ""
+
+
+def test_serve_store_keeps_memories_in_the_sessions_database(tmp_path: Path) -> None:
+    """`serve --store postgresql://…?schema=S --memory`: the memories live in that database and
+    schema (the store `run_memory` opens is the one `--store` names)."""
+    url, schema = postgres_url(), schema_for(tmp_path)
+    store = open_memory(None, f"{url}?schema={schema}")
+    try:
+        assert isinstance(store, PostgresMemoryStore) and store.schema == schema
+
+        async def go() -> list[str]:
+            await store.add("Likes tea", scope=MemoryScope(user="ann"))
+            return [r.text for r in await store.list(scope=MemoryScope(user="ann"))]
+
+        assert anyio.run(go) == ["Likes tea"]
+    finally:
+        store.close()
+        drop_schema(url, schema)

@@ -127,6 +127,8 @@ EXTERNAL = [
     "tests/web/test_web_code_mode_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_memory_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_relay_schema.py",  # PostgreSQL (scripts/postgres)
+    # PostgreSQL (scripts/postgres)
+    "tests/cli/test_cli_memory.py::test_serve_store_keeps_memories_in_the_sessions_database",
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",  # runs scripts/temporal start
 ]
 

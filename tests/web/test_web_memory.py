@@ -86,6 +86,8 @@ def test_another_users_memories_are_never_listed_or_deleted(
             refused = client.delete(f"/api/memory/{other}")
             assert refused.status_code == 404, refused.text
         assert client.delete(f"/api/memory/{theirs}?user=bob").status_code == 404
+        cross_site = client.delete(f"/api/memory/{mine}", headers={"Origin": "http://evil.test"})
+        assert cross_site.status_code == 403
     assert ids(memory_store, BOB) == [theirs]
     assert ids(memory_store, MemoryScope(user="alice", agent="x")) == [wider]
     assert ids(memory_store, ALICE) == [mine]
