@@ -81,6 +81,7 @@ SLOW = [
     "tests/cli/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
     "tests/cli/test_cli_tty.py",
     "tests/cli/test_cli_memory.py::test_memory_list_in_a_terminal_shows_escapes_and_obeys_none",
+    "tests/web/test_web_memory.py::test_agentcore_serve_memory_serves_the_users_memories",
     "tests/test_examples.py::test_coding_helper_asks_at_the_terminal",
     "tests/test_examples.py::test_coding_helper_example_approves_the_fix_and_denies_the_test_change",
     "tests/test_examples.py::test_mcp_agent_example",

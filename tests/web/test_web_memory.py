@@ -4,16 +4,22 @@ a delete removes one, and only the scope of the app's `memory` option is ever li
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from agentcore.memory import Memory, MemoryScope, SqliteMemoryStore
 
 from .web_support import Served, open_events, start_server, stop_server
 
+HERE = Path(__file__).parent
+SRC = HERE.parents[1] / "src"
 ALICE, BOB = MemoryScope(user="alice"), MemoryScope(user="bob")
 
 
@@ -122,3 +128,45 @@ def test_a_bad_limit_is_a_400(alices: Served) -> None:
     with alices.client() as client:
         response = client.get("/api/memory?limit=0")
         assert response.status_code == 400 and "'limit'" in response.json()["error"]
+
+
+def test_agentcore_serve_memory_serves_the_users_memories(tmp_path: Path) -> None:
+    """`agentcore serve --memory --memory-user ann` (a subprocess, the faux model): the agents
+    remember in `memory.db` beside the sessions, and the page's API lists ann's memories only."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    with SqliteMemoryStore(sessions / "memory.db") as store:
+        add(store, "Ann likes tea", MemoryScope(user="ann"))
+        add(store, "Bob likes coffee", MemoryScope(user="bob"))
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env.pop("AGENTCORE_TOKEN", None)
+    argv = ["--port", "0", "--no-token", "--sessions-dir", str(sessions), "--memory"]
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "faux_serve.py"), *argv, "--memory-user", "ann"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("agentcore serve: http://"), line + process.stderr.read()
+        with httpx.Client(base_url=line.split(": ", 1)[1].strip(), timeout=30) as client:
+            sid = client.post("/api/sessions", json={}).json()["id"]
+            with open_events(client, sid) as reader:
+                reader.until("STATE_SNAPSHOT")
+                prompt = {"text": "remember: Ann lives in Lyon"}
+                assert client.post(f"/api/sessions/{sid}/prompt", json=prompt).status_code == 202
+                reader.until("RUN_FINISHED")
+            listed = client.get("/api/memory").json()
+        assert listed["user"] == "ann"
+        assert [m["text"] for m in listed["memories"]] == ["Ann lives in Lyon", "Ann likes tea"]
+        assert listed["memories"][0]["session_id"] == sid
+    finally:
+        process.terminate()
+        try:
+            process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
