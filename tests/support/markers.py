@@ -80,6 +80,8 @@ SLOW = [
     "tests/cli/test_cli_approve.py::test_a_command_past_its_timeout_is_killed_with_its_children",
     "tests/cli/test_cli_approve.py::test_an_abort_kills_a_running_command_and_its_children",
     "tests/cli/test_cli_tty.py",
+    "tests/cli/test_cli_memory.py::test_memory_list_in_a_terminal_shows_escapes_and_obeys_none",
+    "tests/web/test_web_memory.py::test_agentcore_serve_memory_serves_the_users_memories",
     "tests/test_examples.py::test_coding_helper_asks_at_the_terminal",
     "tests/test_examples.py::test_coding_helper_example_approves_the_fix_and_denies_the_test_change",
     "tests/test_examples.py::test_mcp_agent_example",
@@ -125,7 +127,10 @@ EXTERNAL = [
     "tests/web/test_web_hostile_text.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_handoffs.py::test_the_page_labels_who_speaks",  # headless Chromium
     "tests/web/test_web_code_mode_browser.py",  # headless Chromium (scripts/browser)
+    "tests/web/test_web_memory_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_relay_schema.py",  # PostgreSQL (scripts/postgres)
+    # PostgreSQL (scripts/postgres)
+    "tests/cli/test_cli_memory.py::test_serve_store_keeps_memories_in_the_sessions_database",
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",  # runs scripts/temporal start
 ]
 

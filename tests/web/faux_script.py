@@ -1,6 +1,7 @@
 """The scripted faux model of the web tests: it answers by the last message of the conversation.
 
 - a tool result: "The calculator says: **<result>**."
+- "remember: TEXT": a call of the `remember` tool (of `Memory`) storing TEXT as a fact;
 - "book": a call of the `book` tool of `elicit_server.py` (served with `--mcp`);
 - "tool": a call of the built-in `calculator` tool on 6*7;
 - "long": a long answer (streamed slowly when the provider is paced: to be stopped);
@@ -34,6 +35,10 @@ def answer(call: FauxCall) -> AssistantMessage:
     if role == "tool_result":
         return AssistantMessage(content=[TextContent(text=f"The calculator says: **{text}**.")])
     lowered = text.lower()
+    if lowered.startswith("remember: "):  # the `remember` tool of agent_options["memory"]
+        arguments = {"text": text.partition(": ")[2], "kind": "fact"}
+        call_block = ToolCall(id=f"call_{call.index}", name="remember", arguments=arguments)
+        return AssistantMessage(content=[call_block])
     if "book" in lowered:  # the `book` tool of elicit_server.py (`serve --mcp`), which asks
         call_block = ToolCall(
             id=f"call_{call.index}", name="book", arguments={"place": "Chez Nous"}

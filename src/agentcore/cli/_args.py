@@ -1,4 +1,4 @@
-"""The command line: `agentcore chat|run|models|sessions` and the options they share.
+"""The command line: `agentcore chat|run|models|sessions|memory` and the options they share.
 
 Parsing never calls `sys.exit` and never touches the process's own streams: help and errors are
 written to the streams `main` was given, and the outcome comes back as a `Parsed` or an exit code.
@@ -24,6 +24,7 @@ from ..llm.types import THINKING_LEVELS, ThinkingLevel
 from ._arg_types import OFF, amount_or_off
 from ._eval_args import EvalOptions, add_eval_command, eval_options
 from ._mcp_args import SamplingOptions, add_sampling_arguments, sampling_options
+from ._memory_args import MemoryOptions, add_memory_command, add_memory_options, memory_fields
 from ._serve_args import add_serve_arguments
 from ._sessions_args import add_session_options, add_sessions_command, sessions_fields
 
@@ -102,6 +103,7 @@ class Parsed:
     record: str | None = None  # chat/run --record FILE
     replay: str | None = None  # chat/run --replay FILE
     evaluation: EvalOptions | None = None  # eval DATASET ...
+    memory: MemoryOptions | None = None  # chat/run/serve --memory; memory list|search|delete
 
 
 def split_model_ref(ref: str) -> tuple[str, str]:
@@ -336,6 +338,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_bounds(common)
     _add_guardrails(common)
+    add_memory_options(common)
     add_sampling_arguments(common)
 
     parser = argparse.ArgumentParser(
@@ -396,6 +399,7 @@ def _build_parser() -> argparse.ArgumentParser:
     models.add_argument("provider", nargs="?", help="only this provider's models")
     models.add_argument("--json", action="store_true", help="one JSON object per model")
     add_sessions_command(commands)
+    add_memory_command(commands)
     add_eval_command(commands, _add_recording)
     return parser
 
@@ -410,12 +414,15 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
                 parser.print_help(sys.stderr)
                 return 2
             sampling = sampling_options(ns, parser) if hasattr(ns, "mcp") else None
+            memory = memory_fields(ns, parser)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     if ns.command == "models":
         return Parsed(command="models", provider=ns.provider, json=ns.json)
     if ns.command == "sessions":
         return Parsed(command="sessions", **sessions_fields(ns))
+    if ns.command == "memory":
+        return Parsed(command="memory", **memory)
     if ns.command == "eval":
         return Parsed(
             command="eval",
@@ -471,4 +478,5 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         a2a_name=getattr(ns, "a2a_name", None),
         record=getattr(ns, "record", None),
         replay=getattr(ns, "replay", None),
+        **memory,
     )

@@ -3,7 +3,9 @@ them first, so that `--version` and `--help` import none of this)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TextIO
 
 import anyio
@@ -121,6 +123,17 @@ def _code_mode(tools: list[AgentTool]) -> list[AgentTool]:
     return [code_mode(tools, name=CODE_TOOL)]
 
 
+def _memory(parsed: Parsed, settings: Settings) -> AbstractAsyncContextManager[None]:
+    """`--memory`: the user's memory in `settings` while the command runs."""
+    if parsed.memory is None:
+        return contextlib.nullcontext()
+    from ._memory import run_memory
+
+    return run_memory(
+        parsed.memory, settings, sessions_dir=parsed.sessions_dir, store_url=parsed.store
+    )
+
+
 def _guardrails(parsed: Parsed) -> tuple[Guardrail, ...]:
     guards: list[Guardrail] = []
     if parsed.max_input_chars is not None:
@@ -206,6 +219,10 @@ async def _main(
             stdout=stdout.stream,
             stderr=stderr,
         )
+    if parsed.command == "memory" and parsed.memory is not None:
+        from ._memory import memory_command
+
+        return await memory_command(parsed.memory, parsed.sessions_dir, stdout, make_styler(stderr))
     if parsed.command == "sessions":
         from ._sessions_cmd import sessions_command
 
@@ -244,7 +261,10 @@ async def _main(
             stderr=stderr,
             stream_fn=stream_fn,
         )
-    async with mcp_servers(parsed.mcp, settings, stderr, sampling=sampling):
+    async with (
+        mcp_servers(parsed.mcp, settings, stderr, sampling=sampling),
+        _memory(parsed, settings),
+    ):
         with tracing(stderr, trace=parsed.trace) as trace:
             if parsed.command == "serve" and parsed.a2a:
                 from ._serve_a2a import serve_a2a_command

@@ -39,6 +39,7 @@ from ..llm import StreamFn, check_model
 from ..llm.model import Model
 from ..llm.models import get_model
 from ..llm.types import ThinkingLevel
+from ..memory import Memory
 from ..messages import AgentMessage, AssistantMessage, UserMessage
 from ..skills import SkillSet
 from ..tools import AgentTool
@@ -104,6 +105,7 @@ class Settings:
     guardrails: tuple[Guardrail, ...] = ()  # --max-input-chars, --redact-pii
     skills: SkillSet = field(default_factory=SkillSet)  # --skills, .agents/skills
     handoffs: dict[str, Any] = field(default_factory=dict)  # --agents: agent_name, next_agent...
+    memory: Memory | None = None  # --memory: the user's long-term memory
 
     @property
     def agent_name(self) -> str | None:
@@ -112,10 +114,11 @@ class Settings:
         return name if isinstance(name, str) else None
 
     def bounds(self) -> dict[str, Any]:
-        """The bounds of every run, and its handoff options (`--agents`), as keyword arguments
-        of `AgentLoopConfig` and `Agent`."""
+        """The bounds of every run, its handoff options (`--agents`) and its memory (`--memory`),
+        as keyword arguments of `AgentLoopConfig` and `Agent`."""
         return {
             **self.handoffs,
+            "memory": self.memory,
             "max_turns": self.max_turns,
             "usage_limits": self.usage_limits,
             "tool_timeout": self.tool_timeout,

@@ -1,4 +1,5 @@
-"""Where the command keeps its sessions: one JSONL store for `chat`, `sessions` and `serve`."""
+"""Where the command keeps its sessions: one JSONL store for `chat`, `sessions` and `serve`
+(and, beside it, the `memory.db` of `--memory`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from agentcore.sessions import JsonlSessionStore
 
-__all__ = ["default_sessions_dir", "open_store", "private_history"]
+__all__ = ["default_sessions_dir", "open_store", "private_history", "sessions_directory"]
 
 
 def default_sessions_dir() -> Path:
@@ -22,7 +23,13 @@ def default_sessions_dir() -> Path:
 
 
 def open_store(directory: str | Path | None = None) -> JsonlSessionStore:
-    """The session store in `directory` (default: `default_sessions_dir()`), created if missing.
+    """The session store in `directory` (default: `default_sessions_dir()`), created if missing
+    (see `sessions_directory`)."""
+    return JsonlSessionStore(sessions_directory(directory))
+
+
+def sessions_directory(directory: str | Path | None = None) -> Path:
+    """`directory` (default: `default_sessions_dir()`), created if missing.
 
     The default directory and the `agentcore` directory holding it are the command's own: they
     are made readable by their owner only (0700), also when an older version made them 0755.
@@ -30,12 +37,12 @@ def open_store(directory: str | Path | None = None) -> JsonlSessionStore:
     if directory is not None:
         path = Path(directory).expanduser()
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return JsonlSessionStore(path)
+        return path
     path = default_sessions_dir()
     for own in (path.parent, path):
         own.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(own, 0o700)
-    return JsonlSessionStore(path)
+    return path
 
 
 def private_history(path: Path) -> None:

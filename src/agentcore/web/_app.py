@@ -16,6 +16,8 @@ POST /api/sessions/{id}/model {model}   switch the model (between runs)
 POST /api/sessions/{id}/branch {index}  a new session with the first `index` messages -> {id}
 POST /api/sessions/{id}/approvals/{tool_call_id} {approved, reason?, arguments?}
 POST /api/ag-ui                         the AG-UI run endpoint (RunAgentInput in, SSE out)
+GET  /api/memory                        what the agents remember (the `memory` agent option's
+DELETE /api/memory/{id}                 scope only), newest first; delete one of them
 ```
 """
 
@@ -32,6 +34,8 @@ import anyio
 
 from .. import AgentBusyError, AgentCoreError, AgentTool, __version__
 from ..llm import Model, StreamFn, check_model, get_model, get_models, get_providers
+from ..memory import Memory, MemoryStoreError
+from ..memory.tools import recalled
 from ..messages import valid_text
 from ..netguard import LOOPBACK_HOSTS
 from ..sessions import SessionError, SessionNotFoundError, SessionStore
@@ -145,6 +149,8 @@ class _Api:
         self, hub: Hub, default_model: Model, stream_fn: StreamFn | None, max_readers: int
     ) -> None:
         self.hub = hub
+        memory = hub.settings.agent_options.get("memory")
+        self.memory = memory if isinstance(memory, Memory) else None
         self.max_readers = max_readers
         self.readers = 0  # event streams open, over all sessions
         self.default_model = default_model
@@ -171,6 +177,7 @@ class _Api:
                 "version": __version__,
                 "defaultModel": model_ref(self.default_model),
                 "tools": [t.name for t in self.hub.settings.tools],
+                "memory": self.memory is not None,
             }
         )
 
@@ -362,6 +369,33 @@ class _Api:
         if not agent.state.pending_approvals:
             chat.start(self.hub.task_group(), agent.continue_)
 
+    def _memory(self) -> Memory:
+        if self.memory is None:
+            raise _Problem(404, "this server keeps no memories (agentcore serve --memory)")
+        return self.memory
+
+    async def memories(self, request: requests.Request) -> responses.Response:
+        """The memories of the agents' scope (and of no other), newest first."""
+        memory = self._memory()
+        limit = _query_int(request, "limit", 200, 1, 1000)
+        try:
+            records = await memory.store.list(scope=memory.scope, limit=limit)
+        except MemoryStoreError as exc:
+            raise _Problem(503, f"the memory store failed: {exc}") from None
+        return _ok({"user": memory.scope.user, "memories": [recalled(r) for r in records]})
+
+    async def forget(self, request: requests.Request) -> responses.Response:
+        """Delete one memory of the agents' scope: an id of any other scope is not found."""
+        memory = self._memory()
+        record_id = str(request.path_params["memory_id"])
+        try:
+            deleted = await memory.store.delete(record_id, scope=memory.scope)
+        except MemoryStoreError as exc:
+            raise _Problem(503, f"the memory store failed: {exc}") from None
+        if not deleted:
+            raise _Problem(404, f"no memory {record_id!r} here (GET /api/memory lists them)")
+        return _ok({"deleted": record_id})
+
 
 def _store_model(chat: Chat, model: Model) -> None:
     """Write the new model to the session now (the Agent would at its next run), so a branch
@@ -411,7 +445,9 @@ def create_app(
         allowed_hosts: without a token, the `Host` names served (default: loopback names, and
             any loopback address, which defeats DNS rebinding); None serves any (behind your own
             authentication).
-        agent_options: keyword arguments for every `Agent` (bounds, hooks, ...).
+        agent_options: keyword arguments for every `Agent` (bounds, hooks, ...). With `memory`
+            (an `agentcore.memory.Memory`), `GET /api/memory` lists that memory's scope (and
+            no other) and `DELETE /api/memory/{id}` deletes from it; the page shows them.
         event_log_size: events each session keeps for reconnecting clients between runs (the
             run in progress is always kept whole).
         max_open_sessions: sessions kept open in memory; idle ones beyond are closed.
@@ -493,6 +529,8 @@ def create_app(
         route(s + "/branch", api.branch, "POST"),
         route(s + "/approvals/{tool_call_id:str}", api.decide, "POST"),
         routing.Route("/api/ag-ui", AgUiEndpoint(hub).handle, methods=["POST"]),
+        route("/api/memory", api.memories),
+        route("/api/memory/{memory_id:str}", api.forget, "DELETE"),
     ]
     app = applications.Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub

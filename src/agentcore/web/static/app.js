@@ -12,11 +12,13 @@
     delivery: $("delivery"),
     model: $("model"), status: $("status"), sessions: $("sessions"), usage: $("session-usage"),
     newActivity: $("new-activity"), menu: $("menu"), backdrop: $("backdrop"),
+    memoryPanel: $("memory-panel"), memories: $("memories"),
   };
   let sessionId = null;
   let source = null;
   let running = false;
   let defaultModel = null;
+  let memoryOn = false; // the server keeps memories (agentcore serve --memory)
   // Ids come from the model and the server: they key prototype-less objects, so an id such as
   // "__proto__" or "constructor" is an ordinary key and never reaches Object.prototype.
   function idMap() { return Object.create(null); }
@@ -494,7 +496,7 @@
       }
     },
     RUN_STARTED: function () { setRunning(true); },
-    RUN_FINISHED: function () { setRunning(false); loadSessions(); },
+    RUN_FINISHED: function () { setRunning(false); loadSessions(); loadMemories(); },
     RUN_ERROR: function (e) {
       setRunning(false);
       view.messages.appendChild(el("div", "msg error-line", e.message));
@@ -656,6 +658,9 @@
   async function loadModels() {
     const info = await api("GET", "api/info");
     defaultModel = info.defaultModel;
+    memoryOn = info.memory === true;
+    view.memoryPanel.hidden = !memoryOn;
+    if (memoryOn) await loadMemories();
     const models = await api("GET", "api/models");
     const current = sessionId ? view.model.value : null; // a session's model may be known already
     const groups = idMap();
@@ -696,6 +701,41 @@
       view.sessions.appendChild(li);
     }
     markCurrent();
+  }
+
+  // -- memory: what the agent remembers for this server's user (GET/DELETE api/memory) ------
+  // A memory's text may have been written by the model because a web page told it to: it is
+  // only ever set as textContent.
+
+  async function loadMemories() {
+    if (!memoryOn) return;
+    let data;
+    try { data = await api("GET", "api/memory"); }
+    catch (err) {
+      view.memories.textContent = "";
+      view.memories.appendChild(el("li", "error-line", err.message));
+      return;
+    }
+    view.memories.textContent = "";
+    if (!data.memories.length) view.memories.appendChild(el("li", "meta", "(nothing yet)"));
+    for (const m of data.memories) {
+      const li = el("li", "memory");
+      li.dataset.memoryId = m.id;
+      li.appendChild(el("span", "title", m.text));
+      li.appendChild(el("span", "meta", m.kind + " · " + new Date(m.updated_at).toLocaleString()));
+      const button = el("button", "forget", "Delete");
+      button.type = "button";
+      button.title = "Forget this memory";
+      button.addEventListener("click", async function () {
+        button.disabled = true;
+        try {
+          await api("DELETE", "api/memory/" + encodeURIComponent(m.id));
+          li.remove();
+        } catch (err) { button.disabled = false; alert(err.message); }
+      });
+      li.appendChild(button);
+      view.memories.appendChild(li);
+    }
   }
 
   view.model.addEventListener("change", async function () {
