@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
-from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted
+from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted, SuspendedCall
 
 _FAILED = ("error", "aborted")  # their calls never ran: not a batch
 
@@ -29,7 +29,9 @@ def denied_text(decision: ApprovalDecision) -> str:
 
 @dataclass(slots=True, eq=False)
 class CallState:
-    """Where one requested call of the last batch stands."""
+    """Where one requested call of the last batch stands. For a call a running tool made
+    (`request.parent_tool_call_id` set), `call` is the calling tool's call (the one the next
+    run executes again) and `started` says whether the nested call had started."""
 
     call: ToolCall
     request: ApprovalRequest
@@ -79,24 +81,31 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     answered: set[str] = set()
     for message in messages[k + 1 :]:
         if isinstance(message, ApprovalRequest):
-            call = calls.get(message.tool_call_id)
+            # A call a running tool made (code mode) waits for the calling tool's call.
+            parent = message.parent_tool_call_id
+            call = calls.get(message.tool_call_id if parent is None else parent)
+            key = message.tool_call_id
             if call is not None:  # a later request asks again: earlier decisions are set aside
-                states[call.id] = CallState(call=call, request=message)
-                decisions.pop(call.id, None)
-                started.discard(call.id)  # (a call that ran and asked for input, waiting again)
+                states[key] = CallState(call=call, request=message)
+                decisions.pop(key, None)
+                started.discard(key)  # (a call that ran and asked for input, waiting again)
         elif isinstance(message, ApprovalDecision):
             if message.tool_call_id in states:  # a decision answers the request before it
                 decisions.setdefault(message.tool_call_id, message)
         elif isinstance(message, ApprovedCallStarted):
             started.add(message.tool_call_id)
+        elif isinstance(message, SuspendedCall):  # suspended again: its earlier calls are done
+            for key in [i for i, st in states.items() if st.request.parent_tool_call_id]:
+                if states[key].call.id == message.tool_call_id:
+                    del states[key]
         elif isinstance(message, ToolResultMessage):
             answered.add(message.tool_call_id)
     if not states:
         return None
-    for call_id, state in states.items():
-        state.decision = decisions.get(call_id)
-        state.started = call_id in started
-        state.answered = call_id in answered
+    for key, state in states.items():
+        state.decision = decisions.get(key)
+        state.started = key in started
+        state.answered = state.call.id in answered
     order = list(calls)
     return ApprovalBatch(
         message=assistant,
