@@ -809,3 +809,45 @@ def test_a_cut_never_separates_a_batch_from_its_approvals() -> None:
         assert cut <= 1 or cut >= 7, (keep, cut)
     view = view[:-2]  # the request continues the batch: keeping no turn keeps the whole batch
     assert split(view, 0, None) <= 1
+
+
+# --- the estimate counts the recalled memories ---------------------------------------------
+
+
+async def test_the_estimate_counts_the_injected_memories() -> None:
+    """The first request of a run (no usage reported yet) is estimated with the
+    `<recalled_memories>` block the request will carry: a transcript of ~800 tokens with a
+    block of ~1,000 passes 80% of a 2,000-token window, and is compacted before it is sent;
+    the store is searched once for the request, not again for its estimate."""
+    from agentcore.memory import InMemoryMemoryStore, Memory, MemoryScope
+
+    class CountingStore(InMemoryMemoryStore):
+        searches = 0
+
+        async def search(self, query: str, **kw: Any) -> Any:
+            CountingStore.searches += 1
+            return await super().search(query, **kw)
+
+    store = CountingStore()
+    scope = MemoryScope(user="alice")
+    await store.add("The book is about whales. " + "whale facts " * 330, scope=scope)
+    earlier: list[Any] = []
+    for n in range(4):
+        earlier.append(UserMessage(content=f"Question {n}: " + "tell me more " * 30))
+        earlier.append(faux_text(f"Answer {n}: " + "here is more " * 30))
+    main = FauxProvider([faux_text("done")], context_window=WINDOW)
+    config = AgentLoopConfig(
+        model=main.model,
+        compaction=Compaction(strategy=DropOldest(), keep_recent_turns=1),
+        memory=Memory(store, scope, tools=False, inject_tokens=1500),
+    )
+    _, result = await run(config, "What is the book about? whales", messages=earlier)
+    assert CountingStore.searches == 1  # one request, one search: the estimate shares its block
+    sent = main.calls[0].context
+    assert "<recalled_memories>" in sent.system_prompt
+    found = markers(result)
+    assert [m.reason for m in found] == ["threshold"]
+    assert found[0].tokens_before > 1600
+    assert (
+        found[0].tokens_after is not None and found[0].tokens_after > len(sent.system_prompt) // 4
+    )

@@ -274,6 +274,24 @@ async def test_on_handoff_gets_the_typed_input_and_enabled_hides_a_handoff() -> 
     }
 
 
+async def test_a_return_checks_the_first_agents_handoffs_enabled_again() -> None:
+    """`enabled` is asked at each switch, a return to the first agent included: a handoff that
+    turned itself off after running once is not offered again (the local model handed off in a
+    loop until max_turns when it was)."""
+    ran: list[bool] = []
+    to_billing = handoff(
+        billing_spec(), returns=True, enabled=lambda: not ran, on_handoff=lambda _: ran.append(True)
+    )
+    faux = FauxProvider(
+        [faux_tool_call("transfer_to_billing", {}, id="h1"), faux_text("refunded"), faux_text("ok")]
+    )
+    events, _ = await run(faux, [to_billing])
+    assert [t.name for t in faux.calls[0].context.tools] == ["transfer_to_billing"]
+    assert "transfer_to_billing" not in [t.name for t in faux.calls[2].context.tools]
+    switches = [(e.from_agent, e.to_agent) for e in events if isinstance(e, AgentSwitchEvent)]
+    assert switches == [("triage", "billing"), ("billing", "triage")]
+
+
 async def test_the_target_sees_calls_of_tools_it_does_not_hold_as_text() -> None:
     faux = FauxProvider(
         [

@@ -19,6 +19,8 @@
 - `html`: an answer with text that looks like HTML (`List<String>`, `<ol><li>`, `<tool_response>`);
 - `code`: calls `run_code` (of `--tools --code-mode`) with CODE, a snippet that calls the
   calculator twice and holds a title escape in a comment;
+- `refund` (with `--agents`, the file of `AGENTS`): triage (its system prompt) hands to billing,
+  which answers `Order 7 is refunded.`;
 - anything else: `echo: <the prompt>`;
 each answer but `endless` ends with a line `seen: ...` listing every user message of the request.
 With $CLI_TTY_NO_PROMPT_TOOLKIT set, prompt_toolkit cannot be imported (as if not installed).
@@ -77,6 +79,22 @@ print("hello")
 - second item"""
 
 
+AGENTS = """\
+start = "triage"
+
+[agents.triage]
+description = "Answers first; sends money questions on."
+system_prompt = "You are triage."
+handoffs = ["billing"]
+
+[agents.billing]
+description = "Refunds and invoices."
+system_prompt = "You are billing."
+handoffs = [{ to = "triage", returns = false }]
+"""
+"""The `--agents` file of the handoff test (triage and billing)."""
+
+
 def _text(message: UserMessage) -> str:
     if isinstance(message.content, str):
         return message.content
@@ -87,9 +105,13 @@ async def answer(call: FauxCall) -> AssistantMessage:
     users = [_text(m) for m in call.context.messages if isinstance(m, UserMessage)]
     last = call.context.messages[-1]
     seen = "\n\nseen: " + " | ".join(users)
+    if call.context.system_prompt == "You are billing.":
+        return faux_text("Order 7 is refunded." + seen)
     if not isinstance(last, UserMessage):  # after a tool result
         return faux_text("tool done" + seen)
     prompt = _text(last)
+    if prompt == "refund" and call.context.system_prompt == "You are triage.":
+        return faux_tool_call("transfer_to_billing", {})
     if prompt == "markdown":
         return faux_text(MARKDOWN + seen)
     if prompt == "long":

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_tty_app import AGENTS
 
 from agentcore.skills import load_skills
 
@@ -552,3 +553,26 @@ def test_skills_the_project_folder_is_asked_about_once_listed_and_used(
     again.line("/skills")
     again.wait(r"notes: Take notes")
     assert again.quit() == 0
+
+
+def test_with_agents_the_chat_names_who_speaks_and_each_handoff(
+    open_terminal: Start, tmp_path: Path
+) -> None:
+    agents = tmp_path / "agents.toml"
+    agents.write_text(AGENTS)
+    term = open_terminal("--agents", str(agents))
+    term.line("refund")
+    term.wait(USAGE)
+    shown = "\n".join(term.screen.splitlines()[1:])
+    assert re.search(
+        r"^> refund\ntriage:\n\[tool\] transfer_to_billing \{\}\n\[transfer_to_billing ok\]\n"
+        r'  \{"assistant": "billing"\}\n\[handoff: triage → billing\]\nbilling:\n'
+        r"Order 7 is refunded\.\n\nseen: refund",
+        shown,
+        re.M,
+    ), shown
+    term.line("and again")  # billing keeps the conversation: its name is not shown again
+    term.wait(USAGE, count=2)
+    again = term.screen.split("> and again\n", 1)[1]
+    assert again.startswith("Order 7 is refunded."), again
+    assert term.quit() == 0

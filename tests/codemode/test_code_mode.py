@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("pydantic_monty")
@@ -147,10 +148,19 @@ def _sandbox_workers() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and b"monty" in cmdline:
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == os.getpid() and b"monty" in cmdline and state != "Z":
             pids.append(int(proc.name))
     return pids
+
+
+async def _until_gone(workers: set[int], seconds: float = 10.0) -> set[int]:
+    """The workers of `workers` still alive after waiting up to `seconds` for them to exit
+    (a killed worker takes a moment to go on a loaded machine)."""
+    with anyio.move_on_after(seconds):
+        while workers & set(_sandbox_workers()):  # noqa: ASYNC110  (other processes)
+            await anyio.sleep(0.01)
+    return workers & set(_sandbox_workers())
 
 
 @tool
@@ -243,6 +253,7 @@ async def test_abort_during_a_snippet(code: str) -> None:
             controller.abort()  # the snippet is running: in `slow`, or about to loop forever
 
     faux = FauxProvider([faux_tool_call("run_code", {"code": code}), faux_text("never asked")])
+    before = set(_sandbox_workers())  # another test's worker, still exiting, is not this one's
     messages = await run_agent_loop(
         [UserMessage(content="go")],
         AgentContext(tools=[code_mode([get_weather, slow], limits=CodeLimits(timeout=600))]),
@@ -263,4 +274,5 @@ async def test_abort_during_a_snippet(code: str) -> None:
     if "slow" in code:
         slow_end = next(e for e in nested if e.tool_name == "slow")
         assert slow_end.is_error and "abort" in slow_end.result.content[0].text.lower()
-    assert _sandbox_workers() == []  # no worker is left running the snippet
+    mine = set(_sandbox_workers()) - before
+    assert await _until_gone(mine) == set()  # no worker is left running the snippet

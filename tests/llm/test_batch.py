@@ -213,7 +213,7 @@ async def test_malformed_lines_become_errors(server: OpenAIBatchServer) -> None:
 
 
 async def test_misuse() -> None:
-    model = Model(id="m", api="google-generative-ai", provider="google")
+    model = Model(id="m", api="openai-responses", provider="openai")
     with pytest.raises(UnsupportedBatchError, match="has no batch API"):
         await submit_batch(model, [_request("a")])
     openai = Model(id="m", api="openai-completions", provider="openai")

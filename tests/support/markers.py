@@ -122,6 +122,7 @@ SLOW = [
 EXTERNAL = [
     "tests/web/test_web_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_hostile_text.py",  # headless Chromium (scripts/browser)
+    "tests/web/test_web_handoffs.py::test_the_page_labels_who_speaks",  # headless Chromium
     "tests/web/test_web_code_mode_browser.py",  # headless Chromium (scripts/browser)
     "tests/web/test_web_relay_schema.py",  # PostgreSQL (scripts/postgres)
     "tests/test_readme.py::test_example_runs[docs/temporal.md:*",  # runs scripts/temporal start

@@ -6,7 +6,8 @@ The order of a request's preparation, with `config.compaction` set:
 
 1. the view: the transcript with its compactions applied (`compacted_view`);
 2. `transform_context` on the view, then `convert_to_llm`;
-3. the estimate of the request (system prompt, tools, converted messages): the usage the last
+3. the estimate of the request (system prompt, with the recalled memories' block when `memory=`
+   is set, tools, converted messages): the usage the last
    answer since the latest compaction reported (its prompt and output tokens), plus four
    characters a token for the messages after it; four characters a token for everything when no
    such answer exists;
@@ -42,8 +43,8 @@ from ..llm.registry import call_stream_fn
 from ..llm.types import Context, Tool
 from ..messages import AgentMessage, AssistantMessage, Message
 from .emit import call_hook
+from .memory import recall, request_system_prompt
 from .request import stream_options
-from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from .run_types import CompactionRun, RunInputs
@@ -98,11 +99,12 @@ async def convert_view(
 
 
 async def request_messages(
-    inputs: RunInputs, run: CompactionRun
+    inputs: RunInputs, run: CompactionRun, recalled: str
 ) -> list[Message] | Compacted | None:
     """The messages of the next request; `Compacted` when it would pass the threshold and a
     compaction was tried (the loop keeps its marker, then asks `convert_view` again); None
-    when the abort fired while preparing them."""
+    when the abort fired while preparing them. `recalled`: the request's block of recalled
+    memories (see `memory.recall`), counted in the estimate."""
     policy = inputs.config.compaction
     if policy is None:
         return await _convert(inputs, run.transcript.messages)
@@ -116,10 +118,10 @@ async def request_messages(
         or run.transcript.compaction_failed
     ):
         return messages
-    tokens = _estimate(inputs, run, messages)
+    tokens = _estimate(inputs, run, messages, recalled)
     if tokens <= policy.threshold * window:
         return messages
-    done = await _compact(inputs, run, view, "threshold", tokens)
+    done = await _compact(inputs, run, view, "threshold", tokens, recalled)
     return replace(done, messages=messages) if done.marker is None else done
 
 
@@ -140,23 +142,19 @@ async def retry_after_overflow(
     view = compacted_view(run.transcript.messages)
     if view and view[-1] is answer:
         view.pop()  # left out of the view by the marker, too
-    tokens = estimate_context(_system(inputs, run), _tools(run), view)
-    return await _compact(inputs, run, view, "overflow", tokens)
+    recalled = await recall(inputs.config.memory, run.transcript)
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
+    tokens = estimate_context(system, _tools(run), view)
+    return await _compact(inputs, run, view, "overflow", tokens, recalled)
 
 
 def _tools(run: CompactionRun) -> list[Tool]:
     return list(run.transcript.llm_tools)
 
 
-def _system(inputs: RunInputs, run: CompactionRun) -> str:
-    """The system prompt the request sends: the transcript's, with the skills' catalogue (and
-    the bodies of active skills a compaction took out of the messages) when there are skills."""
-    if inputs.config.skills:
-        return skills_prompt(inputs.config, run.transcript)
-    return run.transcript.system_prompt
-
-
-def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]) -> int:
+def _estimate(
+    inputs: RunInputs, run: CompactionRun, messages: Sequence[Message], recalled: str
+) -> int:
     """The estimated size of a request of `messages` (see the module docstring)."""
     transcript = run.transcript.messages
     last = max(
@@ -175,7 +173,8 @@ def _estimate(inputs: RunInputs, run: CompactionRun, messages: Sequence[Message]
             if prompt:
                 return prompt + usage.output + estimate_tokens(messages[i + 1 :])
             break
-    return estimate_context(_system(inputs, run), _tools(run), messages)
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
+    return estimate_context(system, _tools(run), messages)
 
 
 _NOTHING = Compacted(marker=None)
@@ -188,8 +187,10 @@ async def _compact(
     view: list[AgentMessage],
     reason: CompactionReason,
     tokens: int,
+    recalled: str,
 ) -> Compacted:
-    """Compact `view` with the run's policy: the marker to add, if any."""
+    """Compact `view` with the run's policy: the marker to add, if any (`recalled`: the
+    request's recalled memories, counted in the marker's `tokens_after`)."""
     policy = inputs.config.compaction
     assert policy is not None
     window = run.model.context_window
@@ -268,7 +269,8 @@ async def _compact(
         tokens_before=tokens,
         usage=result.usage,
     )
-    after = estimate_context(_system(inputs, run), _tools(run), compacted_view([*view, marker]))
+    system = request_system_prompt(inputs.config, run.transcript, recalled)
+    after = estimate_context(system, _tools(run), compacted_view([*view, marker]))
     marker = replace(marker, tokens_after=after)
     _log.info("compacted: about %d tokens before, %d after", tokens, after)
     return Compacted(marker=marker)

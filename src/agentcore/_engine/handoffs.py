@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -114,6 +114,7 @@ class RunHandoffs:
     limit: LimitReached | None = None  # a refusal that ends the run after the turn
     routes: dict[str, set[str]] = field(default_factory=dict)  # handoff tool name -> targets
     texts: dict[int, tuple[Any, str]] = field(default_factory=dict)  # a message shown as text
+    root_tools: Sequence[AgentTool] = ()  # the first agent's tools, `enabled` not yet checked
 
     @staticmethod
     def of(
@@ -157,11 +158,13 @@ class RunHandoffs:
             current=root_name,
             max_handoffs=config.max_handoffs,
             routes=routes,
+            root_tools=tools,
         )
 
     def setup(self, name: str) -> Setup:
         """The setup of the agent `name` (its handoffs' `enabled` checked now)."""
-        if name == self.root.name:
+        if name == self.root.name:  # back to the first agent: its handoffs checked again too
+            self.root = replace(self.root, tools=_enabled(self.root_tools))
             return self.root
         spec = self.agents[name]
         return Setup(

@@ -26,9 +26,8 @@ from ..messages import AssistantMessage, Message
 from .compaction import Compacted, convert_view, request_messages, retry_after_overflow
 from .emit import call_hook
 from .guardrail_checks import RunGuards, Settled, blocked_answer
-from .memory import memory_prompt
+from .memory import recall, request_system_prompt
 from .request import ReadyRequest, RequestWatch, aborted_answer, unique_tool_call_ids
-from .skills import skills_prompt
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -76,10 +75,12 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
     if signal.aborted:
         return None
     transcript = run.transcript
+    config = inputs.config
+    recalled = await recall(config.memory, transcript)  # once: the estimate counts it too
     if inputs.plain_transcript:  # the default conversion, no hook: kept as the run grows
         llm_messages: list[Message] = transcript.llm.of(transcript.messages)
     else:
-        converted = await request_messages(inputs, run)  # compacted first if due
+        converted = await request_messages(inputs, run, recalled)  # compacted first if due
         if isinstance(converted, Compacted):
             if await transcript.keep(converted):
                 if signal.aborted:
@@ -93,12 +94,8 @@ async def prepare(run: RequestRun) -> ReadyRequest | None:
     handoffs = run.services.handoffs
     if handoffs is not None:  # the current agent's view of the transcript
         llm_messages = handoffs.view(llm_messages, transcript.tools_by_name)
-    config = inputs.config
-    system_prompt = skills_prompt(config, transcript) if config.skills else transcript.system_prompt
-    if config.memory is not None:  # the recalled memories, for this request only
-        system_prompt = await memory_prompt(config.memory, transcript, system_prompt)
     context = Context(
-        system_prompt=system_prompt,
+        system_prompt=request_system_prompt(config, transcript, recalled),
         messages=llm_messages,  # the request's own list
         tools=list(transcript.llm_tools),
     )

@@ -60,6 +60,7 @@ class Parsed:
     thinking: ThinkingLevel = "off"
     tools: bool = False
     code_mode: bool = False  # --code-mode: the built-in tools callable from one run_code tool
+    agents: str | None = None  # --agents FILE: the agents of a run with handoffs
     root: str = "."
     json: bool = False
     max_tokens: int | None = None
@@ -287,6 +288,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "which runs the model's code in a sandbox (the codemode extra; docs/code-mode.md)",
     )
     group.add_argument(
+        "--agents",
+        metavar="FILE",
+        help="the agents of a run with handoffs, from a TOML or JSON file (read as data: "
+        "names, descriptions, system prompts, models, built-in tools, handoffs and which "
+        "agent starts; see docs/cli.md)",
+    )
+    group.add_argument(
         "--root",
         default=".",
         metavar="DIR",
@@ -425,6 +433,7 @@ def parse_args(argv: list[str], stdout: TextIO, stderr: TextIO) -> Parsed | int:
         thinking=ns.thinking or "off",
         tools=ns.tools,
         code_mode=ns.code_mode,
+        agents=ns.agents,
         root=ns.root,
         json=ns.json,
         max_tokens=ns.max_tokens,

@@ -213,7 +213,7 @@ async def chat(
             if questions is not None:
                 questions.source = source
             styler = make_styler(stderr)
-            renderer = Renderer(stdout, styler)
+            renderer = Renderer(stdout, styler, conversation.speakers())
             writer = JsonLinesWriter(stdout) if json_mode else None
             conversation.attach(_PlainView(renderer, trace, writer))
 

@@ -25,7 +25,7 @@ from ..sessions import Session, SessionError, SessionState, SessionStore
 from ..skills import Skill, skill_content
 from ._approve import HELP as APPROVE_HELP
 from ._approve import decide, is_approval_command, pending_notice, reask
-from ._render import plural
+from ._render import Speakers, last_speaker, plural
 from ._run import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -165,6 +165,15 @@ class Chat:
         if self.view is not None:
             self._unsubscribe = agent.subscribe(self.view)
         return agent
+
+    def speakers(self) -> Speakers:
+        """Who speaks, for a view: the agent that starts (`--agents`), or in a resumed
+        conversation the agent that answered last."""
+        first = self.settings.agent_name
+        speakers = Speakers(first, str(self.settings.handoffs.get("next_agent", "last")))
+        if first is not None:
+            speakers.current = last_speaker(self.agent.state.messages) or first
+        return speakers
 
     def attach(self, view: View) -> None:
         """Show the conversation in `view` from now on."""

@@ -23,7 +23,7 @@ from typing import Any
 from .. import run_usage
 from ..events import AgentEvent
 from ..messages import AgentMessage, AssistantMessage, Usage
-from ._render import _result_text, call_text, result_text
+from ._render import Speakers, _result_text, call_text, result_text
 from ._safe import visible
 
 __all__ = [
@@ -230,8 +230,10 @@ class LiveView:
         screen: Screen,
         model_ref: Callable[[], str],
         after: Callable[[Sequence[AgentMessage], Usage], None] | None = None,
+        speakers: Speakers | None = None,
     ) -> None:
         self.screen = screen
+        self.speakers = speakers if speakers is not None else Speakers(None)
         self._model_ref = model_ref
         self._after = after  # what else to show after an answer (--trace's span tree)
         self._blocks = MarkdownBlocks()
@@ -270,7 +272,14 @@ class LiveView:
             self.screen.print(styled(self._thinking, "dim"))
             self._thinking, self._thinking_open = "", False
 
+    def _speaker(self) -> None:
+        """Name the agent at the first output of its answer, when it is not the one shown."""
+        if (line := self.speakers.header()) is not None:
+            self.finish()
+            self.screen.print(styled(line, "tool"))
+
     def _thinking_delta(self, delta: str) -> None:
+        self._speaker()
         if not self._thinking_open:
             self._end_text()
             self._thinking, self._thinking_open = "thinking: ", True
@@ -279,7 +288,11 @@ class LiveView:
             self.screen.print(styled(line, "dim"))
 
     def __call__(self, event: AgentEvent) -> None:
+        switch = self.speakers.switch(event)
         match event.type:
+            case "agent_switch" if switch is not None:
+                self.finish()
+                self.screen.print(styled(switch, "dim"))
             case "agent_start":
                 self.running = True
             case "agent_end":
@@ -291,6 +304,7 @@ class LiveView:
             case "message_update":
                 raw = event.assistant_message_event
                 if raw.type == "text_delta":
+                    self._speaker()
                     self._end_thinking()
                     self._writing = True
                     for block in self._blocks.feed(raw.delta):  # made visible when rendered
@@ -304,6 +318,8 @@ class LiveView:
                 self.finish()
                 self._writing = False
             case "tool_execution_start":
+                if event.parent_tool_call_id is None:
+                    self._speaker()
                 self.finish()
                 name = visible(event.tool_name)
                 self._tools[event.tool_call_id] = name

@@ -4,7 +4,7 @@ them first, so that `--version` and `--help` import none of this)."""
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
@@ -19,7 +19,7 @@ from ._args import Parsed
 from ._json import JsonLinesWriter
 from ._mcp import mcp_sampling, mcp_servers
 from ._output import AnswerWatch, output_spec
-from ._render import CODE_TOOL, Renderer, make_styler
+from ._render import CODE_TOOL, Renderer, Speakers, make_styler
 from ._run import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -39,6 +39,9 @@ from ._shell import shell_tool
 from ._trace import Tracing, tracing
 from ._traffic import recorded_traffic, reported_on_exit
 
+if TYPE_CHECKING:
+    from ._agents import Agents
+
 __all__ = ["run_parsed"]
 
 
@@ -47,18 +50,26 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
     resuming = parsed.continue_last or parsed.session is not None
     check = not resuming or "model" in parsed.given
     model = resolve_model(parsed.model, stream_fn=stream_fn, check=check)
+    window = model.context_window or None  # read_file returns a share of it per call
+    system, thinking, handoffs = parsed.system, parsed.thinking, {}
     try:
-        window = model.context_window or None  # read_file returns a share of it per call
-        tools = builtin_tools(parsed.root, context_window=window) if parsed.tools else []
-        tools = _code_mode(tools) if parsed.code_mode else tools
-        tools += [shell_tool(parsed.root)] if parsed.shell else []
+        if parsed.agents is not None:
+            agents = _agents(parsed, stream_fn, window)
+            model = agents.model or model
+            system, tools, handoffs = agents.system_prompt, agents.tools, agents.options()
+            thinking = agents.thinking or thinking
+        else:
+            tools = builtin_tools(parsed.root, context_window=window) if parsed.tools else []
+            tools = _code_mode(tools) if parsed.code_mode else tools
+            tools += [shell_tool(parsed.root)] if parsed.shell else []
     except NotADirectoryError as exc:
         raise CommandError(str(exc)) from None
     return Settings(
         model=model,
-        system=parsed.system,
-        thinking=parsed.thinking,
+        system=system,
+        thinking=thinking,
         tools=tools,
+        handoffs=handoffs,
         max_tokens=parsed.max_tokens,
         temperature=parsed.temperature,
         stream_fn=stream_fn,
@@ -70,6 +81,31 @@ def _settings(parsed: Parsed, stream_fn: StreamFn | None) -> Settings:
         max_retries=parsed.max_retries,
         output_type=output_spec(parsed.output_schema) if parsed.output_schema else None,
         guardrails=_guardrails(parsed),
+    )
+
+
+_NOT_WITH_AGENTS = {
+    "system": "--system (give each agent's system_prompt in the file)",
+    "tools": "--tools (give each agent's tools in the file)",
+    "code_mode": "--code-mode",
+    "shell": "--shell",
+    "mcp": "--mcp",
+}
+
+
+def _agents(parsed: Parsed, stream_fn: StreamFn | None, window: int | None) -> Agents:
+    """`--agents FILE`: the agents, refusing the options that would give tools or a system
+    prompt to one agent of several without saying which."""
+    from ._agents import load_agents
+
+    for name, option in _NOT_WITH_AGENTS.items():
+        if getattr(parsed, name):
+            raise CommandError(f"--agents cannot be combined with {option}")
+    assert parsed.agents is not None
+    return load_agents(
+        parsed.agents,
+        builtin=lambda: builtin_tools(parsed.root, context_window=window),
+        model=lambda ref: resolve_model(ref, stream_fn=stream_fn),
     )
 
 
@@ -119,7 +155,8 @@ async def _run(
     if not prompt.strip():
         raise CommandError("the prompt is empty")
     typed = settings.output_type is not None  # then stdout is for the value: text to stderr
-    renderer = Renderer(stderr if typed else stdout, make_styler(stderr))
+    speakers = Speakers(settings.agent_name, str(settings.handoffs.get("next_agent", "last")))
+    renderer = Renderer(stderr if typed else stdout, make_styler(stderr), speakers)
     sink = watch = AnswerWatch(JsonLinesWriter(stdout) if parsed.json else renderer)
     interrupts = Interrupts()
     added: list[AgentMessage] = []
@@ -258,7 +295,7 @@ async def _main(
                         directory=parsed.sessions_dir,
                         continue_last=parsed.continue_last,
                         session=parsed.session,
-                        given=parsed.given,
+                        given=parsed.given | ({"system"} if parsed.agents else set()),
                     ),
                 )
             return await _run(parsed, settings, stdin or sys.stdin, stdout, stderr, trace)

@@ -10,14 +10,25 @@ otherwise the same lines are written as plain text.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol, TextIO
 
 from ..events import AgentEvent
-from ..messages import AssistantMessage, ImageContent, TextContent
+from ..messages import AgentMessage, AssistantMessage, ImageContent, TextContent
 from ..tools import AgentToolResult
 from ._safe import json_text, split_surrogate, visible
 
-__all__ = ["CODE_TOOL", "Renderer", "Styler", "Writable", "call_text", "make_styler", "result_text"]
+__all__ = [
+    "CODE_TOOL",
+    "Renderer",
+    "Speakers",
+    "Styler",
+    "Writable",
+    "call_text",
+    "last_speaker",
+    "make_styler",
+    "result_text",
+]
 
 _ARGS_LIMIT = 200
 _RESULT_LINES = 3
@@ -164,6 +175,68 @@ def result_text(name: str, result: AgentToolResult, is_error: bool, parent: str 
     return "\n".join([indent + label, *(indent + "  " + line for line in shown)])
 
 
+def last_speaker(messages: Sequence[AgentMessage]) -> str | None:
+    """The agent of the last assistant message that names one (who speaks when a saved
+    conversation with handoffs goes on), or None."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.agent is not None:
+            return message.agent
+    return None
+
+
+class Speakers:
+    """Who speaks, in a run with handoffs: a line naming an agent when it starts speaking, and
+    a line for each switch (`[handoff: triage → billing]`). Agent names are shown through
+    `_safe.visible` (they come from a configuration file and the transcript).
+
+    Args:
+        first: the agent that starts (None: a run without handoffs, which shows none of this).
+        next_agent: the `next_agent` option: with `"first"`, each run starts with `first`.
+    """
+
+    def __init__(self, first: str | None, next_agent: str = "last") -> None:
+        self.first = first
+        self.current = first  # who has the conversation
+        self._next_agent = next_agent
+        self._shown: str | None = None  # whose name was shown last
+        self._asked = False  # the answer being written has had its `header`
+        self._callers: list[str] = []  # the agents a returning handoff comes back to
+
+    def header(self) -> str | None:
+        """`name:` at the first output of an answer whose agent is not the one shown last
+        (None otherwise, and for the rest of that answer)."""
+        if self._asked:
+            return None
+        self._asked = True
+        if self.current is None or self.current == self._shown:
+            return None
+        self._shown = self.current
+        return f"{visible(self.current)}:"
+
+    def switch(self, event: AgentEvent) -> str | None:
+        """Follows the run's events; returns the line of a switch (`agent_switch`)."""
+        if event.type == "message_start" and isinstance(event.message, AssistantMessage):
+            self._asked = False  # a new answer: its first output may name its agent
+        elif event.type == "agent_start" and self._next_agent == "first" and self.first:
+            self.current = self.first
+        elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            if event.message.agent is not None:
+                self.current = event.message.agent
+        elif event.type == "agent_end" and event.last_agent is not None:
+            self.current = event.last_agent
+        elif event.type == "agent_switch":
+            source, target = visible(event.from_agent), visible(event.to_agent)
+            self.current = event.to_agent
+            if event.returns and self._callers and self._callers[-1] == event.to_agent:
+                self._callers.pop()
+                return f"[return: {source} → {target}]"
+            if event.returns:
+                self._callers.append(event.from_agent)
+                return f"[handoff: {source} → {target}, returns]"
+            return f"[handoff: {source} → {target}]"
+        return None
+
+
 class Renderer:
     """Turns agent events into terminal output (see the module docstring for what goes where).
 
@@ -172,9 +245,10 @@ class Renderer:
         styler: where everything else goes (stderr), see `make_styler`.
     """
 
-    def __init__(self, out: Writable, styler: Styler) -> None:
+    def __init__(self, out: Writable, styler: Styler, speakers: Speakers | None = None) -> None:
         self._out = out
         self._err = styler
+        self.speakers = speakers if speakers is not None else Speakers(None)
         self._text_col = 0  # characters written on the current line of `out` (0: at line start)
         self._thinking = False  # a thinking line is open on stderr
         self._wrote_text = False
@@ -195,7 +269,14 @@ class Renderer:
             self._out.flush()
             self._text_col = 0
 
+    def _speaker(self) -> None:
+        """Name the agent at the first output of its answer, when it is not the one shown."""
+        if (line := self.speakers.header()) is not None:
+            self._end_text_line()
+            self._err.write(line + "\n", "tool")
+
     def _text(self, delta: str) -> None:
+        self._speaker()
         self._end_thinking()
         delta, self._held = split_surrogate(self._held + delta)
         if not delta:
@@ -208,6 +289,7 @@ class Renderer:
         self._text_col = len(delta) - newline - 1 if newline >= 0 else self._text_col + len(delta)
 
     def _thinking_delta(self, delta: str) -> None:
+        self._speaker()
         if not self._thinking:
             self._end_text_line()
             self._err.write("thinking: ", "dim")
@@ -215,7 +297,12 @@ class Renderer:
         self._err.write(visible(delta), "dim")
 
     def __call__(self, event: AgentEvent) -> None:
+        switch = self.speakers.switch(event)
         match event.type:
+            case "agent_switch" if switch is not None:
+                self._end_thinking()
+                self._end_text_line()
+                self._err.write(switch + "\n", "dim")
             case "message_update":
                 raw = event.assistant_message_event
                 if raw.type == "text_delta":
@@ -228,6 +315,8 @@ class Renderer:
                 self._end_thinking()
                 self._end_text_line()
             case "tool_execution_start":
+                if event.parent_tool_call_id is None:
+                    self._speaker()
                 self._end_thinking()
                 self._end_text_line()
                 text = call_text(event.tool_name, event.args, event.parent_tool_call_id)

@@ -103,10 +103,19 @@ class Settings:
     output_type: Any = None  # run --output-schema: an OutputSpec
     guardrails: tuple[Guardrail, ...] = ()  # --max-input-chars, --redact-pii
     skills: SkillSet = field(default_factory=SkillSet)  # --skills, .agents/skills
+    handoffs: dict[str, Any] = field(default_factory=dict)  # --agents: agent_name, next_agent...
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent that starts, with `--agents` (None: a run without handoffs)."""
+        name = self.handoffs.get("agent_name")
+        return name if isinstance(name, str) else None
 
     def bounds(self) -> dict[str, Any]:
-        """The bounds of every run, as keyword arguments of `AgentLoopConfig` and `Agent`."""
+        """The bounds of every run, and its handoff options (`--agents`), as keyword arguments
+        of `AgentLoopConfig` and `Agent`."""
         return {
+            **self.handoffs,
             "max_turns": self.max_turns,
             "usage_limits": self.usage_limits,
             "tool_timeout": self.tool_timeout,

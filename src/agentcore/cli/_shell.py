@@ -46,14 +46,19 @@ async def run_command(command: str, cwd: Path, seconds: float) -> AgentToolResul
     """Run `command` in `cwd`; its exit code and clipped output as a result (an error result
     for a non-zero exit or a timeout)."""
     output = bytearray()
-    async with await anyio.open_process(
-        ["/bin/sh", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: killed as a whole
-    ) as process:
+    # The start is shielded: cancelled halfway (the process forked, its pipes not yet connected),
+    # asyncio kills only the shell and never hands the process over, so the children it already
+    # started would outlive the abort. Once started, the `finally` below kills the whole group.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            ["/bin/sh", "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killed as a whole
+        )
+    async with process:
         try:
             with anyio.move_on_after(seconds) as deadline:
                 assert process.stdout is not None

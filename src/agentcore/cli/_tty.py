@@ -67,7 +67,9 @@ class TerminalFront:
         self.screen = Screen(stdout.stream, toolkit.get_app_or_none)
         trace.show_usage = False  # the view's usage line replaces it
         trace.stderr = ScreenStream(self.screen)  # type: ignore[assignment]
-        self.view = LiveView(self.screen, chat.model_ref, after=trace.after_answer)
+        self.view = LiveView(
+            self.screen, chat.model_ref, after=trace.after_answer, speakers=chat.speakers()
+        )
         self.history = history
         chat.attach(self.view)
         self._quit = False  # a command asked to quit

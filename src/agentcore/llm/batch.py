@@ -1,5 +1,5 @@
 """Provider batch APIs: many single requests for one model, answered within hours at batch
-prices (OpenAI's Batch API, Anthropic's Message Batches).
+prices (OpenAI's Batch API, Anthropic's Message Batches, Gemini's batch mode).
 
 Submit a list of `BatchRequest`s (each a caller id, a `Context` and the options the stream
 functions take), keep the returned `BatchJob` (plain data: `to_dict` / `BatchJob.from_dict`
@@ -9,7 +9,7 @@ expired or was cancelled gets an `AssistantMessage` with `stop_reason="error"` a
 `error_message`, never an exception. The request bodies are the ones the streaming adapters
 build (`build_payload`), without the streaming fields.
 
-Prices: `batch_prices(model)` is half the catalogue's per-token prices (both providers bill
+Prices: `batch_prices(model)` is half the catalogue's per-token prices (the three providers bill
 batches at 50%); pass `prices=` to `batch_results` where your contract says otherwise.
 
 The engine never imports this module: a multi-turn agent run would pay one batch round trip per
@@ -54,7 +54,7 @@ __all__ = [
     "wait_batch",
 ]
 
-_BATCH_APIS = ("openai-completions", "anthropic-messages")
+_BATCH_APIS = ("openai-completions", "anthropic-messages", "google-generative-ai")
 
 
 def batch_prices(model: Model) -> ModelCost:
@@ -73,17 +73,23 @@ def batch_prices(model: Model) -> ModelCost:
 
 
 def _wire(model: Model) -> Any:
-    if model.api not in _BATCH_APIS or model.cloud is not None:
+    vertex = model.provider in ("google-vertex", "google-vertex-anthropic")
+    if model.api not in _BATCH_APIS or model.cloud is not None or vertex:
         where = f" through {type(model.cloud).__name__}" if model.cloud is not None else ""
+        where = " through Vertex AI" if vertex and not where else where
         raise UnsupportedBatchError(
             f"model {model.provider}/{model.id} (api {model.api!r}{where}) has no batch API: "
-            f"batches are supported for the {' and '.join(_BATCH_APIS)} APIs on their own "
+            f"batches are supported for the {', '.join(_BATCH_APIS)} APIs on their own "
             "services; send the requests with stream() instead"
         )
     if model.api == "openai-completions":
         from .providers import _openai_batch
 
         return _openai_batch
+    if model.api == "google-generative-ai":
+        from .providers import _google_batch
+
+        return _google_batch
     from .providers import _anthropic_batch
 
     return _anthropic_batch

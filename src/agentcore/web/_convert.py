@@ -105,15 +105,17 @@ def token_usage(usage: Usage, provider: str, model: str) -> ag_ui.TokenUsage:
 
 
 def assistant_metadata(message: AssistantMessage) -> dict[str, Any]:
-    """What the page shows under an answer: the model, how it stopped, usage and cost."""
-    return {
-        "agentcore": {
-            "model": f"{message.provider}/{message.model}",
-            "stopReason": message.stop_reason,
-            "errorMessage": message.error_message,
-            "usage": usage_json(message.usage),
-        }
+    """What the page shows under an answer: the model, how it stopped, usage and cost, and in
+    a run with handoffs the agent that answered (`agent`)."""
+    meta: dict[str, Any] = {
+        "model": f"{message.provider}/{message.model}",
+        "stopReason": message.stop_reason,
+        "errorMessage": message.error_message,
+        "usage": usage_json(message.usage),
     }
+    if message.agent is not None:
+        meta["agent"] = message.agent
+    return {"agentcore": meta}
 
 
 def _user(mid: str, message: UserMessage) -> ag_ui.Message:

@@ -26,6 +26,10 @@
   let reasonings = idMap(); // reasoning message id -> body element
   let pending = new Set(); // tool call ids waiting for approval
   let totals = { tokens: 0, cost: 0 };
+  // Handoffs (agentcore.handoffs): the agent that has the conversation, as the page last heard
+  // (from a switch, an answer's metadata.agentcore.agent); null in a session without handoffs.
+  let speaking = null;
+  let callers = []; // the agents a returning handoff comes back to
   let renderQueued = new Set();
 
   function el(tag, cls, text) {
@@ -118,6 +122,7 @@
   function clear() {
     view.messages.textContent = "";
     blocks = idMap(); texts = idMap(); cards = idMap(); reasonings = idMap(); totals = { tokens: 0, cost: 0 };
+    speaking = null; callers = [];
     view.usage.textContent = "";
   }
 
@@ -167,8 +172,48 @@
       node.dataset.messageId = key;
       view.messages.appendChild(node);
       blocks[key] = { el: node };
+      if (speaking) agentLabel(node, speaking);
     }
     return blocks[key].el;
+  }
+
+  // Who speaks: each answer of a session with handoffs is labelled with its agent (the name is
+  // text from the server: set as textContent, never as markup), and a switch shows as a line
+  // between two answers.
+  function agentLabel(node, name) {
+    let label = node.querySelector(":scope > .agent-name");
+    if (!label) {
+      label = el("div", "agent-name");
+      node.insertBefore(label, node.firstChild);
+    }
+    label.textContent = shown(name);
+    node.dataset.agent = name;
+  }
+
+  function handoffLine(from, to, returns) {
+    let text = "handoff: " + from + " → " + to;
+    if (returns && callers.length && callers[callers.length - 1] === to) {
+      callers.pop();
+      text = "return: " + from + " → " + to;
+    } else if (returns) {
+      callers.push(from);
+      text += " (returns)";
+    }
+    const line = el("div", "msg handoff-line", text);
+    line.dataset.from = from;
+    line.dataset.to = to;
+    view.messages.appendChild(line);
+  }
+
+  // An answer of `name` (its message id `id`): labelled, and after another agent's answers a
+  // switch line first when no agent_switch event drew one (a transcript loaded whole).
+  function spokenBy(id, name) {
+    if (typeof name !== "string" || !name) return;
+    const key = baseId(id);
+    const existing = blocks[key];
+    if (!existing && speaking && speaking !== name) handoffLine(speaking, name, false);
+    speaking = name;
+    agentLabel(block(id), name);
   }
 
   function textPart(id, role) {
@@ -412,6 +457,8 @@
     } else if (m.role === "reasoning") {
       thinking(m.id).textContent = shown(m.content);
     } else if (m.role === "assistant") {
+      const agent = m.metadata && m.metadata.agentcore && m.metadata.agentcore.agent;
+      if (agent) spokenBy(m.id, agent);
       block(m.id);
       if (m.content) {
         textPart(m.id, "assistant");
@@ -492,7 +539,13 @@
       const c = v.toolCallId ? cards[v.toolCallId] : null;
       if (e.name === "agentcore.tool_execution_start" && c) setCard(c, "running", "running…");
       else if (e.name === "agentcore.tool_execution_update" && c) c.progress.textContent = shown(v.text);
-      else if (e.name === "agentcore.message_end") usageLine(v.messageId, v);
+      else if (e.name === "agentcore.message_end") {
+        if (v.agent) spokenBy(v.messageId, v.agent);
+        usageLine(v.messageId, v);
+      } else if (e.name === "agentcore.agent_switch" && typeof v.toAgent === "string") {
+        handoffLine(String(v.fromAgent), v.toAgent, !!v.returns);
+        speaking = v.toAgent;
+      }
       else if (e.name === "agentcore.message_held") queuedBubble(v.text, "held", true);
     },
   };
