@@ -42,7 +42,6 @@ from ._approvals.messages import ApprovedCallStarted as ApprovedCallStarted
 from ._approvals.messages import SuspendedCall as SuspendedCall
 from ._approvals.suspend import CallSuspended as CallSuspended
 from ._approvals.suspend import CallWaits as CallWaits
-from ._approvals.suspend import suspended_state as suspended_state
 from ._approvals.transcript import last_batch
 from .messages import AgentMessage
 
@@ -59,13 +58,12 @@ __all__ = [
     "DecidedApproval",
     "InputAnswer",
     "InputRequired",
+    "SuspendedCall",
     "answering_inputs",
     "decided_approvals",
     "input_answer",
     "input_answers",
     "pending_approvals",
-    "SuspendedCall",
-    "suspended_state",
 ]
 
 

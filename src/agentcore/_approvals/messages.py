@@ -1,7 +1,7 @@
 """The approval messages (`ApprovalRequest`, `ApprovalDecision`, `ApprovedCallStarted`,
-`SuspendedCall`) and the constants around them: the bottom of the approvals feature. The public face is
-`agentcore.approvals`, which re-exports them; `transcript` reads where a transcript's approvals
-stand.
+`SuspendedCall`) and the constants around them: the bottom of the approvals feature. The public
+face is `agentcore.approvals`, which re-exports them; `transcript` reads where a transcript's
+approvals stand.
 """
 
 from __future__ import annotations
@@ -180,22 +180,26 @@ class ApprovedCallStarted:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SuspendedCall:
     """Where a running tool stopped because calls it made wait for a decision (a code snippet,
-    see `agentcore.codemode`): written when the call suspends, before the requests of the calls
-    it waits for (their `parent_tool_call_id` is this call's id). The next run executes the
-    call again, and the tool reads `state` back (`agentcore.approvals.suspended_state`) to go
-    on where it stopped. `state` is the tool's own JSON object: the host trusts it as it trusts
-    the rest of the session (see docs/security.md).
+    see `agentcore.codemode`): it joins the transcript when the call suspends, before the
+    requests of the calls it waits for (their `parent_tool_call_id` is this call's id). Once
+    they are decided, the next run executes the call again, and the tool reads `state` back
+    (`ToolPipeline.suspended_state`) to go on where it stopped. A later `SuspendedCall` of the
+    same call (it suspended again) sets the earlier one and its requests aside.
 
     Attributes:
         tool_call_id: the id of the suspended call.
         tool_name: the tool it calls.
-        state: what the tool needs to go on (a JSON object).
+        state: what the tool needs to go on: its own JSON object, trusted as the rest of the
+            session is (see docs/security.md for what code mode checks).
+        nested_calls: how many calls the tool had made (the ids of its later calls go on from
+            there: `<id>.<n + 1>`).
         timestamp: when it stopped (ms since the epoch).
     """
 
     tool_call_id: str
     tool_name: str
     state: dict[str, Any] = field(default_factory=dict)
+    nested_calls: int = 0
     timestamp: int = field(default_factory=now_ms)
     role: Literal["suspended_call"] = "suspended_call"
 
@@ -204,6 +208,7 @@ class SuspendedCall:
         _check(name, "tool_call_id", self.tool_call_id, str, "a string")
         _check(name, "tool_name", self.tool_name, str, "a string")
         _check(name, "state", self.state, dict, "a dict (a JSON object)")
+        _check(name, "nested_calls", self.nested_calls, int, "an integer (calls made)")
         _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
@@ -30,8 +30,10 @@ def denied_text(decision: ApprovalDecision) -> str:
 @dataclass(slots=True, eq=False)
 class CallState:
     """Where one requested call of the last batch stands. For a call a running tool made
-    (`request.parent_tool_call_id` set), `call` is the calling tool's call (the one the next
-    run executes again) and `started` says whether the nested call had started."""
+    (`request.parent_tool_call_id` set: a snippet's, `agentcore.codemode`), `call` is the
+    calling tool's call (the one the next run executes again), and `started` and `answered`
+    are that call's: it started going on after the decisions (and never runs twice), or it has
+    its result."""
 
     call: ToolCall
     request: ApprovalRequest
@@ -47,6 +49,7 @@ class ApprovalBatch:
 
     message: AssistantMessage
     calls: list[CallState]
+    suspended: dict[str, SuspendedCall] = field(default_factory=dict)  # by the suspended call id
 
     @property
     def undecided(self) -> list[ApprovalRequest]:
@@ -79,9 +82,10 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     decisions: dict[str, ApprovalDecision] = {}
     started: set[str] = set()
     answered: set[str] = set()
+    suspended: dict[str, SuspendedCall] = {}
     for message in messages[k + 1 :]:
         if isinstance(message, ApprovalRequest):
-            # A call a running tool made (code mode) waits for the calling tool's call.
+            # A call a running tool made (code mode) waits with the calling tool's call.
             parent = message.parent_tool_call_id
             call = calls.get(message.tool_call_id if parent is None else parent)
             key = message.tool_call_id
@@ -94,22 +98,29 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
                 decisions.setdefault(message.tool_call_id, message)
         elif isinstance(message, ApprovedCallStarted):
             started.add(message.tool_call_id)
-        elif isinstance(message, SuspendedCall):  # suspended again: its earlier calls are done
-            for key in [i for i, st in states.items() if st.request.parent_tool_call_id]:
-                if states[key].call.id == message.tool_call_id:
-                    del states[key]
+        elif isinstance(message, SuspendedCall):  # (again: its earlier requests are done)
+            if message.tool_call_id in calls:
+                parent = message.tool_call_id
+                suspended[parent] = message
+                started.discard(parent)  # it went on, and stopped again: it waits again
+                for key in [k for k, s in states.items() if s.request.parent_tool_call_id]:
+                    if states[key].call.id == parent:
+                        del states[key]
+                        decisions.pop(key, None)
         elif isinstance(message, ToolResultMessage):
             answered.add(message.tool_call_id)
     if not states:
         return None
     for key, state in states.items():
         state.decision = decisions.get(key)
-        state.started = key in started
+        nested = state.request.parent_tool_call_id is not None
+        state.started = (state.call.id if nested else key) in started
         state.answered = state.call.id in answered
     order = list(calls)
     return ApprovalBatch(
         message=assistant,
         calls=sorted(states.values(), key=lambda s: order.index(s.call.id)),
+        suspended=suspended,
     )
 
 
