@@ -17,14 +17,17 @@ pytest.importorskip("pydantic_monty")
 
 from agentcore import AgentEvent, ToolResultMessage, tool
 from agentcore.approvals import (
+    INTERRUPTED_APPROVED_CALL,
     ApprovalRequest,
+    ApprovedCallStarted,
     InputRequired,
     SuspendedCall,
     input_answer,
 )
 from agentcore.codemode import CodeLimits, code_mode
+from agentcore.messages import ToolCall
 from agentcore.sessions import JsonlSessionStore, SessionStore, SqliteSessionStore
-from agentcore.testing import FauxProvider, check_well_formed, faux_text
+from agentcore.testing import FauxProvider, check_well_formed, faux_message, faux_text
 
 from .suspending import DENIED, SNIPPET, agent_for, first_answer, tools_for
 
@@ -230,3 +233,62 @@ async def test_decided_after_a_restart_of_the_process(tmp_path: Path) -> None:
     assert ran == ["delete x", "after deleted x"]  # only what had not run in the child
     (result,) = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
     assert result.content[0].text.endswith('["first", "second", "deleted x"]')
+
+
+async def test_a_process_that_dies_while_the_snippet_goes_on_runs_nothing_of_it_again(
+    tmp_path: Path,
+) -> None:
+    """The snippet's marker is stored before it goes on: a transcript that ends after the marker
+    (the process died while the resumed snippet ran) gives the snippet an error result."""
+    ran: list[str] = []
+    faux = FauxProvider([first_answer(SNIPPET)])
+    agent = agent_for(faux, tools_for(ran))
+    await agent.prompt("go")
+    agent.approve("c1.3")
+    with JsonlSessionStore(tmp_path) as store:
+        session = store.create()
+        for message in [*agent.state.messages, ApprovedCallStarted(tool_call_id="c1")]:
+            session.append(message)  # (the marker stored, then the process died)
+        faux.set_responses([faux_text("done")])
+        later = agent_for(faux, tools_for(ran), session=store.open(session.id))
+        await later.continue_()
+    (result,) = [m for m in later.state.messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error and result.content[0].text == INTERRUPTED_APPROVED_CALL
+    assert ran == ["first", "second"]  # not the approved delete, not the rest of the snippet
+
+
+async def test_two_snippets_of_one_batch_suspend_and_go_on_each_from_its_own_point() -> None:
+    ran: list[str] = []
+    one = "await log(item='one')\nawait delete(path='1')"
+    two = (
+        "await log(item='two')\ntry:\n  await delete(path='2')\nexcept RuntimeError:\n  pass\n"
+        "await delete(path='3')"
+    )
+    faux = FauxProvider(
+        [
+            faux_message(
+                ToolCall(id="p", name="run_code", arguments={"code": one}),
+                ToolCall(id="q", name="run_code", arguments={"code": two}),
+            )
+        ]
+    )
+    agent = agent_for(faux, tools_for(ran))
+    await agent.prompt("go")
+    waiting = [(r.tool_call_id, r.parent_tool_call_id) for r in agent.state.pending_approvals]
+    assert waiting == [("p.2", "p"), ("q.2", "q")]
+    assert sorted(ran) == ["one", "two"]
+    agent.approve("p.2")
+    agent.deny("q.2", "no")
+    faux.set_responses([faux_text("done")])
+    await agent.continue_()
+    results = {m.tool_call_id: m for m in agent.state.messages if isinstance(m, ToolResultMessage)}
+    assert set(results) == {"p"}  # q goes on, and waits again at its next call
+    assert results["p"].content[0].text == "deleted 1"
+    assert [(r.tool_call_id, r.parent_tool_call_id) for r in agent.state.pending_approvals] == [
+        ("q.3", "q")
+    ]
+    agent.approve("q.3")
+    await agent.continue_()
+    results = {m.tool_call_id: m for m in agent.state.messages if isinstance(m, ToolResultMessage)}
+    assert results["q"].content[0].text == "deleted 3"
+    assert sorted(ran) == ["delete 1", "delete 3", "one", "two"]
