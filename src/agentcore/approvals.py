@@ -13,7 +13,11 @@ decides only for tools it holds (`Agent.approve`/`deny` refuse others): a surfac
 calls can tell a decision it took from one taken elsewhere (`decided_approvals`) and ask again
 (`Agent.reopen`) instead of running, unseen, what someone else approved.
 
-These three messages are application-defined messages (registered with `register_message_type`):
+A tool that calls tools (a code snippet, `agentcore.codemode`) can suspend while calls it made
+wait (`CallSuspended`, with a `SuspendedCall` message keeping where it stopped): their requests
+name it as `parent_tool_call_id`, and once they are decided the tool runs again and goes on.
+
+These messages are application-defined messages (registered with `register_message_type`):
 sessions store them, and the default `convert_to_llm` drops them, so the model sees only the tool
 calls and their results. See docs/approvals.md.
 """
@@ -35,6 +39,9 @@ from ._approvals.messages import NEW_MESSAGE_REASON as NEW_MESSAGE_REASON
 from ._approvals.messages import ApprovalDecision as ApprovalDecision
 from ._approvals.messages import ApprovalRequest as ApprovalRequest
 from ._approvals.messages import ApprovedCallStarted as ApprovedCallStarted
+from ._approvals.messages import SuspendedCall as SuspendedCall
+from ._approvals.suspend import CallSuspended as CallSuspended
+from ._approvals.suspend import CallWaits as CallWaits
 from ._approvals.transcript import last_batch
 from .messages import AgentMessage
 
@@ -46,9 +53,12 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
+    "CallSuspended",
+    "CallWaits",
     "DecidedApproval",
     "InputAnswer",
     "InputRequired",
+    "SuspendedCall",
     "answering_inputs",
     "decided_approvals",
     "input_answer",

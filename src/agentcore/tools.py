@@ -570,11 +570,26 @@ class ToolPipeline(Protocol):
         ...
 
     async def call(
-        self, tool: AgentTool, arguments: dict[str, Any], *, parent_tool_call_id: str
+        self,
+        tool: AgentTool,
+        arguments: dict[str, Any],
+        *,
+        parent_tool_call_id: str,
+        call_id: str | None = None,
+        can_wait: bool = False,
     ) -> AgentToolResult:
         """Run one call of `tool` with `arguments` through the pipeline, its events naming
-        `parent_tool_call_id` as the parent; its result (never raises: every failure, a call
-        that would wait for approval included, is an error result)."""
+        `parent_tool_call_id` as the parent; its result (never raises: every failure is an
+        error result). A call that would wait for approval or for input is an error result
+        too, unless `can_wait`: then it raises `agentcore.approvals.CallWaits` with its request,
+        and the calling tool may suspend (`agentcore.approvals.CallSuspended`). `call_id`: the
+        id of such a call, carried on after its decision when the suspended tool runs again (a
+        denied one ends with the denial as its error result)."""
+        ...
+
+    def suspended_state(self, tool_call_id: str) -> dict[str, Any] | None:
+        """The state call `tool_call_id` kept when its tool suspended (`CallSuspended`), while
+        it runs again after the calls it waited for were decided; else None."""
         ...
 
 

@@ -115,6 +115,8 @@ SLOW = [
     "tests/web/test_web_postgres.py",
     "tests/web/test_web_markdown.py",
     "tests/temporal/test_package.py",
+    # a snippet suspended in a child process, resumed in this one
+    "tests/codemode/test_code_mode_approvals.py::test_decided_after_a_restart_of_the_process",
     # DBOS worker processes started, killed with SIGKILL and started again
     "tests/durable_dbos/test_dbos_runs.py",
     "tests/durable_dbos/test_dbos_handoffs.py",

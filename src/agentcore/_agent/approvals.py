@@ -59,6 +59,13 @@ def approval(
     request = _waiting(state, tool_call_id, "approve")
     if request.input_schema is not None:  # an input request: the arguments are the answer
         arguments = checked_answer(request, arguments)
+    elif arguments is not None and request.parent_tool_call_id is not None:
+        raise ConfigError(
+            f"approve(): tool call {tool_call_id!r} was made by the code of call "
+            f"{request.parent_tool_call_id!r}: it runs with the arguments the code gave (the "
+            "agent cannot check edited ones for a tool it reaches only through code); approve "
+            "it as it is, or deny it"
+        )
     elif arguments is not None:
         arguments = _checked_arguments(state, request, arguments)
     return ApprovalDecision.approve(
@@ -91,10 +98,15 @@ def reopened(state: AgentState, tool_call_id: str) -> ApprovalRequest:
             return ApprovalRequest(
                 tool_call_id=old.tool_call_id,
                 tool_name=old.tool_name,
-                arguments=dict(_call_of(state, tool_call_id).call.arguments),
+                arguments=dict(
+                    old.arguments
+                    if old.parent_tool_call_id is not None  # (the code's, not the model's)
+                    else _call_of(state, tool_call_id).call.arguments
+                ),
                 reason=old.reason,
                 input_schema=old.input_schema,
                 input_key=old.input_key,
+                parent_tool_call_id=old.parent_tool_call_id,
             )
     raise ConfigError(
         f"reopen(): no decided tool call {tool_call_id!r} waits to run "
@@ -141,16 +153,19 @@ def _held(state: AgentState, tool_call_id: str) -> Sequence[AgentTool]:
 def _call_of(state: AgentState, tool_call_id: str) -> CallState:
     batch = last_batch(state.messages)
     assert batch is not None
-    return next(s for s in batch.calls if s.call.id == tool_call_id)
+    return next(s for s in batch.calls if s.request.tool_call_id == tool_call_id)
 
 
 def _waiting(state: AgentState, tool_call_id: str, what: str) -> ApprovalRequest:
     request = _find_waiting(state, tool_call_id)
-    if not any(t.name == request.tool_name for t in _held(state, tool_call_id)):
+    # A call a snippet made (code mode): the agent holds the tool that made it.
+    held_id = request.parent_tool_call_id or tool_call_id
+    name = _call_of(state, tool_call_id).call.name
+    if not any(t.name == name for t in _held(state, held_id)):
         raise ConfigError(
-            f"{what}(): tool call {tool_call_id!r} calls {request.tool_name!r}, which this "
-            f"agent does not have: an agent decides only for tools it holds (the one that "
-            f"will run the call decides)"
+            f"{what}(): tool call {tool_call_id!r} calls {name!r}, which this agent does not "
+            f"have: an agent decides only for tools it holds (the one that will run the call "
+            f"decides)"
         )
     return request
 
@@ -159,7 +174,7 @@ def _find_waiting(state: AgentState, tool_call_id: str) -> ApprovalRequest:
     batch = last_batch(state.messages)
     if batch is not None:
         for call in batch.calls:
-            if call.call.id != tool_call_id:
+            if call.request.tool_call_id != tool_call_id:
                 continue
             if call.decision is not None or call.answered:
                 raise ConfigError(f"tool call {tool_call_id!r} was already decided")

@@ -1,7 +1,7 @@
-"""The three approval messages (`ApprovalRequest`, `ApprovalDecision`, `ApprovedCallStarted`)
-and the constants around them: the bottom of the approvals feature. The public face is
-`agentcore.approvals`, which re-exports them; `transcript` reads where a transcript's approvals
-stand.
+"""The approval messages (`ApprovalRequest`, `ApprovalDecision`, `ApprovedCallStarted`,
+`SuspendedCall`) and the constants around them: the bottom of the approvals feature. The public
+face is `agentcore.approvals`, which re-exports them; `transcript` reads where a transcript's
+approvals stand.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovedCallStarted",
+    "SuspendedCall",
 ]
 
 INTERRUPTED_APPROVED_CALL = (
@@ -62,6 +63,9 @@ class ApprovalRequest:
             elicitation): the JSON schema the answer must match. Approving answers it, with
             `arguments` as the content; denying declines it. None: an ordinary approval.
         input_key: which question of the call this is (with `input_schema`).
+        parent_tool_call_id: set for a call a running tool made (a code snippet's, see
+            `agentcore.codemode`): the id of that call, which is suspended until this one is
+            decided and then carries it out (its `SuspendedCall` holds where it stopped).
     """
 
     tool_call_id: str
@@ -71,6 +75,7 @@ class ApprovalRequest:
     timestamp: int = field(default_factory=now_ms)
     input_schema: dict[str, Any] | None = None
     input_key: str | None = None
+    parent_tool_call_id: str | None = None
     role: Literal["approval_request"] = "approval_request"
 
     def __post_init__(self) -> None:
@@ -82,6 +87,13 @@ class ApprovalRequest:
         _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
         _check(name, "input_schema", self.input_schema, (dict, type(None)), "a dict or None")
         _check(name, "input_key", self.input_key, (str, type(None)), "a string or None")
+        _check(
+            name,
+            "parent_tool_call_id",
+            self.parent_tool_call_id,
+            (str, type(None)),
+            "a string or None",
+        )
 
 
 @register_message_type
@@ -164,5 +176,43 @@ class ApprovedCallStarted:
         _check("ApprovedCallStarted", "timestamp", self.timestamp, int, "an integer (ms)")
 
 
-APPROVAL_ROLES = frozenset({"approval_request", "approval_decision", "approved_call_started"})
-"""The roles of the three approval messages (they sit among a batch's tool results)."""
+@register_message_type
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuspendedCall:
+    """Where a running tool stopped because calls it made wait for a decision (a code snippet,
+    see `agentcore.codemode`): it joins the transcript when the call suspends, before the
+    requests of the calls it waits for (their `parent_tool_call_id` is this call's id). Once
+    they are decided, the next run executes the call again, and the tool reads `state` back
+    (`ToolPipeline.suspended_state`) to go on where it stopped. A later `SuspendedCall` of the
+    same call (it suspended again) sets the earlier one and its requests aside.
+
+    Attributes:
+        tool_call_id: the id of the suspended call.
+        tool_name: the tool it calls.
+        state: what the tool needs to go on: its own JSON object, trusted as the rest of the
+            session is (see docs/security.md for what code mode checks).
+        nested_calls: how many calls the tool had made (the ids of its later calls go on from
+            there: `<id>.<n + 1>`).
+        timestamp: when it stopped (ms since the epoch).
+    """
+
+    tool_call_id: str
+    tool_name: str
+    state: dict[str, Any] = field(default_factory=dict)
+    nested_calls: int = 0
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["suspended_call"] = "suspended_call"
+
+    def __post_init__(self) -> None:
+        name = "SuspendedCall"
+        _check(name, "tool_call_id", self.tool_call_id, str, "a string")
+        _check(name, "tool_name", self.tool_name, str, "a string")
+        _check(name, "state", self.state, dict, "a dict (a JSON object)")
+        _check(name, "nested_calls", self.nested_calls, int, "an integer (calls made)")
+        _check(name, "timestamp", self.timestamp, int, "an integer (ms since the epoch)")
+
+
+APPROVAL_ROLES = frozenset(
+    {"approval_request", "approval_decision", "approved_call_started", "suspended_call"}
+)
+"""The roles of the approval messages (they sit among a batch's tool results)."""

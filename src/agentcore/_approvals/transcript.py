@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
-from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted
+from .messages import ApprovalDecision, ApprovalRequest, ApprovedCallStarted, SuspendedCall
 
 _FAILED = ("error", "aborted")  # their calls never ran: not a batch
 
@@ -29,7 +29,11 @@ def denied_text(decision: ApprovalDecision) -> str:
 
 @dataclass(slots=True, eq=False)
 class CallState:
-    """Where one requested call of the last batch stands."""
+    """Where one requested call of the last batch stands. For a call a running tool made
+    (`request.parent_tool_call_id` set: a snippet's, `agentcore.codemode`), `call` is the
+    calling tool's call (the one the next run executes again), and `started` and `answered`
+    are that call's: it started going on after the decisions (and never runs twice), or it has
+    its result."""
 
     call: ToolCall
     request: ApprovalRequest
@@ -45,6 +49,7 @@ class ApprovalBatch:
 
     message: AssistantMessage
     calls: list[CallState]
+    suspended: dict[str, SuspendedCall] = field(default_factory=dict)  # by the suspended call id
 
     @property
     def undecided(self) -> list[ApprovalRequest]:
@@ -77,30 +82,45 @@ def last_batch(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
     decisions: dict[str, ApprovalDecision] = {}
     started: set[str] = set()
     answered: set[str] = set()
+    suspended: dict[str, SuspendedCall] = {}
     for message in messages[k + 1 :]:
         if isinstance(message, ApprovalRequest):
-            call = calls.get(message.tool_call_id)
+            # A call a running tool made (code mode) waits with the calling tool's call.
+            parent = message.parent_tool_call_id
+            call = calls.get(message.tool_call_id if parent is None else parent)
+            key = message.tool_call_id
             if call is not None:  # a later request asks again: earlier decisions are set aside
-                states[call.id] = CallState(call=call, request=message)
-                decisions.pop(call.id, None)
-                started.discard(call.id)  # (a call that ran and asked for input, waiting again)
+                states[key] = CallState(call=call, request=message)
+                decisions.pop(key, None)
+                started.discard(key)  # (a call that ran and asked for input, waiting again)
         elif isinstance(message, ApprovalDecision):
             if message.tool_call_id in states:  # a decision answers the request before it
                 decisions.setdefault(message.tool_call_id, message)
         elif isinstance(message, ApprovedCallStarted):
             started.add(message.tool_call_id)
+        elif isinstance(message, SuspendedCall):  # (again: its earlier requests are done)
+            if message.tool_call_id in calls:
+                parent = message.tool_call_id
+                suspended[parent] = message
+                started.discard(parent)  # it went on, and stopped again: it waits again
+                for key in [k for k, s in states.items() if s.request.parent_tool_call_id]:
+                    if states[key].call.id == parent:
+                        del states[key]
+                        decisions.pop(key, None)
         elif isinstance(message, ToolResultMessage):
             answered.add(message.tool_call_id)
     if not states:
         return None
-    for call_id, state in states.items():
-        state.decision = decisions.get(call_id)
-        state.started = call_id in started
-        state.answered = call_id in answered
+    for key, state in states.items():
+        state.decision = decisions.get(key)
+        nested = state.request.parent_tool_call_id is not None
+        state.started = (state.call.id if nested else key) in started
+        state.answered = state.call.id in answered
     order = list(calls)
     return ApprovalBatch(
         message=assistant,
         calls=sorted(states.values(), key=lambda s: order.index(s.call.id)),
+        suspended=suspended,
     )
 
 

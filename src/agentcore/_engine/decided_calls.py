@@ -19,6 +19,11 @@ prepared call, the calls run concurrently, results in call order). The turn ends
 `turn_end(the batch's assistant message, these results)`; `prepare_next_turn` and
 `should_stop_after_turn` are called as after any turn. A prompt run defers its prompts to the next
 turn, so they follow the results; a continue run goes on like after any batch.
+
+A call whose tool suspended because calls it made waited (`SuspendedCall`, code mode) is run
+once more when all of them are decided, whatever the decisions (with its marker first, as an
+approved call): the tool reads where it stopped (`ToolPipeline.suspended_state`) and carries on
+each decided call itself (`ToolPipeline.call(..., call_id=...)`, see `nested_calls`).
 """
 
 from __future__ import annotations
@@ -47,10 +52,12 @@ def decided(messages: Sequence[AgentMessage]) -> ApprovalBatch | None:
 
 async def _prepare(batch: ToolBatch, item: PipelineCall, state: CallState) -> CallStage:
     """A decided call: denied, or interrupted after it started (its result says so), else
-    prepared as any call is (minus the approval check)."""
+    prepared as any call is (minus the approval check). A suspended tool's call (its calls
+    were decided) runs again whatever the decisions: it carries them out itself."""
     decision = state.decision
     assert decision is not None
-    if not decision.approved and state.request.input_schema is None:
+    nested = state.request.parent_tool_call_id is not None  # (its tool goes on: `carried`)
+    if not decision.approved and state.request.input_schema is None and not nested:
         return Immediate(error_result(denied_text(decision)))
     if state.started:
         return Immediate(error_result(INTERRUPTED_APPROVED_CALL))
@@ -86,7 +93,15 @@ async def resolve(
     """Carry out the decisions of `stopped` in the run's open first turn: the result messages,
     whether the calls terminate (the loop then closes the turn as after any batch), and the
     requests of calls that, run again, asked for more input (the run then stops again)."""
-    states = stopped.decided
+    states: list[CallState] = []
+    carried: dict[str, CallState] = {}  # the decided calls of suspended tools, by their ids
+    for state in stopped.decided:
+        if state.request.parent_tool_call_id is None:
+            states.append(state)
+            continue
+        carried[state.request.tool_call_id] = state
+        if not any(s.call is state.call for s in states):  # one run of the suspended call
+            states.append(state)
     items = []
     edited = []
     for state in states:
@@ -97,6 +112,7 @@ async def resolve(
             and decision.approved
             and decision.arguments is not None
             and state.request.input_schema is None  # (an input request's arguments: the answer)
+            and state.request.parent_tool_call_id is None  # (a nested call's: its own)
         ):
             call = replace(call, arguments=decision.arguments)
         items.append(item := PipelineCall(call=call))
@@ -108,6 +124,8 @@ async def resolve(
         services=run.services,
         message=stopped.message,
         approved=True,
+        carried=carried or None,
+        suspended={s.tool_call_id: s for s in stopped.suspended.values()} or None,
         edited=frozenset(edited),
     )
     state_of = dict(zip(items, states, strict=True))

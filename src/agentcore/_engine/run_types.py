@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from ..abort import AbortSignal
-    from ..approvals import ApprovalRequest
+    from ..approvals import ApprovalRequest, SuspendedCall
     from ..config import AgentLoopConfig
     from ..events import AgentEndEvent
     from ..llm.model import Model
@@ -158,10 +158,19 @@ class Immediate:
 class Waiting:
     """A call that waits for a decision: for approval (after preparation), or for the input its
     tool asked for while it ran (after execution). `request` joins the transcript after the
-    batch; `result` is what its `tool_execution_end` says (not a tool result)."""
+    batch; `result` is what its `tool_execution_end` says (not a tool result). A call whose tool
+    suspended (`CallSuspended`) waits for the requests of its nested calls (`requests`), and its
+    `suspended` message joins the transcript at its end."""
 
     request: ApprovalRequest
     result: AgentToolResult
+    more: tuple[ApprovalRequest, ...] = ()  # a suspended call's further nested requests
+    suspended: SuspendedCall | None = None  # a suspended call's state (joins at its end)
+
+    @property
+    def requests(self) -> tuple[ApprovalRequest, ...]:
+        """Every request the call waits for (more than one for a suspended call)."""
+        return (self.request, *self.more)
 
 
 CallStage: TypeAlias = "Prepared | Immediate | Waiting"

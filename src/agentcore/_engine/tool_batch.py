@@ -24,9 +24,11 @@ import anyio.from_thread
 import anyio.to_thread
 
 from .._approvals.inputs import InputRequired
+from .._approvals.suspend import CallSuspended
 from .._tools.validation import ArgumentsError
 from ..abort import AbortSignal, cancel_on_abort
 from ..abort._eventloop import current_loop
+from ..approvals import SuspendedCall
 from ..config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -58,6 +60,7 @@ from .tool_outcomes import (
 from .tool_search import not_loaded
 
 if TYPE_CHECKING:
+    from .._approvals.transcript import CallState
     from ..tools import AgentTool
     from .run_types import RunInputs, RunServices, ToolRun
 
@@ -79,6 +82,9 @@ _log = logging.getLogger("agentcore")
 
 
 _NOT_STARTED = object()
+
+SUSPENDED = "Tool call did not finish: it is suspended until calls it made are decided:"
+"""The start of the `tool_execution_end` result of a call whose tool suspended."""
 
 
 def _execute_in_thread(
@@ -109,6 +115,8 @@ class ToolBatch:
     closed: bool = False  # the batch is over: late updates are dropped, no pump may start
     approved: bool = False  # its calls are approved: none is checked for approval again
     nested: Any = None  # its `nested_calls.NestedCalls`, made when a tool first asks for it
+    carried: dict[str, CallState] | None = None  # decided calls of suspended tools, by id
+    suspended: dict[str, SuspendedCall] | None = None  # where those tools stopped, by call id
 
     # -- updates -------------------------------------------------------------------------
 
@@ -184,10 +192,13 @@ class ToolBatch:
         if (pending := self.services.emitter.send(event)) is not None:
             await pending
 
-    async def prepare(self, item: PipelineCall, known: AgentTool | None = None) -> CallStage:
+    async def prepare(
+        self, item: PipelineCall, known: AgentTool | None = None, *, decided: bool = False
+    ) -> CallStage:
         """Find, adapt, validate and gate one call: `Prepared` (ready to execute), `Immediate`
         (it ends here with this result: an error, a block, the abort) or `Waiting` (for
-        approval). `known`: the tool itself, for a call another tool makes (code mode)."""
+        approval). `known`: the tool itself, for a call another tool makes (code mode);
+        `decided`: such a call, approved (it is not checked for approval again)."""
         run = self.run
         inputs = self.inputs
         call = item.call
@@ -242,7 +253,8 @@ class ToolBatch:
                             terminate=bool(decision.terminate),
                         )
                     )
-            if not self.approved or known is not None:  # a call from code: never pre-approved
+            # A call from code is never pre-approved by its batch, only by its own decision.
+            if (not self.approved or known is not None) and not decided:
                 waiting = await_approval(call, tool, raw, args, decision)
                 if waiting is not None and not (
                     known is None
@@ -360,6 +372,8 @@ class ToolBatch:
             return checked_result(value, tool)
         except InputRequired as exc:  # the tool asked the user: the call waits (input_wait)
             return wait_for_input(item.call, exc)
+        except CallSuspended as exc:  # calls it made wait for decisions: so does it
+            return self.suspend(item, exc)
         except Exception as exc:
             item.error = exc
             return error_result(error_text(exc))
@@ -370,12 +384,39 @@ class ToolBatch:
                 return error_result(stray_cancel(tool))
             raise
 
+    def suspend(self, item: PipelineCall, suspended: CallSuspended) -> Executed:
+        """A tool that suspended (`CallSuspended`, code mode): its call waits for the requests
+        of the calls it made, its state kept in a `SuspendedCall` (joined at its end)."""
+        call = item.call
+        foreign = [r.tool_call_id for r in suspended.requests if r.parent_tool_call_id != call.id]
+        if foreign:
+            return error_result(
+                f"Tool {call.name} suspended on calls it did not make ({', '.join(foreign)}): "
+                "a tool suspends only on the requests of its own calls (CallWaits)."
+            )
+        nested = self.nested
+        made = nested.counts.get(call.id, 0) if nested is not None else 0
+        first, *more = suspended.requests
+        n = len(suspended.requests)
+        text = f"{SUSPENDED} {n} call{'s' if n > 1 else ''} it made wait{'' if n > 1 else 's'}."
+        return Waiting(
+            first,
+            AgentToolResult(content=[TextContent(text=text)]),
+            more=tuple(more),
+            suspended=SuspendedCall(
+                tool_call_id=call.id, tool_name=call.name, state=suspended.state, nested_calls=made
+            ),
+        )
+
     async def end(self, item: PipelineCall, outcome: Executed) -> Waiting | None:
         """The call's outcome: its result kept on `item` and published as its
-        `tool_execution_end`; the `Waiting` of a call that waits (no result message then)."""
+        `tool_execution_end`; the `Waiting` of a call that waits (no result message then; a
+        suspended call's `SuspendedCall` joins the transcript here, before its end)."""
         if isinstance(outcome, Waiting):
             waiting: Waiting | None = outcome
             result = outcome.result
+            if outcome.suspended is not None:
+                await self.run.transcript.join(outcome.suspended)
         else:
             waiting, result = None, outcome
         item.result = result

@@ -102,13 +102,13 @@ async def run_calls(
                     asked = await batch.run_one(item, stage)
                     if asked is not None:  # it asked for input: no result message yet
                         waiting = waiting or []
-                        waiting.append(asked.request)
+                        waiting += asked.requests
                         continue
                 else:
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
                         waiting = waiting or []
-                        waiting.append(stage.request)
+                        waiting += stage.requests
                         continue
                 results.append(await batch.publish(item))
         else:
@@ -123,7 +123,7 @@ async def run_calls(
                     await batch.end(item, stage.result)
                     if isinstance(stage, Waiting):  # it has no result message yet
                         waiting = waiting or []
-                        waiting.append(stage.request)
+                        waiting += stage.requests
                         published = [i for i in published if i is not item]
             if before_execute is not None:
                 for item, _ in ready:
@@ -137,7 +137,7 @@ async def run_calls(
                 asking = await _run_concurrently(batch, ready, inputs.config.max_parallel_tools)
             if asking:
                 waiting = waiting or []
-                waiting += [asking[i].request for i in published if i in asking]
+                waiting += [r for i in published if i in asking for r in asking[i].requests]
                 published = [i for i in published if i not in asking]
             for item in published:
                 results.append(await batch.publish(item))

@@ -18,12 +18,15 @@ from typing import Any
 
 import anyio
 import sniffio
+from anyio.abc import TaskGroup
 
 from ..abort import AbortSignal
+from ..approvals import ApprovalRequest, CallSuspended, CallWaits
 from ..errors import ToolDefinitionError
 from ..messages import TextContent, Usage
-from ..tools import AgentTool, AgentToolResult, ToolUpdateCallback, tool_pipeline
+from ..tools import AgentTool, AgentToolResult, ToolPipeline, ToolUpdateCallback, tool_pipeline
 from ._limits import CodeLimits
+from ._saved import DEFAULT_KEY, Saved, SavedStateError, Waiter, seal, unseal
 from ._sdk import monty
 from ._signatures import function_name, signature
 
@@ -113,58 +116,138 @@ def _add(total: Usage | None, usage: Usage | None) -> Usage | None:
 
 
 class _Snippet:
-    """One snippet's run: its nested calls, their count and usage, the limit it reached."""
+    """One snippet's run: its nested calls (run as tasks while the sandbox waits on their
+    futures), their count and usage, the limit it reached, the calls waiting for a decision."""
 
-    def __init__(self, tool_call_id: str, tools: dict[str, AgentTool], limits: CodeLimits):
+    def __init__(
+        self,
+        tool_call_id: str,
+        tools: dict[str, AgentTool],
+        limits: CodeLimits,
+        pipeline: ToolPipeline,
+        group: TaskGroup,
+    ):
         self.tool_call_id = tool_call_id
         self.tools = tools
         self.limits = limits
+        self.pipeline = pipeline
+        self.group = group
         self.calls = 0
         self.limit: str | None = None
         self.usage: Usage | None = None
         self.in_flight = 0
         self.drained = anyio.Event()
         self.drained.set()
+        self.changed = anyio.Event()  # a call in flight settled or started to wait
+        self.running: set[int] = set()
+        self.done: dict[int, dict[str, Any]] = {}  # Monty call id -> its settled result
+        self.waiting: dict[int, Waiter] = {}  # Monty call id -> the call waiting for a decision
+        self.requests: list[ApprovalRequest] = []  # their requests, in the order they came
 
     def functions(self) -> dict[str, Any]:
-        return {name: self._function(name, tool) for name, tool in self.tools.items()}
+        """Names for the sandbox to resolve: the tools (answered by `drive`, never called)."""
+        return {name: self._never_called for name in self.tools}
 
-    def _function(self, name: str, tool: AgentTool) -> Any:
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if args:
-                raise TypeError(f"{name}() takes keyword arguments only, as in {name}(x=...)")
-            if self.calls >= self.limits.tool_calls:
-                self.limit = f"tool_calls ({self.limits.tool_calls} calls of tools per snippet)"
-                raise _LimitReached(f"the snippet reached its limit of {self.limit}")
-            self.calls += 1
-            pipeline = tool_pipeline()
-            if pipeline is None:  # (the tool checks this before the snippet starts)
-                raise RuntimeError("tools can be called only inside an agent run")
-            if self.in_flight == 0:
-                self.drained = anyio.Event()
-            self.in_flight += 1
-            try:
-                with anyio.CancelScope(shield=True):  # the pipeline ends every call itself
-                    result = await pipeline.call(
-                        tool, kwargs, parent_tool_call_id=self.tool_call_id
-                    )
-            finally:
-                self.in_flight -= 1
-                if self.in_flight == 0:
-                    self.drained.set()
+    @staticmethod
+    async def _never_called(**kwargs: Any) -> Any:  # (drive answers every tool call itself)
+        raise RuntimeError("tool functions are answered by the snippet's driver")
+
+    def start(self, snap: Any) -> dict[str, Any]:
+        """A call of a tool function: its answer now (an error), or a future (a task runs it)."""
+        name = snap.function_name
+        if snap.args:
+            return {
+                "exception": TypeError(
+                    f"{name}() takes keyword arguments only, as in {name}(x=...)"
+                )
+            }
+        if self.calls >= self.limits.tool_calls:
+            self.limit = f"tool_calls ({self.limits.tool_calls} calls of tools per snippet)"
+            return {"exception": _LimitReached(f"the snippet reached its limit of {self.limit}")}
+        self.calls += 1
+        self.launch(snap.call_id, name, dict(snap.kwargs), None)
+        return {"future": ...}
+
+    def launch(self, cid: int, name: str, kwargs: dict[str, Any], call_id: str | None) -> None:
+        """Run one nested call as a task (`call_id`: a decided one, carried on)."""
+        if self.in_flight == 0:
+            self.drained = anyio.Event()
+        self.in_flight += 1
+        self.running.add(cid)
+        self.group.start_soon(self._call, cid, name, kwargs, call_id)
+
+    async def _call(self, cid: int, name: str, kwargs: dict[str, Any], call_id: str | None) -> None:
+        try:
+            with anyio.CancelScope(shield=True):  # the pipeline ends every call itself
+                result = await self.pipeline.call(
+                    self.tools[name],
+                    kwargs,
+                    parent_tool_call_id=self.tool_call_id,
+                    call_id=call_id,
+                    can_wait=True,
+                )
+        except CallWaits as waits:  # it waits for a decision: the snippet will suspend
+            self.waiting[cid] = Waiter(waits.request.tool_call_id, name, kwargs)
+            self.requests.append(waits.request)
+        else:
             self.usage = _add(self.usage, result.usage)
             if result.is_error:
-                raise RuntimeError(f"{name} failed: {_text_of(result)}")
-            return _value_of(result)
+                text = f"{name} failed: {_text_of(result)}"
+                self.done[cid] = {"exc_type": "RuntimeError", "message": text}
+            else:
+                self.done[cid] = {"return_value": _value_of(result)}
+        finally:
+            self.running.discard(cid)
+            self.in_flight -= 1
+            if self.in_flight == 0:
+                self.drained.set()
+            self.changed.set()
 
-        return call
+    async def drive(self, snap: Any) -> Any:
+        """Take the sandbox from `snap` to its end (`MontyComplete`), or to an await on calls
+        that all wait for a decision (that `AsyncFutureSnapshot`, every other call settled)."""
+        while not isinstance(snap, monty.MontyComplete):
+            if isinstance(snap, monty.AsyncFunctionSnapshot):
+                if snap.is_os_function or snap.function_name not in self.tools:
+                    snap = await snap.resume_auto()  # (the OS policy answers)
+                else:
+                    snap = await snap.resume(self.start(snap))
+            elif isinstance(snap, monty.AsyncFutureSnapshot):
+                pending = snap.pending_call_ids
+                ready = {i: self.done.pop(i) for i in pending if i in self.done}
+                if ready:
+                    snap = await snap.resume(ready)
+                elif any(i in self.running for i in pending):
+                    self.changed = anyio.Event()
+                    await self.changed.wait()
+                elif all(i in self.waiting for i in pending):
+                    await self.drained.wait()  # the calls in flight settle first
+                    if not self.running and not any(i in self.done for i in pending):
+                        return snap
+                else:  # (a future this driver never started: not a tool call of its own)
+                    raise RuntimeError(f"the snippet awaits calls it never made: {pending}")
+            else:
+                snap = await snap.resume_auto()  # a name: resolved from `functions`
+        return snap
+
+
+class _Suspend(Exception):
+    """The snippet waits on calls that wait for a decision: what to keep of it."""
+
+    def __init__(self, saved: Saved) -> None:
+        super().__init__("the snippet suspends")
+        self.saved = saved
 
 
 async def _run(
-    snippet: _Snippet, code: str, state: bytes | None
+    snippet: _Snippet, code: str, state: bytes | None, resume: Saved | None
 ) -> tuple[AgentToolResult, bytes | None]:
-    """Run `code` in a fresh worker from `state`; the result and the state to keep (None: keep
-    the earlier one)."""
+    """Run `code` in a fresh worker from `state` (or go on from `resume`); the result and the
+    state to keep (None: keep the earlier one).
+
+    Raises:
+        _Suspend: every call the snippet awaits waits for a decision.
+    """
     limits = snippet.limits
     printed = monty.CollectString(max_bytes=limits.output * 4)
     sandbox_limits: Any = {
@@ -174,16 +257,40 @@ async def _run(
         "max_suspensions": limits.tool_calls * 2 + 10,
     }
     policy: Any = {"datetime": "call_host", "random_start": "call_host", "sleep": "zero"}
+    before = resume.printed if resume is not None else ""
     async with (
         monty.AsyncMonty(min_processes=1, max_processes=1) as pool,
         pool.checkout(limits=sandbox_limits, os_policy=policy, script_name="snippet.py") as session,
     ):
-        if state is not None:
+        if state is not None and resume is None:
             await session.load_session(state)
         try:
-            value = await session.feed_run(
-                code, external_lookup=snippet.functions(), print_callback=printed
-            )
+            if resume is None:
+                snap = await session.feed_start(
+                    code, external_lookup=snippet.functions(), print_callback=printed
+                )
+            else:
+                snap = await session.load_snapshot(
+                    resume.snapshot, external_lookup=snippet.functions(), print_callback=printed
+                )
+                for cid, waiter in resume.waiting.items():  # carried on as they were decided
+                    snippet.launch(cid, waiter.function, waiter.kwargs, waiter.call_id)
+            end = await snippet.drive(snap)
+            while not isinstance(end, monty.MontyComplete):  # it awaits calls that wait
+                snapshot = end.dump()
+                if len(snapshot) <= limits.snapshot:
+                    raise _Suspend(
+                        Saved(
+                            snapshot=snapshot,
+                            calls=snippet.calls,
+                            printed=before + str(printed.output),
+                            done=dict(snippet.done),
+                            waiting=dict(snippet.waiting),
+                            usage=snippet.usage,
+                        )
+                    )
+                end = await snippet.drive(await end.resume(_refused(snippet, len(snapshot))))
+            value = end.output
         except monty.MontyCrashedError as exc:
             return _error(
                 f"The sandbox's worker crashed ({exc}); the next snippet starts "
@@ -205,12 +312,13 @@ async def _run(
                 return _error(f"Limit reached: memory ({limits.memory:,} bytes).\n{text}"), None
             if "RecursionError" in text:
                 text = f"Limit reached: recursion (depth {limits.recursion}).\n{text}"
-            return _error(_cut(_output(printed) + text, limits.output * 2, "error")), keep
+            out = _output(before + str(printed.output))
+            return _error(_cut(out + text, limits.output * 2, "error")), keep
         keep = await session.dump()
     if snippet.limit is not None:  # the code caught the exception: the limit still holds
         return _error(f"Limit reached: {snippet.limit}."), keep
     parts = []
-    if out := _output(printed):
+    if out := _output(before + str(printed.output)):
         parts.append(_cut(out, limits.output, "printed output"))
     if value is not None:
         parts.append(_cut(_render(value), limits.output, "value"))
@@ -218,8 +326,22 @@ async def _run(
     return AgentToolResult(content=[TextContent(text=text)]), keep
 
 
-def _output(printed: Any) -> str:
-    out = str(printed.output)
+def _refused(snippet: _Snippet, size: int) -> dict[int, Any]:
+    """The waiting calls' errors when the snippet is too large to keep while they wait."""
+    out: dict[int, Any] = {}
+    for cid, waiter in snippet.waiting.items():
+        text = (
+            f"{waiter.function} failed: it needs a decision (approval or input), and the "
+            f"snippet's state ({size:,} bytes) is over the {snippet.limits.snapshot:,} bytes "
+            "kept while it waits (CodeLimits.snapshot): call it directly instead."
+        )
+        out[cid] = {"exc_type": "RuntimeError", "message": text}
+    snippet.waiting.clear()
+    snippet.requests.clear()
+    return out
+
+
+def _output(out: str) -> str:
     return out if not out or out.endswith("\n") else out + "\n"
 
 
@@ -227,7 +349,11 @@ _DEFAULT_LIMITS = CodeLimits()
 
 
 def code_mode(
-    tools: Sequence[AgentTool], *, name: str = "run_code", limits: CodeLimits = _DEFAULT_LIMITS
+    tools: Sequence[AgentTool],
+    *,
+    name: str = "run_code",
+    limits: CodeLimits = _DEFAULT_LIMITS,
+    snapshot_key: bytes | None = None,
 ) -> AgentTool:
     """One tool that runs the model's Python over `tools` in a Monty sandbox.
 
@@ -242,11 +368,23 @@ def code_mode(
     and its number within the snippet (`<id>.1`, `<id>.2`, ...). Pass the tools only here to
     make them callable only from code, or also to the agent to keep them ordinary tools too.
 
+    A call that needs approval or input suspends the snippet (docs/code-mode.md, "Approvals
+    inside a snippet"): the run ends waiting for the decision, the snippet's Monty snapshot is
+    kept in the transcript (a `SuspendedCall`, sealed with an HMAC keyed by `snapshot_key`;
+    without one it detects damage, not forgery: see docs/security.md), and the next run goes
+    on where it stopped, in a new worker, without running again what already ran.
+
     Raises:
         ToolDefinitionError: no tools, two with the same Python name, a name that is not an
-            identifier.
+            identifier, a `snapshot_key` that is not bytes (at least 16).
     """
     limits = limits if limits is not None else _DEFAULT_LIMITS
+    if snapshot_key is not None and (not isinstance(snapshot_key, bytes) or len(snapshot_key) < 16):
+        raise ToolDefinitionError(
+            f"code_mode: snapshot_key must be bytes, at least 16 of them (a secret), got "
+            f"{type(snapshot_key).__name__}"
+        )
+    key = snapshot_key if snapshot_key is not None else DEFAULT_KEY
     if not isinstance(limits, CodeLimits):
         raise ToolDefinitionError(f"code_mode: limits must be a CodeLimits, got {limits!r}")
     by_name: dict[str, AgentTool] = {}
@@ -277,20 +415,42 @@ def code_mode(
                 "Code mode runs only inside an agent run (its tool calls go through "
                 "the run's pipeline)."
             )
+        resume: Saved | None = None
+        kept = pipeline.suspended_state(tool_call_id)
+        if kept is not None:  # it suspended: it goes on where it stopped
+            try:
+                resume = unseal(kept, tool_call_id, key, limits.snapshot)
+            except SavedStateError as exc:
+                return _error(
+                    f"The snippet suspended, but its saved state was refused: {exc}. "
+                    "It was not resumed (nothing it had not run yet ran)."
+                )
         scope = pipeline.scope
-        state = None if args.get("reset") else _states.get(scope)
-        snippet = _Snippet(tool_call_id, by_name, limits)
+        state = None if args.get("reset") or resume is not None else _states.get(scope)
         result: AgentToolResult | None = None
-        try:
-            with anyio.move_on_after(limits.timeout + 1.0):
-                result, keep = await _run(snippet, args["code"], state)
-                if keep == b"":
-                    _states.pop(scope, None)
-                elif keep is not None:
-                    _states[scope] = keep
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(limits.timeout):
-                await snippet.drained.wait()  # every nested call has its end before ours
+        suspended: Saved | None = None
+        async with anyio.create_task_group() as group:  # the nested calls in flight
+            snippet = _Snippet(tool_call_id, by_name, limits, pipeline, group)
+            if resume is not None:
+                snippet.calls, snippet.usage = resume.calls, resume.usage
+                snippet.done = dict(resume.done)
+            try:
+                with anyio.move_on_after(limits.timeout + 1.0):
+                    try:
+                        result, keep = await _run(snippet, args["code"], state, resume)
+                    except _Suspend as stop:
+                        suspended = stop.saved
+                    else:
+                        if keep == b"":
+                            _states.pop(scope, None)
+                        elif keep is not None:
+                            _states[scope] = keep
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(limits.timeout):
+                    await snippet.drained.wait()  # every nested call has its end before ours
+                group.cancel_scope.cancel()  # (a call still running after that is given up)
+        if suspended is not None:  # its call waits for the decisions on the calls it made
+            raise CallSuspended(snippet.requests, seal(suspended, tool_call_id, key))
         if result is None:
             result = _error(
                 f"Limit reached: timeout ({limits.timeout:g} s of wall time, tool calls included)."

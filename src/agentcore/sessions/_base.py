@@ -253,8 +253,10 @@ def repair_transcript(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessa
         while i < n and getattr(messages[i], "role", None) in _BATCH_ROLES:
             follower = messages[i]
             call_id = getattr(follower, "tool_call_id", "")
-            if isinstance(follower, ApprovalRequest):
-                requested.add(call_id)
+            if isinstance(follower, ApprovalRequest):  # (a nested call's: its caller waits)
+                target = follower.parent_tool_call_id or call_id
+                requested.add(target)
+                started.discard(target)  # asked again after it started: it waits again
             elif isinstance(follower, ApprovedCallStarted):
                 started.add(call_id)
             elif follower.role == "tool_result":
