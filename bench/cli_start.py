@@ -6,7 +6,12 @@ model's server (a socket connect to 127.0.0.1, the local model of the catalogue;
 to listen there): what a user waits for before the model is even asked. Targets: 0.1 s of CPU
 for `--version` and `--help`, 0.3 s for `run` to its first request.
 
-    .venv/bin/python bench/cli_start.py [--runs 7]
+`--without trio,click` runs each command as if those packages were not installed (each name is
+set to None in `sys.modules`, so importing it raises ImportError): the dev environment has
+`trio` (for selenium), which httpcore imports when it can, and `click`, which httpx imports
+for its own command line when it can (with `rich`); an install of agentcore alone has neither.
+
+    .venv/bin/python bench/cli_start.py [--runs 7] [--without trio,click]
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import tempfile
 # and ends the process there
 WRAPPER = """
 import os, resource, socket, sys
+for name in filter(None, os.environ.get("WITHOUT", "").split(",")):
+    sys.modules[name] = None
 if sys.argv[1] == "run":
     connect = socket.socket.connect
     def first_connect(self, address):
@@ -66,10 +73,11 @@ def _cpu(args: list[str], env: dict[str, str]) -> float:
             os.close(write)
 
 
-def main(runs: int) -> None:
+def main(runs: int, without: str) -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
+        env["WITHOUT"] = without
         for name, args in COMMANDS.items():
             _cpu(args, env)  # writes the bytecode cache
             times = sorted(_cpu(args, env) for _ in range(runs))
@@ -103,4 +111,8 @@ def main(runs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    main(parser.parse_args().runs)
+    parser.add_argument(
+        "--without", default="", help="comma-separated modules to treat as not installed"
+    )
+    args = parser.parse_args()
+    main(args.runs, args.without)
