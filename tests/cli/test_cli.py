@@ -15,7 +15,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,47 +36,14 @@ from agentcore.testing import (
     faux_tool_call,
 )
 
+from .harness import Result, cli
+
 FAUX_SCRIPT_HEADER = """\
 import sys
 from agentcore.cli import main
 from agentcore.llm import register_model
 from agentcore.testing import FauxProvider, faux_text
 """
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json_lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.out.splitlines()]
-
-
-def cli(*argv: str, stdin: str | None = None, faux: FauxProvider | None = None) -> Result:
-    """Run `agentcore` in-process (with `--model` pointing at `faux` when given)."""
-    out, err = io.StringIO(), io.StringIO()
-    args = list(argv)
-    if faux is not None:
-        args += ["--model", f"{faux.provider_id}/faux-1"]
-    code = main(
-        args, stdin=io.StringIO(stdin) if stdin is not None else None, stdout=out, stderr=err
-    )
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-@pytest.fixture
-def faux() -> Iterator[FauxProvider]:
-    """A faux provider registered in the catalogue as `<provider_id>/faux-1`."""
-    provider = FauxProvider()
-    register_model(provider.model)
-    yield provider
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTCORE_MODEL", raising=False)
 
 
 def check_sequence(events: list[dict[str, Any]]) -> None:

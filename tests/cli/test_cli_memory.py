@@ -5,58 +5,21 @@ SQLite store (`memory.db` beside the sessions in the test's own `AGENTCORE_HOME`
 from __future__ import annotations
 
 import getpass
-import io
 import json
 import os
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agentcore.cli import main
 from agentcore.cli._memory import open_memory
 from agentcore.cli._store import default_sessions_dir, open_store, sessions_directory
-from agentcore.llm import register_model
 from agentcore.memory import MemoryScope, PostgresMemoryStore, SqliteMemoryStore
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 from support.postgres import drop_schema, postgres_url, schema_for
 
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def cli(*argv: str, stdin: str | None = None) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(
-        list(argv),
-        stdin=io.StringIO(stdin) if stdin is not None else None,
-        stdout=out,
-        stderr=err,
-    )
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-@pytest.fixture
-def faux() -> Iterator[FauxProvider]:
-    provider = FauxProvider()
-    register_model(provider.model)
-    yield provider
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTCORE_MODEL", raising=False)
-
-
-def ref(faux: FauxProvider) -> str:
-    return f"{faux.provider_id}/faux-1"
+from .harness import cli, ref
 
 
 def remember(text: str, kind: str = "preference") -> object:

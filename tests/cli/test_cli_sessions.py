@@ -5,53 +5,14 @@ mode: stdin is not a terminal). The terminal UI is tested in a pseudo-terminal: 
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from agentcore.cli import main
 from agentcore.cli._store import default_sessions_dir, open_store
-from agentcore.llm import register_model
 from agentcore.sessions import JsonlSessionStore
 from agentcore.testing import FauxProvider, faux_text, faux_tool_call
 
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def cli(*argv: str, stdin: str | None = None) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(
-        list(argv),
-        stdin=io.StringIO(stdin) if stdin is not None else None,
-        stdout=out,
-        stderr=err,
-    )
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-@pytest.fixture
-def faux() -> Iterator[FauxProvider]:
-    provider = FauxProvider()
-    register_model(provider.model)
-    yield provider
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTCORE_MODEL", raising=False)
-
-
-def ref(faux: FauxProvider) -> str:
-    return f"{faux.provider_id}/faux-1"
+from .harness import cli, ref
 
 
 def seen(faux: FauxProvider, call: int) -> list[tuple[str, str]]:
