@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
-from tests.support.postgres import drop_schema, postgres_url, schema_for
 
 from agentcore.memory import (
     MAX_MEMORY_CHARS,
     BackedMemoryStore,
-    InMemoryMemoryStore,
     MemoryScope,
     MemoryStore,
     SqliteMemoryStore,
@@ -22,30 +19,8 @@ from agentcore.messages import now_ms
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.external)]
 ALICE = MemoryScope(user="alice")
 BOB = MemoryScope(user="bob")
-
-
-@pytest.fixture(params=KINDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackedMemoryStore]:
-    kind = request.param
-    made: BackedMemoryStore
-    if kind == "memory":
-        made = InMemoryMemoryStore()
-    elif kind == "sqlite":
-        made = SqliteMemoryStore(tmp_path / "memory.db")
-    else:
-        from agentcore.memory.postgres import PostgresMemoryStore
-
-        url = postgres_url()
-        made = PostgresMemoryStore(url, schema=schema_for(tmp_path))
-    try:
-        yield made
-    finally:
-        made.close()
-        if kind == "postgres":
-            drop_schema(postgres_url(), schema_for(tmp_path))
 
 
 def test_every_store_is_a_memory_store(store: BackedMemoryStore) -> None:

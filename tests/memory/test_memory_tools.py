@@ -6,20 +6,15 @@ refused, the scope fixed by the caller."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.postgres import drop_schema, postgres_url, schema_for
 
 from agentcore import Agent
 from agentcore.memory import (
     MAX_MEMORY_CHARS,
     BackedMemoryStore,
-    InMemoryMemoryStore,
     MemoryScope,
-    SqliteMemoryStore,
     recall_memory_tool,
     remember_tool,
 )
@@ -30,25 +25,6 @@ pytestmark = pytest.mark.anyio
 
 ALICE = MemoryScope(user="alice")
 BOB = MemoryScope(user="bob")
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.external)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackedMemoryStore]:
-    made: BackedMemoryStore
-    if request.param == "memory":
-        made = InMemoryMemoryStore()
-    elif request.param == "sqlite":
-        made = SqliteMemoryStore(tmp_path / "m.db")
-    else:
-        from agentcore.memory import PostgresMemoryStore
-
-        made = PostgresMemoryStore(postgres_url(), schema=schema_for(tmp_path))
-    try:
-        yield made
-    finally:
-        made.close()
-        if request.param == "postgres":
-            drop_schema(postgres_url(), schema_for(tmp_path))
 
 
 def results(agent: Agent) -> list[ToolResultMessage]:
