@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from agentcore import Agent
+from agentcore.abort import AbortController
 from agentcore.memory import (
     MAX_MEMORY_CHARS,
     BackedMemoryStore,
+    Memory,
     MemoryScope,
     recall_memory_tool,
     remember_tool,
@@ -137,3 +139,21 @@ async def test_remember_refuses_empty_and_huge_texts(store: BackedMemoryStore) -
     assert await store.list(scope=ALICE) == []
     with pytest.raises(ValueError, match="kind"):
         remember_tool(store, ALICE, kinds=["Not A Kind"])
+
+
+async def test_the_tools_are_built_once_per_session_and_remember_its_own(
+    store: BackedMemoryStore,
+) -> None:
+    memory = Memory(store, ALICE)
+    first = memory.run_tools("s1")
+    assert [t.name for t in first] == ["recall_memory", "remember"]
+    again = memory.run_tools("s1")
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    other = memory.run_tools("s2")
+    assert other[1] is not first[1]  # another session: its own remember
+    for tools, session in ((first, "s1"), (other, "s2")):
+        signal = AbortController().signal
+        await tools[1].execute(f"c-{session}", {"text": f"said in {session}"}, signal, print)
+    found = {r.text: r.session_id for r in await store.list(scope=ALICE)}
+    assert found == {"said in s1": "s1", "said in s2": "s2"}
+    assert Memory(store, ALICE, tools=False).run_tools("s1") == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ._records import MemoryRecord, MemoryScope, check_scope
@@ -97,6 +97,11 @@ class Memory:
     inject_tokens: int = 500
     kinds: Sequence[str] = _DEFAULT_KINDS
     extract: bool | Extractor = False
+    # the last run's tools, by its session id: building them validates two schemas (about
+    # 2.7 ms), and the runs of one Agent share its session
+    _tools: tuple[str | None, list[AgentTool]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         from ._store import MemoryStore
@@ -150,10 +155,17 @@ class Memory:
         writing `session_id` as provenance."""
         if not self.tools:
             return []
-        return [
-            recall_memory_tool(self.store, self.scope),
-            remember_tool(self.store, self.scope, session_id=session_id, kinds=self.kinds),
-        ]
+        made = self._tools
+        if made is None or made[0] != session_id:
+            made = (
+                session_id,
+                [
+                    recall_memory_tool(self.store, self.scope),
+                    remember_tool(self.store, self.scope, session_id=session_id, kinds=self.kinds),
+                ],
+            )
+            object.__setattr__(self, "_tools", made)
+        return list(made[1])
 
     async def block_for(self, query: str) -> str:
         """The injected block for `query` (the latest user message's text); empty when
